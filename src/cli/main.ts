@@ -1,0 +1,51 @@
+// Entry point of the `baton` command. Each command lives in its own module and is imported only
+// when it runs, so hooks (which start for every agent event) load nothing they do not use.
+
+type CommandModule = { run(argv: string[]): Promise<number> };
+
+const COMMANDS: Record<string, () => Promise<CommandModule>> = {
+  task: () => import('./task.ts'),
+  hook: () => import('./hook.ts'),
+  worker: () => import('./worker.ts'),
+  fingerprint: () => import('./fingerprint.ts'),
+};
+
+const USAGE = `usage: baton <command> [options]
+
+commands:
+  task <task-ref|auto> <intent> [--flag value]...   apply a lifecycle intent
+  hook <claude-code|codex> [--event NAME]           native hook: payload on stdin
+  worker [--repo DIR]... [--discover --allow-root DIR]...   serve repository queues
+  fingerprint [--diff A B]                          workspace fingerprint, or paths changed between two
+
+Run 'baton <command> --help' for a command's options.
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(USAGE);
+    return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-V') {
+    process.stdout.write('baton 0.1.0\n');
+    return 0;
+  }
+  const load = COMMANDS[name];
+  if (!load) {
+    process.stderr.write(`baton: unknown command '${name}'\n\n${USAGE}`);
+    return 2;
+  }
+  const command = await load();
+  return command.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`baton: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

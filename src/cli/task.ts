@@ -1,0 +1,97 @@
+import { applyEvent } from '../core/engine.ts';
+import { READ_ONLY_INTENTS } from '../core/events.ts';
+import type { LifecycleEvent } from '../core/events.ts';
+import type { WorkspaceFingerprinter } from '../core/types.ts';
+import { envelopeFor, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
+import type { RepoIdentity } from '../queue/envelope.ts';
+import type { QueueConfig } from '../queue/keys.ts';
+import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
+import { failedResult, lookupRepoRoot, printJson, queueConfigFrom } from './common.ts';
+import { TASK_USAGE, parseTaskCommand, payloadInvalidResult } from './taskArgs.ts';
+import type { TaskCommonOptions } from './taskArgs.ts';
+
+// `baton task <task-ref|auto> <intent> [--flag value]...`: read-only intents read the files
+// directly; every other intent is a job on the repository's queue, applied by the worker, whose
+// result is printed as one line of JSON (exit 1 when it failed, 2 for usage errors).
+
+export const DEFAULT_TASK_TIMEOUT_MS = 30_000;
+const CONNECT_TIMEOUT_MS = 2_000;
+
+/** route and status never capture a fingerprint; this seam proves it. */
+const noFingerprints: WorkspaceFingerprinter = {
+  capture: () => Promise.reject(new Error('read-only intents do not capture fingerprints')),
+  diff: () => Promise.reject(new Error('read-only intents do not capture fingerprints')),
+};
+
+export async function run(argv: string[]): Promise<number> {
+  const parsed = parseTaskCommand(argv);
+  if (parsed.kind === 'help') {
+    process.stdout.write(TASK_USAGE);
+    return 0;
+  }
+  if (parsed.kind === 'usage-error') {
+    printJson(payloadInvalidResult(parsed.message));
+    process.stderr.write(TASK_USAGE);
+    return 2;
+  }
+  const root = lookupRepoRoot(parsed.options.repo);
+  if (!root.ok) {
+    printJson(failedResult(root.code, root.message));
+    return 1;
+  }
+  const result = READ_ONLY_INTENTS.has(parsed.event.intent)
+    ? (await applyEvent(parsed.event, { repoRoot: root.root, fingerprinter: noFingerprints })).result
+    : await applyThroughQueue(parsed.event, repoIdentity(root.root), parsed.options);
+  printJson(result);
+  return result.status === 'failed' ? 1 : 0;
+}
+
+type PrintableResult = { status: string } & Record<string, unknown>;
+
+export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentity, options: TaskCommonOptions): Promise<PrintableResult> {
+  const config = queueConfigFrom(options.redis);
+  const { RepositoryQueueClient } = await import('../queue/client.ts');
+  const { drainSpool } = await import('../queue/spool.ts');
+  let client: RepositoryQueueClientType;
+  try {
+    client = await RepositoryQueueClient.connect(config, repo, CONNECT_TIMEOUT_MS);
+  } catch (error) {
+    return failedResult(
+      'BATON_REDIS_UNAVAILABLE',
+      `cannot reach Redis (${(error as Error).message}); start Redis or point --redis / REDIS_URL at it (see README, "Running")`,
+    );
+  }
+  let inlineWorker: Awaited<ReturnType<typeof startInlineWorker>> | null = null;
+  try {
+    await drainSpool(repo.root, (envelope) => client.enqueue(envelope));
+    if (options.worker === 'inline') inlineWorker = await startInlineWorker(config, repo);
+    else if (!(await client.workerAvailable())) {
+      return failedResult(
+        'BATON_WORKER_UNAVAILABLE',
+        `no baton worker serves ${repo.root}; start one with 'baton worker --repo ${repo.root}' (or 'npm start' in it), or add '--worker inline' to apply this command here`,
+      );
+    }
+    const eventId = options.idempotencyKey !== undefined ? eventIdForKey(options.idempotencyKey) : randomEventId();
+    await client.enqueue(envelopeFor(event, repo, 'cli', eventId));
+    const outcome = await client.waitFor(eventId, options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS);
+    if (outcome.kind === 'completed') return outcome.value as PrintableResult;
+    if (outcome.kind === 'failed') return failedResult('BATON_JOB_FAILED', `the worker could not apply job ${eventId}: ${outcome.reason}`);
+    const withdrawn = await client.withdraw(eventId);
+    return failedResult(
+      'BATON_TIMEOUT',
+      withdrawn
+        ? `no result within ${options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS} ms; job ${eventId} was withdrawn and nothing was applied`
+        : `no result within ${options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS} ms; job ${eventId} is being applied, see 'baton task <ref> status'`,
+    );
+  } finally {
+    await inlineWorker?.close();
+    await client.close();
+  }
+}
+
+/** `--worker inline`: serve the repository queue in this process until our job is done. */
+async function startInlineWorker(config: QueueConfig, repo: RepoIdentity) {
+  const { startBatonWorker } = await import('../workers/worker.ts');
+  const { createFingerprinter } = await import('../core/fingerprint/index.ts');
+  return startBatonWorker({ queue: config, repos: [repo.root], createFingerprinter: () => createFingerprinter() });
+}

@@ -1,0 +1,232 @@
+import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
+import { LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
+import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
+
+// The grammar of `baton task <task-ref|auto> <intent> [--flag value]...`, kept from agent-infra's
+// `task-orchestration` (LIFECYCLE.md §10.4) so scripts work by swapping the command: only known
+// flags, each at most once, each with a value that does not start with `--`. Messages are upstream's.
+// Hand-written rather than commander: the exact messages and the value-only flag rule are the contract.
+
+export const TASK_USAGE = `usage: baton task <task-ref|auto> <intent> [--flag value]...
+
+intents:
+  begin-or-resume [--max-steps N]
+  route
+  status
+  prepare --client C [--requested-model M]
+  hook-start --native-agent A --child-id ID --parent-id ID --spawn-mode fresh [--client C (required with auto)]
+             [--actual-model M] [--fallback-reason R]
+  hook-stop  auto: --client C --native-agent A --child-id ID
+             <task-ref>: --child-id ID --exit-code N   (baton captures the fingerprint and changed paths)
+  stage-completed --agent A
+  complete-stage --stage S --round N --artifact F --agent A
+  validate-stage --stage S --round N --artifact F --role executor|reviewer
+  advance
+  pause --code X --message Y --recoverable true|false
+  abort [--reason R]
+
+common options:
+  --repo DIR             repository (default: nearest ancestor of the working directory holding .git)
+  --redis URL            Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379)
+  --timeout MS           how long to wait for the worker's result (default 30000)
+  --worker queue|inline  queue (default): a running 'baton worker' applies the intent;
+                         inline: this command serves the repository queue itself until its job is done
+  --idempotency-key K    event id for this intent: repeating the command with the same key applies it once
+  --help                 this text
+`;
+
+const EVENT_FLAGS = [
+  'max-steps', 'client', 'requested-model', 'native-agent', 'child-id', 'parent-id', 'spawn-mode',
+  'actual-model', 'fallback-reason', 'exit-code', 'agent', 'code', 'message', 'recoverable',
+  'stage', 'round', 'artifact', 'role', 'reason',
+] as const;
+const COMMON_FLAGS = ['repo', 'redis', 'timeout', 'worker', 'idempotency-key'] as const;
+/** Accepted by 0.9.2's hook-stop, refused by baton: a caller-supplied list could dodge the reviewer write gate. */
+const REFUSED_FLAGS = ['after-fingerprint', 'changed-paths'] as const;
+
+type Flag = (typeof EVENT_FLAGS)[number] | (typeof COMMON_FLAGS)[number];
+const KNOWN_FLAGS: ReadonlySet<string> = new Set<string>([...EVENT_FLAGS, ...COMMON_FLAGS, ...REFUSED_FLAGS]);
+
+export type TaskCommonOptions = {
+  repo?: string;
+  redis?: string;
+  timeoutMs?: number;
+  worker: 'queue' | 'inline';
+  idempotencyKey?: string;
+};
+
+export type ParsedTaskCommand =
+  | { kind: 'help' }
+  | { kind: 'usage-error'; message: string }
+  | { kind: 'ok'; event: LifecycleEvent; options: TaskCommonOptions };
+
+class UsageError extends Error {}
+
+function usage(message: string): never {
+  throw new UsageError(message);
+}
+
+function requiredFlags(intent: LifecycleIntent, auto: boolean): Flag[] {
+  switch (intent) {
+    case 'prepare':
+      return ['client'];
+    case 'hook-start':
+      return [...(auto ? (['client'] as const) : []), 'native-agent', 'child-id', 'parent-id', 'spawn-mode'];
+    case 'hook-stop':
+      return auto ? ['client', 'native-agent', 'child-id'] : ['child-id', 'exit-code'];
+    case 'stage-completed':
+      return ['agent'];
+    case 'complete-stage':
+      return ['stage', 'round', 'artifact', 'agent'];
+    case 'validate-stage':
+      return ['stage', 'round', 'artifact', 'role'];
+    case 'pause':
+      return ['code', 'message', 'recoverable'];
+    default:
+      return [];
+  }
+}
+
+const POSITIVE_INTEGER = /^[1-9]\d*$/;
+const INTEGER = /^-?\d+$/;
+
+function positiveInteger(value: string, message: string): number {
+  const number = Number(value);
+  if (!POSITIVE_INTEGER.test(value) || !Number.isSafeInteger(number)) usage(message);
+  return number;
+}
+
+function parseFlags(tokens: readonly string[]): Map<string, string> {
+  const flags = new Map<string, string>();
+  for (let index = 0; index < tokens.length; index += 1) {
+    const token = tokens[index]!;
+    if (!token.startsWith('--')) usage(`unexpected argument '${token}'`);
+    const name = token.slice(2);
+    if (!KNOWN_FLAGS.has(name)) usage(`unknown option '${token}'`);
+    if (flags.has(name)) usage(`duplicate option '${token}'`);
+    const value = tokens[index + 1];
+    if (value === undefined || value === '' || value.startsWith('--')) usage(`option '${token}' requires a value`);
+    flags.set(name, value);
+    index += 1;
+  }
+  return flags;
+}
+
+function buildEvent(taskRef: string, intent: LifecycleIntent, flags: Map<string, string>): Record<string, unknown> {
+  const get = (name: Flag) => flags.get(name);
+  const event: Record<string, unknown> = { intent, taskRef };
+  const copy = (name: Flag, field: string) => {
+    const value = get(name);
+    if (value !== undefined) event[field] = value;
+  };
+  switch (intent) {
+    case 'begin-or-resume': {
+      const maxSteps = get('max-steps');
+      if (maxSteps !== undefined) event.maxSteps = positiveInteger(maxSteps, '--max-steps must be a positive integer');
+      break;
+    }
+    case 'prepare':
+      copy('client', 'client');
+      copy('requested-model', 'requestedModel');
+      break;
+    case 'hook-start':
+      copy('client', 'client');
+      copy('native-agent', 'nativeAgent');
+      copy('child-id', 'childId');
+      copy('parent-id', 'parentId');
+      copy('spawn-mode', 'spawnMode');
+      copy('actual-model', 'actualModel');
+      copy('fallback-reason', 'fallbackReason');
+      break;
+    case 'hook-stop': {
+      copy('client', 'client');
+      copy('native-agent', 'nativeAgent');
+      copy('child-id', 'childId');
+      const exitCode = get('exit-code');
+      if (exitCode !== undefined) {
+        if (!INTEGER.test(exitCode) || !Number.isSafeInteger(Number(exitCode))) usage('--exit-code must be an integer');
+        event.exitCode = Number(exitCode);
+      }
+      break;
+    }
+    case 'stage-completed':
+      copy('agent', 'agent');
+      break;
+    case 'complete-stage':
+    case 'validate-stage': {
+      const stage = get('stage')!;
+      if (!(DELEGATION_STAGES as readonly string[]).includes(stage)) usage(`--stage must be one of ${DELEGATION_STAGES.join(', ')}`);
+      event.stage = stage;
+      event.round = positiveInteger(get('round')!, '--round must be a positive integer');
+      copy('artifact', 'artifact');
+      if (intent === 'complete-stage') copy('agent', 'agent');
+      else {
+        const role = get('role')!;
+        if (!(DELEGATION_ROLES as readonly string[]).includes(role)) usage('--role must be executor or reviewer');
+        event.role = role;
+      }
+      break;
+    }
+    case 'pause': {
+      copy('code', 'code');
+      copy('message', 'message');
+      const recoverable = get('recoverable');
+      if (recoverable !== 'true' && recoverable !== 'false') usage('--recoverable must be true or false');
+      event.recoverable = recoverable === 'true';
+      break;
+    }
+    case 'abort':
+      copy('reason', 'reason');
+      break;
+    default:
+      break;
+  }
+  const client = event.client;
+  if (typeof client === 'string' && !(AGENT_CLIENT_IDS as readonly string[]).includes(client)) usage(`unknown client '${client}'`);
+  return event;
+}
+
+function commonOptions(flags: Map<string, string>): TaskCommonOptions {
+  const worker = flags.get('worker') ?? 'queue';
+  if (worker !== 'queue' && worker !== 'inline') usage('--worker must be queue or inline');
+  const options: TaskCommonOptions = { worker };
+  const timeout = flags.get('timeout');
+  if (timeout !== undefined) options.timeoutMs = positiveInteger(timeout, '--timeout must be a positive integer (milliseconds)');
+  const repo = flags.get('repo');
+  if (repo !== undefined) options.repo = repo;
+  const redis = flags.get('redis');
+  if (redis !== undefined) options.redis = redis;
+  const key = flags.get('idempotency-key');
+  if (key !== undefined) options.idempotencyKey = key;
+  return options;
+}
+
+export function parseTaskCommand(argv: readonly string[]): ParsedTaskCommand {
+  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
+  try {
+    const [taskRef, intent, ...rest] = argv;
+    if (taskRef === undefined || intent === undefined || taskRef.startsWith('--') || intent.startsWith('--')) {
+      usage('task ref and intent are required');
+    }
+    if (!(LIFECYCLE_INTENTS as readonly string[]).includes(intent)) usage(`unknown intent '${intent}'`);
+    const flags = parseFlags(rest);
+    for (const refused of REFUSED_FLAGS) {
+      if (flags.has(refused)) usage(`option '--${refused}' is not accepted: baton captures the workspace fingerprint and changed paths itself`);
+    }
+    const typedIntent = intent as LifecycleIntent;
+    for (const flag of requiredFlags(typedIntent, taskRef === 'auto')) {
+      if (!flags.has(flag)) usage(`intent '${intent}' requires '--${flag}'`);
+    }
+    const options = commonOptions(flags);
+    const parsed = lifecycleEventSchema.safeParse(buildEvent(taskRef, typedIntent, flags));
+    if (!parsed.success) usage(parsed.error.issues[0]?.message ?? 'invalid arguments');
+    return { kind: 'ok', event: parsed.data, options };
+  } catch (error) {
+    if (error instanceof UsageError) return { kind: 'usage-error', message: error.message };
+    throw error;
+  }
+}
+
+export function payloadInvalidResult(message: string) {
+  return { status: 'failed', changed: false, error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message } } as const;
+}

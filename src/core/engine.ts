@@ -1,0 +1,87 @@
+import { randomUUID } from 'node:crypto';
+import * as orchestration from './orchestration.ts';
+import { RunTransaction, commitWrites, readRunFile } from './runStore.ts';
+import type { RunRead, RunWrite } from './runStore.ts';
+import type { LifecycleEvent } from './events.ts';
+import type { OrchestrationResult, WorkspaceFingerprinter } from './types.ts';
+
+// The engine's one entry point: apply one lifecycle event to one repository. Everything the outcome
+// depends on besides the files is injected (clock, id source, fingerprints), and the outcome is the
+// result plus the run files to write, so the caller chooses how writes reach disk (directly in
+// process, or through the worker's journal so a redelivered job is applied exactly once).
+
+export type EngineDeps = Readonly<{
+  repoRoot: string;
+  fingerprinter: WorkspaceFingerprinter;
+  now?: () => string;
+  newId?: () => string;
+  /** Reads a run file; defaults to the validated reader of runStore. */
+  readRun?: (taskDir: string) => RunRead;
+}>;
+
+export type EngineOutcome = Readonly<{ result: OrchestrationResult; writes: RunWrite[] }>;
+
+export async function applyEvent(event: LifecycleEvent, deps: EngineDeps): Promise<EngineOutcome> {
+  const tx = new RunTransaction(deps.readRun ?? readRunFile);
+  const warnings: string[] = [];
+  const ctx: orchestration.OrchestrationContext = {
+    repoRoot: deps.repoRoot,
+    now: deps.now ?? (() => new Date().toISOString()),
+    newId: deps.newId ?? randomUUID,
+    fingerprinter: deps.fingerprinter,
+    tx,
+    warnings,
+  };
+  const result = await dispatch(ctx, event);
+  const unique = [...new Set(warnings)];
+  return { result: unique.length > 0 ? { ...result, warnings: unique } : result, writes: tx.writes() };
+}
+
+/** applyEvent, then write the staged run files directly (the in-process path). */
+export async function applyEventNow(event: LifecycleEvent, deps: EngineDeps): Promise<OrchestrationResult> {
+  const outcome = await applyEvent(event, deps);
+  commitWrites(outcome.writes);
+  return outcome.result;
+}
+
+function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent): OrchestrationResult | Promise<OrchestrationResult> {
+  switch (event.intent) {
+    case 'begin-or-resume':
+      return orchestration.beginOrResume(ctx, event.taskRef, { maxSteps: event.maxSteps });
+    case 'route':
+      return orchestration.route(ctx, event.taskRef);
+    case 'status':
+      return orchestration.status(ctx, event.taskRef);
+    case 'prepare':
+      return orchestration.prepare(ctx, event.taskRef, { client: event.client, requestedModel: event.requestedModel ?? null });
+    case 'hook-start': {
+      const activation = {
+        nativeAgent: event.nativeAgent,
+        childId: event.childId,
+        parentId: event.parentId,
+        spawnMode: event.spawnMode,
+        actualModel: event.actualModel ?? null,
+        modelFallbackReason: event.fallbackReason ?? null,
+      };
+      return event.taskRef === 'auto'
+        ? orchestration.activateMatching(ctx, event.client!, activation)
+        : orchestration.activate(ctx, event.taskRef, activation);
+    }
+    case 'hook-stop':
+      return event.taskRef === 'auto'
+        ? orchestration.sealMatching(ctx, event.client!, { nativeAgent: event.nativeAgent!, childId: event.childId })
+        : orchestration.sealExplicit(ctx, event.taskRef, { childId: event.childId, exitCode: event.exitCode! });
+    case 'stage-completed':
+      return orchestration.completeCommitStage(ctx, event.taskRef, event.agent);
+    case 'complete-stage':
+      return orchestration.completeStage(ctx, event.taskRef, event);
+    case 'validate-stage':
+      return orchestration.validateStage(ctx, event.taskRef, event);
+    case 'advance':
+      return orchestration.advance(ctx, event.taskRef);
+    case 'pause':
+      return orchestration.pause(ctx, event.taskRef, event);
+    case 'abort':
+      return orchestration.abort(ctx, event.taskRef, event);
+  }
+}

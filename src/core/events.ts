@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
+
+// The events the engine applies: one per `baton task` intent (LIFECYCLE.md §10.4 plus baton's
+// complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
+// jobs taken off the queue, so a malformed job is rejected before it can touch a run.
+
+const text = z.string().min(1);
+const taskRef = z.string().min(1).max(256);
+const client = z.enum(AGENT_CLIENT_IDS);
+
+export const lifecycleEventSchema = z.discriminatedUnion('intent', [
+  z.strictObject({ intent: z.literal('begin-or-resume'), taskRef, maxSteps: z.number().int().positive().optional() }),
+  z.strictObject({ intent: z.literal('route'), taskRef }),
+  z.strictObject({ intent: z.literal('status'), taskRef }),
+  z.strictObject({ intent: z.literal('prepare'), taskRef, client, requestedModel: text.optional() }),
+  z.strictObject({
+    intent: z.literal('hook-start'),
+    taskRef,
+    client: client.optional(),
+    nativeAgent: text,
+    childId: text,
+    parentId: text,
+    spawnMode: text,
+    actualModel: text.optional(),
+    fallbackReason: text.optional(),
+  }),
+  z.strictObject({
+    intent: z.literal('hook-stop'),
+    taskRef,
+    client: client.optional(),
+    nativeAgent: text.optional(),
+    childId: text,
+    exitCode: z.number().int().optional(),
+  }),
+  z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
+  z.strictObject({
+    intent: z.literal('complete-stage'),
+    taskRef,
+    stage: z.enum(DELEGATION_STAGES),
+    round: z.number().int().positive(),
+    artifact: text,
+    agent: text,
+  }),
+  z.strictObject({
+    intent: z.literal('validate-stage'),
+    taskRef,
+    stage: z.enum(DELEGATION_STAGES),
+    round: z.number().int().positive(),
+    artifact: text,
+    role: z.enum(DELEGATION_ROLES),
+  }),
+  z.strictObject({ intent: z.literal('advance'), taskRef }),
+  z.strictObject({ intent: z.literal('pause'), taskRef, code: text, message: z.string(), recoverable: z.boolean() }),
+  z.strictObject({ intent: z.literal('abort'), taskRef, reason: text.optional() }),
+]).superRefine((event, context) => {
+  // Native hook events carry no task: `auto` correlates by client, so the client must be known.
+  if (event.taskRef === 'auto' && (event.intent === 'hook-start' || event.intent === 'hook-stop') && !event.client) {
+    context.addIssue({ code: 'custom', path: ['client'], message: `intent '${event.intent}' requires '--client'` });
+  }
+  if (event.intent === 'hook-stop' && event.taskRef === 'auto' && !event.nativeAgent) {
+    context.addIssue({ code: 'custom', path: ['nativeAgent'], message: "intent 'hook-stop' requires '--native-agent'" });
+  }
+  if (event.intent === 'hook-stop' && event.taskRef !== 'auto' && event.exitCode === undefined) {
+    context.addIssue({ code: 'custom', path: ['exitCode'], message: "intent 'hook-stop' requires '--exit-code'" });
+  }
+});
+
+export type LifecycleEvent = z.infer<typeof lifecycleEventSchema>;
+export type LifecycleIntent = LifecycleEvent['intent'];
+
+export const LIFECYCLE_INTENTS = [
+  'begin-or-resume',
+  'route',
+  'status',
+  'prepare',
+  'hook-start',
+  'hook-stop',
+  'stage-completed',
+  'complete-stage',
+  'validate-stage',
+  'advance',
+  'pause',
+  'abort',
+] as const satisfies readonly LifecycleIntent[];
+
+/** Intents that never change a run: the CLI may answer them by reading files, without the queue. */
+export const READ_ONLY_INTENTS: ReadonlySet<LifecycleIntent> = new Set(['route', 'status']);
+
+/** Intents whose application captures a workspace fingerprint (slow on big trees). */
+export function eventCapturesFingerprint(event: LifecycleEvent): boolean {
+  return event.intent === 'prepare' || event.intent === 'hook-stop';
+}

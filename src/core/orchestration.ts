@@ -1,0 +1,547 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { resolveTaskRef } from './taskRef.ts';
+import { parseTypedTaskFrontmatter } from './frontmatter.ts';
+import { parseLedger, summarizeLedgerStage, validateLedgerRows } from './ledger.ts';
+import { parseReviewSummary } from './reviewSummary.ts';
+import { looseArtifactName, looseHighestRound } from './artifacts.ts';
+import { routeFromArtifacts } from './route.ts';
+import {
+  abortDelegation,
+  activateDelegation,
+  completeDelegationStage,
+  consumeDelegation,
+  managedDelegationRole,
+  prepareDelegation,
+  sealDelegation,
+} from './receipts.ts';
+import type { ActivationEvent } from './receipts.ts';
+import { getAgentClientCapability, isAgentClientId } from './clients.ts';
+import { readRunFile } from './runStore.ts';
+import type { RunRead, RunTransaction } from './runStore.ts';
+import type {
+  DelegationReceipt,
+  DelegationRole,
+  DelegationStage,
+  OrchestrationNext,
+  OrchestrationResult,
+  OrchestrationRun,
+  WorkspaceFingerprinter,
+} from './types.ts';
+
+// The orchestration functions of LIFECYCLE.md §7.3, applied to one repository. They read run files
+// through a RunTransaction and stage their writes there; the caller decides how writes reach disk.
+// Behaviour, codes and messages are agent-infra 0.9.2's, except ARCHITECTURE.md's decisions:
+// corrupt run files are reported (2), updatedAt uses the injected clock (3), a result reports the
+// run's real status (4), running/completed runs carry no pause (5), and `abort` exists (6).
+
+export const DEFAULT_MAX_STEPS = 24;
+
+export type OrchestrationContext = Readonly<{
+  repoRoot: string;
+  now: () => string;
+  newId: () => string;
+  fingerprinter: WorkspaceFingerprinter;
+  tx: RunTransaction;
+  /** Things a scan skipped (e.g. corrupt run files of other tasks), reported with the result. */
+  warnings: string[];
+}>;
+
+type Resolved = Extract<ReturnType<typeof resolveTaskRef>, { ok: true }>;
+
+export function failed(code: string, message: string, taskId: string | null = null): OrchestrationResult {
+  return { status: 'failed', changed: false, taskId, run: null, next: null, error: { code, message } };
+}
+
+function reportRun(taskId: string, run: OrchestrationRun, changed: boolean, next: OrchestrationNext | null = null): OrchestrationResult {
+  return { status: run.status, changed, taskId, run, next, error: null };
+}
+
+/** Standalone tasks (no run) tolerate stage events as no-ops, as upstream does. */
+function standaloneNoop(taskId: string): OrchestrationResult {
+  return { status: 'running', changed: false, taskId, run: null, next: null, error: null };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+type Step<T> = { ok: true; value: T } | { ok: false; result: OrchestrationResult };
+
+function resolve(ctx: OrchestrationContext, taskRef: string): Step<Resolved> {
+  const resolved = resolveTaskRef(taskRef, { repoRoot: ctx.repoRoot });
+  return resolved.ok ? { ok: true, value: resolved } : { ok: false, result: failed(resolved.code, resolved.message, resolved.taskId) };
+}
+
+/** The task's run, null when there is none; a corrupt file stops the command (decision 2). */
+function loadRun(ctx: OrchestrationContext, task: Resolved): Step<OrchestrationRun | null> {
+  const read = ctx.tx.read(task.taskDir);
+  if (read.kind === 'invalid') return { ok: false, result: failed('ORCHESTRATION_STATE_INVALID', read.message, task.taskId) };
+  return { ok: true, value: read.kind === 'ok' ? read.run : null };
+}
+
+function withUpdates(ctx: OrchestrationContext, run: OrchestrationRun, updates: Partial<OrchestrationRun>): OrchestrationRun {
+  const next = { ...run, ...updates, updatedAt: ctx.now() };
+  if (next.status !== 'paused') next.pause = null;
+  return Object.freeze(next);
+}
+
+function save(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun): void {
+  ctx.tx.stage(task.taskDir, run);
+}
+
+function pauseRun(
+  ctx: OrchestrationContext,
+  task: Resolved,
+  run: OrchestrationRun,
+  code: string,
+  message: string,
+  recoverable: boolean,
+): OrchestrationResult {
+  const paused = withUpdates(ctx, run, { status: 'paused', pause: { code, message, recoverable } });
+  save(ctx, task, paused);
+  return reportRun(task.taskId, paused, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// begin-or-resume, route, status
+
+export function beginOrResume(ctx: OrchestrationContext, taskRef: string, options: { maxSteps?: number } = {}): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const existing = loaded.value;
+  if (existing) {
+    if (existing.status === 'paused' && existing.pause?.recoverable && existing.pendingDelegation === null) {
+      const resumed = withUpdates(ctx, existing, { status: 'running', pause: null });
+      save(ctx, task.value, resumed);
+      return reportRun(task.value.taskId, resumed, true);
+    }
+    return reportRun(task.value.taskId, existing, false);
+  }
+  const now = ctx.now();
+  const run: OrchestrationRun = {
+    schemaVersion: 1,
+    taskId: task.value.taskId,
+    runId: ctx.newId(),
+    status: 'running',
+    nextStage: null,
+    stepCount: 0,
+    maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
+    baseline: '',
+    pendingDelegation: null,
+    receipts: [],
+    pause: null,
+    commitAuthorization: { issuedAt: null, consumedAt: null },
+    createdAt: now,
+    updatedAt: now,
+  };
+  save(ctx, task.value, run);
+  return reportRun(task.value.taskId, run, true);
+}
+
+/** Commit gates of LIFECYCLE.md §7.3, checked only when routing reaches `commit`. */
+function commitGate(task: Resolved, taskContent: string): OrchestrationResult | null {
+  const reviewRound = looseHighestRound(task.taskDir, 'review-code');
+  let review: ReturnType<typeof parseReviewSummary> | null = null;
+  try {
+    review = parseReviewSummary(fs.readFileSync(path.join(task.taskDir, looseArtifactName('review-code', reviewRound)), 'utf8'));
+  } catch {
+    review = null;
+  }
+  if (!review?.ok || review.summary.manualValidation === null) {
+    return failed('ORCHESTRATION_REVIEW_INVALID', 'latest code review has no numeric manual-validation count', task.taskId);
+  }
+  if (review.summary.manualValidation > 0) {
+    return failed('ORCHESTRATION_MANUAL_VALIDATION_PENDING', 'manual validation must be completed before commit', task.taskId);
+  }
+  const rows = parseLedger(taskContent);
+  const ledgerError = validateLedgerRows(rows);
+  if (ledgerError) return failed('ORCHESTRATION_LEDGER_INVALID', ledgerError.message, task.taskId);
+  if (!summarizeLedgerStage(rows, 'code').canAdvance) {
+    return failed('ORCHESTRATION_LEDGER_BLOCKED', 'code review ledger has unresolved findings or human decisions', task.taskId);
+  }
+  return null;
+}
+
+/** Read-only. Reports the run's real status when a run exists (decision 4), else `running`. */
+export function route(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  let content: string;
+  try {
+    content = fs.readFileSync(task.value.taskMdPath, 'utf8');
+  } catch (error) {
+    return failed('ORCHESTRATION_TASK_READ_FAILED', String(error), task.value.taskId);
+  }
+  try {
+    parseTypedTaskFrontmatter(content);
+  } catch (error) {
+    return failed('ORCHESTRATION_TASK_INVALID', errorMessage(error), task.value.taskId);
+  }
+  const next = routeFromArtifacts(task.value.taskDir);
+  if (!next) return failed('ORCHESTRATION_ROUTE_UNKNOWN', 'cannot determine a unique lifecycle action', task.value.taskId);
+  if (next.stage === 'commit') {
+    const blocked = commitGate(task.value, content);
+    if (blocked) return blocked;
+  }
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  return { status: run?.status ?? 'running', changed: false, taskId: task.value.taskId, run, next, error: null };
+}
+
+export function status(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  if (!loaded.value) return failed('ORCHESTRATION_RUN_MISSING', 'no orchestration run exists', task.value.taskId);
+  return reportRun(task.value.taskId, loaded.value, false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Repository scan: pending delegations across every active task (prepare guard, native hooks)
+
+export type PendingMatch = { taskId: string; run: OrchestrationRun; receipt: DelegationReceipt };
+
+function pendingDelegations(ctx: OrchestrationContext, predicate: (receipt: DelegationReceipt) => boolean): PendingMatch[] {
+  return scanPending(ctx.repoRoot, (dir) => ctx.tx.read(dir), ctx.warnings, predicate);
+}
+
+function scanPending(
+  repoRoot: string,
+  read: (taskDir: string) => RunRead,
+  warnings: string[],
+  predicate: (receipt: DelegationReceipt) => boolean,
+): PendingMatch[] {
+  const activeRoot = path.join(repoRoot, '.agents', 'workspace', 'active');
+  let entries: fs.Dirent[];
+  try {
+    entries = fs.readdirSync(activeRoot, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const matches: PendingMatch[] = [];
+  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    if (!entry.isDirectory()) continue;
+    const run = read(path.join(activeRoot, entry.name));
+    if (run.kind === 'invalid') {
+      warnings.push(`skipped corrupt run state: ${run.message}`);
+      continue;
+    }
+    if (run.kind === 'missing') continue;
+    const receipt = run.run.pendingDelegation;
+    if (receipt && predicate(receipt)) matches.push({ taskId: entry.name, run: run.run, receipt });
+  }
+  return matches;
+}
+
+/**
+ * Every pending delegation in the repository, read straight from the run files (read-only callers
+ * such as the PreToolUse spawn check and `baton runs`).
+ */
+export function repositoryPendingDelegations(repoRoot: string): { matches: PendingMatch[]; warnings: string[] } {
+  const warnings: string[] = [];
+  return { matches: scanPending(repoRoot, readRunFile, warnings, () => true), warnings };
+}
+
+function uniquePending(ctx: OrchestrationContext, client: string, predicate: (receipt: DelegationReceipt) => boolean): PendingMatch | OrchestrationResult {
+  const matches = pendingDelegations(ctx, (receipt) => receipt.client === client && predicate(receipt));
+  if (matches.length === 0) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no matching lifecycle delegation exists');
+  if (matches.length > 1) return failed('ORCHESTRATION_DELEGATION_AMBIGUOUS', 'multiple lifecycle delegations match the native hook event');
+  return matches[0]!;
+}
+
+function isResult(value: PendingMatch | OrchestrationResult): value is OrchestrationResult {
+  return 'status' in value && 'error' in value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// prepare
+
+export async function prepare(
+  ctx: OrchestrationContext,
+  taskRef: string,
+  input: { client: string; requestedModel?: string | null },
+): Promise<OrchestrationResult> {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const { taskId } = task.value;
+  // 0.9.2's registry threw on an unknown client; baton answers with a usage error instead.
+  if (!isAgentClientId(input.client)) return failed('ORCHESTRATION_PAYLOAD_INVALID', `unknown client '${input.client}'`, taskId);
+  if (
+    getAgentClientCapability(input.client, 'subagents').level === 'unsupported'
+    || getAgentClientCapability(input.client, 'orchestration').level === 'unsupported'
+  ) {
+    return failed('ORCHESTRATION_CLIENT_UNSUPPORTED', `client '${input.client}' does not support lifecycle orchestration`, taskId);
+  }
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  if (!run || run.status !== 'running') return failed('ORCHESTRATION_RUN_NOT_RUNNING', 'a running orchestration is required', taskId);
+  if (run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_BUSY', 'the run already has a pending delegation', taskId);
+  // One pending delegation per repository, whatever the other run's status (0.9.2 guard).
+  const repositoryPending = pendingDelegations(ctx, (receipt) => receipt.client === 'claude-code' || receipt.client === 'codex');
+  if (repositoryPending.length > 0) {
+    return failed('ORCHESTRATION_DELEGATION_BUSY', 'the repository already has a pending lifecycle delegation', taskId);
+  }
+  if (run.stepCount >= run.maxSteps) {
+    return pauseRun(ctx, task.value, run, 'ORCHESTRATION_MAX_STEPS', 'maximum orchestration steps reached', true);
+  }
+  const routed = route(ctx, taskRef);
+  if (!routed.next) return routed;
+  const next = routed.next;
+  let beforeFingerprint: string;
+  try {
+    beforeFingerprint = await ctx.fingerprinter.capture(ctx.repoRoot);
+  } catch (error) {
+    return failed('ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), taskId);
+  }
+  const receipt = prepareDelegation(
+    {
+      taskId,
+      runId: run.runId,
+      role: next.role,
+      stage: next.stage,
+      round: next.round,
+      artifact: next.artifact,
+      client: input.client,
+      requestedModel: input.requestedModel ?? null,
+      beforeFingerprint,
+    },
+    { id: ctx.newId, now: ctx.now },
+  );
+  const updated = withUpdates(ctx, run, {
+    nextStage: next.stage,
+    pendingDelegation: receipt,
+    commitAuthorization:
+      next.stage === 'commit' && run.commitAuthorization.issuedAt === null
+        ? { issuedAt: ctx.now(), consumedAt: null }
+        : run.commitAuthorization,
+  });
+  save(ctx, task.value, updated);
+  return reportRun(taskId, updated, true, next);
+}
+
+// ---------------------------------------------------------------------------------------------
+// activation (SubagentStart)
+
+export function activate(ctx: OrchestrationContext, taskRef: string, event: ActivationEvent): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  if (!run?.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.value.taskId);
+  const outcome = activateDelegation(run.pendingDelegation, event, { now: ctx.now });
+  if (!outcome.ok) {
+    if (outcome.code === 'DELEGATION_IGNORED') return reportRun(task.value.taskId, run, false);
+    return pauseRun(ctx, task.value, run, outcome.code, outcome.message, true);
+  }
+  const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
+  save(ctx, task.value, updated);
+  return reportRun(task.value.taskId, updated, true);
+}
+
+export function activateMatching(ctx: OrchestrationContext, client: string, event: ActivationEvent): OrchestrationResult {
+  if (!managedDelegationRole(event.nativeAgent)) {
+    return failed('DELEGATION_IGNORED', `subagent '${event.nativeAgent}' is not lifecycle-managed`);
+  }
+  const matched = uniquePending(ctx, client, (receipt) => receipt.status === 'prepared');
+  if (isResult(matched)) return matched;
+  if (matched.run.receipts.some((receipt) => receipt.childId === event.childId)) {
+    return pauseByRef(ctx, matched.taskId, 'DELEGATION_IDENTITY_REUSED', 'native child identity was already used by this run', true);
+  }
+  return activate(ctx, matched.taskId, event);
+}
+
+// ---------------------------------------------------------------------------------------------
+// stage completion and provenance
+
+export function completeStage(
+  ctx: OrchestrationContext,
+  taskRef: string,
+  event: { stage: string; round: number; artifact: string; agent: string },
+): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  if (!run) return standaloneNoop(task.value.taskId);
+  if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending delegation', task.value.taskId);
+  const outcome = completeDelegationStage(run.pendingDelegation, event);
+  if (!outcome.ok) return pauseRun(ctx, task.value, run, outcome.code, outcome.message, true);
+  const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
+  save(ctx, task.value, updated);
+  return reportRun(task.value.taskId, updated, true);
+}
+
+export function completeCommitStage(ctx: OrchestrationContext, taskRef: string, agent: string): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  if (!run) return standaloneNoop(task.value.taskId);
+  const receipt = run.pendingDelegation;
+  if (!receipt || receipt.stage !== 'commit') {
+    return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending commit delegation', task.value.taskId);
+  }
+  return completeStage(ctx, taskRef, { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact, agent });
+}
+
+export function validateStage(
+  ctx: OrchestrationContext,
+  taskRef: string,
+  event: { stage: DelegationStage; round: number; artifact: string; role: DelegationRole },
+): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  if (!run) return standaloneNoop(task.value.taskId);
+  const receipt = run.pendingDelegation;
+  if (
+    !receipt
+    || receipt.status !== 'activated'
+    || receipt.stage !== event.stage
+    || receipt.round !== event.round
+    || receipt.artifact !== event.artifact
+    || receipt.role !== event.role
+  ) {
+    return pauseRun(ctx, task.value, run, 'ORCHESTRATION_PROVENANCE_MISMATCH', 'active run does not have one matching activated delegation', true);
+  }
+  return reportRun(task.value.taskId, run, false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// sealing (SubagentStop)
+
+type SealEvent = { childId: string; exitCode: number; afterFingerprint: string; changedPaths: readonly string[] };
+
+function sealLoaded(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun, receipt: DelegationReceipt, event: SealEvent): OrchestrationResult {
+  const outcome = sealDelegation(receipt, event, { now: ctx.now });
+  if (!outcome.ok) return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
+  const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
+  save(ctx, task, updated);
+  return reportRun(task.taskId, updated, true);
+}
+
+/** Captures the workspace after a delegation and lists what changed since its receipt was prepared. */
+async function workspaceChange(ctx: OrchestrationContext, receipt: DelegationReceipt): Promise<{ afterFingerprint: string; changedPaths: string[] }> {
+  const afterFingerprint = await ctx.fingerprinter.capture(ctx.repoRoot);
+  const changedPaths = await ctx.fingerprinter.diff(ctx.repoRoot, receipt.beforeFingerprint, afterFingerprint);
+  return { afterFingerprint, changedPaths };
+}
+
+/**
+ * Explicit-task stop (`baton task <ref> hook-stop --child-id --exit-code`). Unlike 0.9.2, baton
+ * captures the after-fingerprint and the changed paths itself: a caller-supplied list could slip
+ * past the reviewer write restriction.
+ */
+export async function sealExplicit(ctx: OrchestrationContext, taskRef: string, event: { childId: string; exitCode: number }): Promise<OrchestrationResult> {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  if (!run?.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.value.taskId);
+  let change: { afterFingerprint: string; changedPaths: string[] };
+  try {
+    change = await workspaceChange(ctx, run.pendingDelegation);
+  } catch (error) {
+    return pauseRun(ctx, task.value, run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
+  }
+  return sealLoaded(ctx, task.value, run, run.pendingDelegation, { ...event, ...change });
+}
+
+export async function sealMatching(ctx: OrchestrationContext, client: string, event: { nativeAgent: string; childId: string }): Promise<OrchestrationResult> {
+  const role = managedDelegationRole(event.nativeAgent);
+  if (!role) return failed('DELEGATION_IGNORED', `subagent '${event.nativeAgent}' is not lifecycle-managed`);
+  const matched = uniquePending(ctx, client, (receipt) => receipt.status !== 'prepared');
+  if (isResult(matched)) return matched;
+  const task = resolve(ctx, matched.taskId);
+  if (!task.ok) return task.result;
+  if (matched.receipt.role !== role) {
+    return pauseRun(ctx, task.value, matched.run, 'DELEGATION_ROLE_MISMATCH', `managed role ${role} does not match ${matched.receipt.role}`, true);
+  }
+  let change: { afterFingerprint: string; changedPaths: string[] };
+  try {
+    change = await workspaceChange(ctx, matched.receipt);
+  } catch (error) {
+    return pauseRun(ctx, task.value, matched.run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
+  }
+  // Native stop payloads carry no exit status: 0.9.2 hard-wires 0.
+  return sealLoaded(ctx, task.value, matched.run, matched.receipt, { childId: event.childId, exitCode: 0, ...change });
+}
+
+// ---------------------------------------------------------------------------------------------
+// advance, pause, abort
+
+export function advance(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  if (!run?.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.value.taskId);
+  const outcome = consumeDelegation(run.pendingDelegation, { now: ctx.now });
+  if (!outcome.ok) return pauseRun(ctx, task.value, run, outcome.code, outcome.message, true);
+  const completed = outcome.receipt.stage === 'commit';
+  const updated = withUpdates(ctx, run, {
+    status: completed ? 'completed' : 'running',
+    nextStage: null,
+    stepCount: run.stepCount + 1,
+    pendingDelegation: null,
+    receipts: Object.freeze([...run.receipts, outcome.receipt]),
+    commitAuthorization: completed ? { ...run.commitAuthorization, consumedAt: ctx.now() } : run.commitAuthorization,
+  });
+  save(ctx, task.value, updated);
+  return reportRun(task.value.taskId, updated, true);
+}
+
+function pauseByRef(ctx: OrchestrationContext, taskRef: string, code: string, message: string, recoverable: boolean): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  if (!loaded.value) return failed('ORCHESTRATION_RUN_MISSING', 'no orchestration run exists', task.value.taskId);
+  return pauseRun(ctx, task.value, loaded.value, code, message, recoverable);
+}
+
+export function pause(ctx: OrchestrationContext, taskRef: string, input: { code: string; message: string; recoverable: boolean }): OrchestrationResult {
+  return pauseByRef(ctx, taskRef, input.code, input.message, input.recoverable);
+}
+
+export const ABORT_PAUSE_CODE = 'ORCHESTRATION_DELEGATION_ABORTED';
+
+/**
+ * baton's way out of 0.9.2's dead end (decision 6): the pending receipt becomes `aborted` and joins
+ * the history, and the run is paused recoverably with no pending delegation, so begin-or-resume can
+ * resume it and the repository-wide guard no longer counts it.
+ */
+export function abort(ctx: OrchestrationContext, taskRef: string, input: { reason?: string }): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  if (!run) return failed('ORCHESTRATION_RUN_MISSING', 'no orchestration run exists', task.value.taskId);
+  if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.value.taskId);
+  const outcome = abortDelegation(run.pendingDelegation, { now: ctx.now });
+  if (!outcome.ok) return failed(outcome.code, outcome.message, task.value.taskId);
+  const message = input.reason ?? `delegation ${outcome.receipt.id} was aborted`;
+  const updated = withUpdates(ctx, run, {
+    status: 'paused',
+    nextStage: null,
+    pendingDelegation: null,
+    receipts: Object.freeze([...run.receipts, outcome.receipt]),
+    pause: { code: ABORT_PAUSE_CODE, message, recoverable: true },
+  });
+  save(ctx, task.value, updated);
+  return reportRun(task.value.taskId, updated, true);
+}

@@ -1,0 +1,216 @@
+// Delegation receipts (LIFECYCLE.md §6): the evidence trail of one delegated stage,
+// prepared → activated → stage-completed → sealed → consumed (or aborted, a baton addition).
+// Every function is pure: it returns a new frozen receipt or a coded failure, and takes time from options.
+import type { DelegationReceipt, DelegationRole, DelegationStage, ReceiptOutcome, ReceiptStatus } from './types.ts';
+
+const MANAGED_AGENTS: Readonly<Record<string, DelegationRole>> = Object.freeze({
+  'agent-infra-lifecycle-executor': 'executor',
+  'agent-infra-lifecycle-reviewer': 'reviewer',
+});
+
+/** The role of a lifecycle-managed native subagent type, or null for any other subagent. */
+export function managedDelegationRole(nativeAgent: string | null | undefined): DelegationRole | null {
+  if (typeof nativeAgent !== 'string' || !Object.hasOwn(MANAGED_AGENTS, nativeAgent)) return null;
+  return MANAGED_AGENTS[nativeAgent] ?? null;
+}
+
+export type PrepareDelegationInput = {
+  taskId: string;
+  runId: string;
+  role: DelegationRole;
+  stage: DelegationStage;
+  round: number;
+  artifact: string;
+  client: string;
+  requestedModel: string | null;
+  beforeFingerprint: string;
+};
+
+export type ActivationEvent = {
+  nativeAgent: string;
+  childId: string;
+  parentId: string;
+  spawnMode: string;
+  actualModel?: string | null;
+  modelFallbackReason?: string | null;
+};
+
+export type StageCompletionEvent = { stage: string; round: number; artifact: string; agent: string };
+
+export type StopEvent = { childId: string; exitCode: number; afterFingerprint: string; changedPaths: readonly string[] };
+
+type Clock = { now: () => string };
+
+function fail(code: string, message: string): ReceiptOutcome {
+  return Object.freeze({ ok: false, code, message });
+}
+
+function stateInvalid(receipt: DelegationReceipt, expected: string): ReceiptOutcome {
+  return fail('DELEGATION_STATE_INVALID', `delegation ${receipt.id} is ${receipt.status}, expected ${expected}`);
+}
+
+/**
+ * A frozen receipt with its keys in agent-infra's order (input fields first, then evidence), whatever
+ * order the source object had, so run files stay byte-compatible.
+ */
+function freezeReceipt(fields: DelegationReceipt): DelegationReceipt {
+  return Object.freeze({
+    taskId: fields.taskId,
+    runId: fields.runId,
+    role: fields.role,
+    stage: fields.stage,
+    round: fields.round,
+    artifact: fields.artifact,
+    client: fields.client,
+    requestedModel: fields.requestedModel,
+    beforeFingerprint: fields.beforeFingerprint,
+    id: fields.id,
+    actualModel: fields.actualModel,
+    modelFallbackReason: fields.modelFallbackReason,
+    parentId: fields.parentId,
+    childId: fields.childId,
+    spawnMode: fields.spawnMode,
+    agent: fields.agent,
+    status: fields.status,
+    afterFingerprint: fields.afterFingerprint,
+    changedPaths: Object.freeze([...fields.changedPaths]),
+    createdAt: fields.createdAt,
+    activatedAt: fields.activatedAt,
+    sealedAt: fields.sealedAt,
+    consumedAt: fields.consumedAt,
+  });
+}
+
+function succeed(receipt: DelegationReceipt): ReceiptOutcome {
+  return Object.freeze({ ok: true, receipt: freezeReceipt(receipt) });
+}
+
+/** A new `prepared` receipt. No validation: the orchestrator routed the input. */
+export function prepareDelegation(input: PrepareDelegationInput, options: { id: () => string; now: () => string }): DelegationReceipt {
+  return freezeReceipt({
+    taskId: input.taskId,
+    runId: input.runId,
+    role: input.role,
+    stage: input.stage,
+    round: input.round,
+    artifact: input.artifact,
+    client: input.client,
+    requestedModel: input.requestedModel,
+    beforeFingerprint: input.beforeFingerprint,
+    id: options.id(),
+    actualModel: null,
+    modelFallbackReason: null,
+    parentId: null,
+    childId: null,
+    spawnMode: null,
+    agent: null,
+    status: 'prepared',
+    afterFingerprint: null,
+    changedPaths: [],
+    createdAt: options.now(),
+    activatedAt: null,
+    sealedAt: null,
+    consumedAt: null,
+  });
+}
+
+/** Empty strings carry no evidence: they are recorded as null. */
+function evidence(value: string | null | undefined): string | null {
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** Native SubagentStart: bind the fresh child to the prepared receipt (checks in §6.2 order). */
+export function activateDelegation(receipt: DelegationReceipt, event: ActivationEvent, options: Clock): ReceiptOutcome {
+  const role = managedDelegationRole(event.nativeAgent);
+  if (!role) return fail('DELEGATION_IGNORED', `subagent '${event.nativeAgent}' is not lifecycle-managed`);
+  if (receipt.status !== 'prepared') return stateInvalid(receipt, 'prepared');
+  if (role !== receipt.role) return fail('DELEGATION_ROLE_MISMATCH', `managed role ${role} does not match ${receipt.role}`);
+  if (
+    !event.parentId ||
+    (receipt.parentId !== null && event.parentId !== receipt.parentId) ||
+    !event.childId ||
+    event.childId === event.parentId
+  ) {
+    return fail('DELEGATION_IDENTITY_INVALID', 'native parent/child identity does not match the prepared delegation');
+  }
+  if (event.spawnMode !== 'fresh') return fail('DELEGATION_FORK_FORBIDDEN', `spawn mode '${event.spawnMode}' is not fresh`);
+  const actualModel = evidence(event.actualModel);
+  const fallbackReason = evidence(event.modelFallbackReason);
+  // A missing actual model is tolerated (hosts like Claude Code do not report it); a silent switch is not.
+  if (actualModel !== null && receipt.requestedModel && actualModel !== receipt.requestedModel && fallbackReason === null) {
+    return fail('DELEGATION_MODEL_FALLBACK_UNRECORDED', 'actual model differs from requested model without a fallback reason');
+  }
+  return succeed({
+    ...receipt,
+    status: 'activated',
+    parentId: event.parentId,
+    childId: event.childId,
+    spawnMode: event.spawnMode,
+    actualModel,
+    modelFallbackReason: fallbackReason,
+    activatedAt: options.now(),
+  });
+}
+
+/** Agents a client may report on stage completion: Claude Code skills say `claude`. */
+function acceptedAgents(client: string): readonly string[] {
+  return client === 'claude-code' ? ['claude', 'claude-code'] : [client];
+}
+
+/** The stage skill reports its artifact: it must be the delegated one, written by the delegated client. */
+export function completeDelegationStage(receipt: DelegationReceipt, event: StageCompletionEvent): ReceiptOutcome {
+  if (receipt.status !== 'activated') return stateInvalid(receipt, 'activated');
+  if (event.stage !== receipt.stage || event.round !== receipt.round || event.artifact !== receipt.artifact) {
+    return fail('DELEGATION_STAGE_MISMATCH', 'stage completion identity does not match the active delegation');
+  }
+  if (!acceptedAgents(receipt.client).includes(event.agent)) {
+    return fail('DELEGATION_AGENT_MISMATCH', `stage agent '${event.agent}' does not match client '${receipt.client}'`);
+  }
+  return succeed({ ...receipt, status: 'stage-completed', agent: event.agent });
+}
+
+/** Repo-relative paths a reviewer may change: its own review artifact and core-written task metadata. */
+export function reviewerAllowedPaths(receipt: Pick<DelegationReceipt, 'taskId' | 'artifact'>): readonly string[] {
+  const taskRoot = `.agents/workspace/active/${receipt.taskId}/`;
+  return [`${taskRoot}${receipt.artifact}`, `${taskRoot}task.md`, `${taskRoot}orchestration.json`];
+}
+
+/** Native SubagentStop: the same child ended cleanly; reviewers may only have written their allow-list. */
+export function sealDelegation(receipt: DelegationReceipt, event: StopEvent, options: Clock): ReceiptOutcome {
+  if (receipt.status !== 'stage-completed') return stateInvalid(receipt, 'stage-completed');
+  if (event.childId !== receipt.childId || event.exitCode !== 0) {
+    return fail('DELEGATION_STOP_INVALID', 'native stop identity or exit status is invalid');
+  }
+  if (receipt.role === 'reviewer') {
+    const allowed = new Set(reviewerAllowedPaths(receipt));
+    const forbidden = event.changedPaths.find((changed) => !allowed.has(changed));
+    if (forbidden !== undefined) return fail('DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`);
+  }
+  return succeed({
+    ...receipt,
+    status: 'sealed',
+    afterFingerprint: event.afterFingerprint,
+    changedPaths: [...event.changedPaths],
+    sealedAt: options.now(),
+  });
+}
+
+/** The orchestrator accepts the sealed result; a receipt is consumed once. */
+export function consumeDelegation(receipt: DelegationReceipt, options: Clock): ReceiptOutcome {
+  if (receipt.status === 'consumed') return fail('DELEGATION_REPLAY', `delegation ${receipt.id} was already consumed`);
+  if (receipt.status !== 'sealed') return stateInvalid(receipt, 'sealed');
+  return succeed({ ...receipt, status: 'consumed', consumedAt: options.now() });
+}
+
+const ABORTABLE: ReadonlySet<ReceiptStatus> = new Set<ReceiptStatus>(['prepared', 'activated', 'stage-completed', 'sealed']);
+
+/**
+ * baton addition (ARCHITECTURE.md, Decisions 6): give up an unconsumed delegation so its run can resume.
+ * Records no new fields; `options` is accepted for symmetry with the other transitions.
+ */
+export function abortDelegation(receipt: DelegationReceipt, options: Clock): ReceiptOutcome {
+  void options;
+  if (receipt.status === 'consumed') return fail('DELEGATION_REPLAY', `delegation ${receipt.id} was already consumed`);
+  if (!ABORTABLE.has(receipt.status)) return stateInvalid(receipt, 'prepared, activated, stage-completed or sealed');
+  return succeed({ ...receipt, status: 'aborted' });
+}

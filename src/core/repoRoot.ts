@@ -1,0 +1,30 @@
+import fs from 'node:fs';
+import path from 'node:path';
+
+/**
+ * The nearest ancestor of `startDir` (itself included) that holds a `.git` entry (a directory, or the
+ * file a worktree or submodule has), found without a git binary. Null when there is none.
+ */
+export function findRepoRoot(startDir: string): string | null {
+  let dir = path.resolve(startDir);
+  for (;;) {
+    if (fs.existsSync(path.join(dir, '.git'))) return dir;
+    const parent = path.dirname(dir);
+    if (parent === dir) return null;
+    dir = parent;
+  }
+}
+
+/**
+ * The repository's git directory: `<root>/.git`, or the directory a `.git` file points at
+ * (`gitdir: …`, used by linked worktrees and submodules).
+ */
+export function gitDirOf(repoRoot: string): string {
+  const dotGit = path.join(repoRoot, '.git');
+  const stat = fs.statSync(dotGit);
+  if (stat.isDirectory()) return dotGit;
+  const text = fs.readFileSync(dotGit, 'utf8');
+  const match = /^gitdir:\s*(.+?)\s*$/m.exec(text);
+  if (!match?.[1]) throw new Error(`${dotGit} is not a git directory or a 'gitdir:' file`);
+  return path.resolve(repoRoot, match[1]);
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { DELEGATION_ROLES, DELEGATION_STAGES, RECEIPT_STATUSES } from './types.ts';
+import type { DelegationReceipt, OrchestrationRun } from './types.ts';
+
+// Validation of `orchestration.json` (schema v1). agent-infra 0.9.2 read the file with a bare
+// JSON.parse; baton validates it so one corrupt file is reported instead of crashing a scan
+// (ARCHITECTURE.md decision 2). Unknown extra keys are kept (loose objects): a newer tool may add
+// fields, and rewriting the file must not drop them.
+
+const nullableString = z.string().nullable();
+
+export const delegationReceiptSchema = z.looseObject({
+  taskId: z.string(),
+  runId: z.string(),
+  role: z.enum(DELEGATION_ROLES),
+  stage: z.enum(DELEGATION_STAGES),
+  round: z.number().int().positive(),
+  artifact: z.string(),
+  client: z.string(),
+  requestedModel: nullableString,
+  beforeFingerprint: z.string(),
+  id: z.string().min(1),
+  actualModel: nullableString,
+  modelFallbackReason: nullableString,
+  parentId: nullableString,
+  childId: nullableString,
+  spawnMode: nullableString,
+  agent: nullableString,
+  status: z.enum(RECEIPT_STATUSES),
+  afterFingerprint: nullableString,
+  changedPaths: z.array(z.string()),
+  createdAt: z.string(),
+  activatedAt: nullableString,
+  sealedAt: nullableString,
+  consumedAt: nullableString,
+});
+
+export const orchestrationRunSchema = z.looseObject({
+  schemaVersion: z.literal(1),
+  taskId: z.string(),
+  runId: z.string().min(1),
+  status: z.enum(['running', 'paused', 'completed']),
+  nextStage: z.enum(DELEGATION_STAGES).nullable(),
+  stepCount: z.number().int().nonnegative(),
+  maxSteps: z.number().int().positive(),
+  baseline: z.string(),
+  pendingDelegation: delegationReceiptSchema.nullable(),
+  receipts: z.array(delegationReceiptSchema),
+  pause: z
+    .object({ code: z.string(), message: z.string(), recoverable: z.boolean() })
+    .nullable(),
+  commitAuthorization: z.object({ issuedAt: nullableString, consumedAt: nullableString }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+// Compile-time check that the schemas describe the engine's types.
+type Assignable<T, U extends T> = U;
+export type _ReceiptCheck = Assignable<DelegationReceipt, z.infer<typeof delegationReceiptSchema>>;
+export type _RunCheck = Assignable<OrchestrationRun, z.infer<typeof orchestrationRunSchema>>;
+
+/** Human-readable summary of the first few schema problems, e.g. "status: Invalid option". */
+export function describeSchemaError(error: z.ZodError): string {
+  return error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)
+    .join('; ');
+}

@@ -1,0 +1,101 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { describeSchemaError, orchestrationRunSchema } from './runSchema.ts';
+import type { OrchestrationRun } from './types.ts';
+
+export const RUN_FILE_NAME = 'orchestration.json';
+
+export function runFilePath(taskDir: string): string {
+  return path.join(taskDir, RUN_FILE_NAME);
+}
+
+export type RunRead =
+  | Readonly<{ kind: 'missing' }>
+  | Readonly<{ kind: 'ok'; run: OrchestrationRun }>
+  | Readonly<{ kind: 'invalid'; message: string }>;
+
+/** Reads and validates `<taskDir>/orchestration.json`. Never throws. */
+export function readRunFile(taskDir: string): RunRead {
+  const file = runFilePath(taskDir);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
+    return { kind: 'invalid', message: `${file} cannot be read: ${(error as Error).message}` };
+  }
+  return parseRunText(text, file);
+}
+
+export function parseRunText(text: string, file: string): RunRead {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { kind: 'invalid', message: `${file} is not valid JSON` };
+  }
+  const parsed = orchestrationRunSchema.safeParse(value);
+  if (!parsed.success) {
+    const version = (value as { schemaVersion?: unknown } | null)?.schemaVersion;
+    if (value !== null && typeof value === 'object' && version !== 1) {
+      return { kind: 'invalid', message: `${file} has unsupported schemaVersion ${JSON.stringify(version)}` };
+    }
+    return { kind: 'invalid', message: `${file} does not match orchestration schema v1 (${describeSchemaError(parsed.error)})` };
+  }
+  return { kind: 'ok', run: parsed.data as OrchestrationRun };
+}
+
+/** The bytes agent-infra writes: JSON, 2-space indent, trailing newline. */
+export function serializeRun(run: OrchestrationRun): string {
+  return `${JSON.stringify(run, null, 2)}\n`;
+}
+
+/**
+ * Atomic replace: write a uniquely named temp file next to the target (exclusive create), then rename
+ * it over the target, so a reader sees either the old or the new content, never a torn file.
+ */
+export function writeFileAtomic(file: string, content: string): void {
+  const temp = `${file}.${randomUUID()}.tmp`;
+  try {
+    fs.writeFileSync(temp, content, { encoding: 'utf8', flag: 'wx' });
+    fs.renameSync(temp, file);
+  } catch (error) {
+    fs.rmSync(temp, { force: true });
+    throw error;
+  }
+}
+
+/** One file the engine wants written: full content, so applying it twice is the same as once. */
+export type RunWrite = Readonly<{ path: string; content: string }>;
+
+export function commitWrites(writes: readonly RunWrite[]): void {
+  for (const write of writes) writeFileAtomic(write.path, write.content);
+}
+
+/**
+ * The run files one event sees and changes. Reads fall through to disk until the event stages a new
+ * run for a task; later reads of that task see the staged run. Nothing reaches disk here: the caller
+ * commits `writes()` (directly, or through the worker's event journal for exactly-once effects).
+ */
+export class RunTransaction {
+  readonly #staged = new Map<string, OrchestrationRun>();
+  readonly #reader: (taskDir: string) => RunRead;
+
+  constructor(reader: (taskDir: string) => RunRead = readRunFile) {
+    this.#reader = reader;
+  }
+
+  read(taskDir: string): RunRead {
+    const staged = this.#staged.get(path.resolve(taskDir));
+    return staged ? { kind: 'ok', run: staged } : this.#reader(taskDir);
+  }
+
+  stage(taskDir: string, run: OrchestrationRun): void {
+    this.#staged.set(path.resolve(taskDir), run);
+  }
+
+  writes(): RunWrite[] {
+    return [...this.#staged].map(([taskDir, run]) => ({ path: runFilePath(taskDir), content: serializeRun(run) }));
+  }
+}

@@ -1,0 +1,259 @@
+// Task reference resolution (LIFECYCLE.md §1): full TASK ids and short ids (`7`, `#07`) to a task directory
+// under `<repoRoot>/.agents/workspace`. Read-only: nothing here writes, not even the short-id registry.
+import fs from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+
+import type { ResolvedTaskRef, TaskState } from './types.ts';
+
+export const TASK_ID_PATTERN = /^TASK-\d{8}-\d{6}$/;
+
+/** Produced by callers that fail to find a repository root (baton finds it without git, elsewhere). */
+export const REPO_ROOT_NOT_FOUND_MESSAGE = 'ai task: current directory is not inside a git repository';
+
+const DEFAULT_SHORT_ID_LENGTH = 2;
+// Longer keys would make the registry capacity (10^L − 1) lose integer precision and the
+// reserved-id message absurdly long; no real configuration comes near this.
+const MAX_SHORT_ID_LENGTH = 15;
+const FLAT_STATES = ['active', 'blocked', 'completed'] as const;
+const REGISTRY_NAME = '.short-ids.json';
+
+type Failure = Extract<ResolvedTaskRef, { ok: false }>;
+
+function failure(code: string, message: string, repoRoot: string | null, taskId: string | null): Failure {
+  return Object.freeze({ ok: false, code, message, repoRoot, taskId });
+}
+
+function workspaceRoot(repoRoot: string): string {
+  return path.join(repoRoot, '.agents', 'workspace');
+}
+
+/**
+ * `task.shortIdLength` from `.agents/.airc.json` when it is a finite number ≥ 1, else 2 (any read or parse
+ * error also gives 2). Fractions are floored and the value is capped at 15, since a digit count is whole.
+ */
+export function readShortIdLength(repoRoot: string): number {
+  try {
+    const config: unknown = JSON.parse(fs.readFileSync(path.join(repoRoot, '.agents', '.airc.json'), 'utf8'));
+    const value = (config as { task?: { shortIdLength?: unknown } } | null)?.task?.shortIdLength;
+    if (typeof value === 'number' && Number.isFinite(value) && value >= 1) {
+      return Math.min(Math.floor(value), MAX_SHORT_ID_LENGTH);
+    }
+  } catch {
+    // Unreadable or malformed config falls back to the default, as agent-infra does.
+  }
+  return DEFAULT_SHORT_ID_LENGTH;
+}
+
+type ShortIdKey = { ok: true; key: string } | { ok: false; code: string; message: string };
+
+/** `^#?(\d+)$` → the registry key, zero-padded to `length` digits; null when the input is not a short id. */
+function normalizeShortId(input: string, length: number): ShortIdKey | null {
+  const match = /^#?(\d+)$/.exec(input);
+  if (!match?.[1]) return null;
+  // BigInt keeps arbitrarily long digit strings exact (Number would round them).
+  const value = BigInt(match[1]);
+  if (value === 0n) {
+    return { ok: false, code: 'SHORT_ID_RESERVED', message: `short id '${input}' is invalid (#${'0'.repeat(length)} is reserved)` };
+  }
+  const max = 10n ** BigInt(length) - 1n;
+  if (value > max) {
+    return {
+      ok: false,
+      code: 'SHORT_ID_CAPACITY_EXCEEDED',
+      message:
+        `short id ${value} exceeds shortIdLength=${length} capacity (max=${max}); ` +
+        'archive tasks or raise task.shortIdLength in .agents/.airc.json',
+    };
+  }
+  return { ok: true, key: value.toString().padStart(length, '0') };
+}
+
+// Only the outer shape is checked by zod; entries are checked one by one, in file order, so that the
+// first offending entry decides between INVALID_SCHEMA and DUPLICATE_TASK as in agent-infra.
+const registryShape = z.object({ version: z.literal(1), ids: z.record(z.string(), z.unknown()) });
+
+function registryEntrySchema(length: number) {
+  const max = 10 ** length - 1;
+  return z.tuple([
+    z
+      .string()
+      .regex(new RegExp(`^\\d{${length}}$`))
+      .refine((key) => Number(key) >= 1 && Number(key) <= max),
+    z.string().regex(TASK_ID_PATTERN),
+  ]);
+}
+
+type ShortIdLookup = { ok: true; taskId: string } | { ok: false; code: string; message: string; taskId: string | null };
+
+function lookupShortId(repoRoot: string, key: string, length: number): ShortIdLookup {
+  const activeRoot = path.join(workspaceRoot(repoRoot), 'active');
+  const registryPath = path.join(activeRoot, REGISTRY_NAME);
+  const emptyMessage = `short id '#${key}' not found; active task registry is empty.`;
+  const cleanedMessage =
+    `short id '#${key}' not found in active task registry ` +
+    "(it may have been cleaned up after archival; check 'task-short-id.js list').";
+
+  if (!fs.existsSync(registryPath)) return { ok: false, code: 'SHORT_ID_REGISTRY_NOT_FOUND', message: emptyMessage, taskId: null };
+  let raw: string;
+  try {
+    raw = fs.readFileSync(registryPath, 'utf8');
+  } catch (error) {
+    const message = `cannot read registry ${registryPath}: ${errorText(error)}`;
+    return { ok: false, code: 'SHORT_ID_REGISTRY_READ_FAILED', message, taskId: null };
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(raw);
+  } catch (error) {
+    const message = `registry ${registryPath} is not valid JSON: ${errorText(error)}`;
+    return { ok: false, code: 'SHORT_ID_REGISTRY_INVALID_JSON', message, taskId: null };
+  }
+  const invalidSchema = { ok: false, code: 'SHORT_ID_REGISTRY_INVALID_SCHEMA', message: `registry ${registryPath} has invalid schema`, taskId: null } as const;
+  if (!registryShape.safeParse(data).success) return invalidSchema;
+
+  // Iterate the parsed JSON itself: zod's output object would silently drop a `__proto__` key.
+  const ids = (data as { ids: Record<string, unknown> }).ids;
+  const entrySchema = registryEntrySchema(length);
+  const keyOfTask = new Map<string, string>();
+  for (const entry of Object.entries(ids)) {
+    const parsed = entrySchema.safeParse(entry);
+    if (!parsed.success) return invalidSchema;
+    const [registryKey, taskId] = parsed.data;
+    const earlier = keyOfTask.get(taskId);
+    if (earlier !== undefined) {
+      return {
+        ok: false,
+        code: 'SHORT_ID_REGISTRY_DUPLICATE_TASK',
+        message: `duplicate registry entries for taskId ${taskId} at keys [#${earlier}, #${registryKey}]; manual resolution required`,
+        taskId,
+      };
+    }
+    keyOfTask.set(taskId, registryKey);
+  }
+
+  const taskId = Object.hasOwn(ids, key) ? (ids[key] as string) : undefined;
+  if (taskId === undefined) {
+    const message = Object.keys(ids).length === 0 ? emptyMessage : cleanedMessage;
+    return { ok: false, code: 'SHORT_ID_NOT_FOUND', message, taskId: null };
+  }
+  if (!isRegularFile(path.join(activeRoot, taskId, 'task.md'))) {
+    // Same wording agent-infra uses: "empty" when no registered task is still active.
+    const anyActive = [...keyOfTask.keys()].some((id) => isRegularFile(path.join(activeRoot, id, 'task.md')));
+    return { ok: false, code: 'SHORT_ID_STALE', message: anyActive ? cleanedMessage : emptyMessage, taskId };
+  }
+  return { ok: true, taskId };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Regular file, following symbolic links. */
+function isRegularFile(file: string): boolean {
+  try {
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function isInside(root: string, candidate: string): boolean {
+  const relative = path.relative(root, candidate);
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
+}
+
+/**
+ * A task exists at `taskMdPath` iff it is a regular file and neither it nor its directory resolves (through
+ * symbolic links) to a place outside the workspace: a planted link must not let a reference escape it.
+ */
+function isContainedTask(workspaceReal: string | null, taskMdPath: string): boolean {
+  if (workspaceReal === null || !isRegularFile(taskMdPath)) return false;
+  try {
+    return isInside(workspaceReal, fs.realpathSync(path.dirname(taskMdPath))) && isInside(workspaceReal, fs.realpathSync(taskMdPath));
+  } catch {
+    return false;
+  }
+}
+
+/** Entries of exactly `width` digits, newest first; an unreadable or missing directory has none. */
+function datedEntries(dir: string, width: number): string[] {
+  const pattern = new RegExp(`^\\d{${width}}$`);
+  try {
+    return fs
+      .readdirSync(dir)
+      .filter((name) => pattern.test(name))
+      .sort()
+      .reverse();
+  } catch {
+    return [];
+  }
+}
+
+function locateTask(repoRoot: string, taskId: string): { taskMdPath: string; state: TaskState } | null {
+  const workspace = workspaceRoot(repoRoot);
+  let workspaceReal: string | null;
+  try {
+    workspaceReal = fs.realpathSync(workspace);
+  } catch {
+    workspaceReal = null;
+  }
+  for (const state of FLAT_STATES) {
+    const candidate = path.join(workspace, state, taskId, 'task.md');
+    if (isContainedTask(workspaceReal, candidate)) return { taskMdPath: candidate, state };
+  }
+  // Archive dates are completion dates, not id dates, so the YYYY/MM/DD tree has to be walked.
+  const archive = path.join(workspace, 'archive');
+  for (const year of datedEntries(archive, 4)) {
+    for (const month of datedEntries(path.join(archive, year), 2)) {
+      for (const day of datedEntries(path.join(archive, year, month), 2)) {
+        const candidate = path.join(archive, year, month, day, taskId, 'task.md');
+        if (isContainedTask(workspaceReal, candidate)) return { taskMdPath: candidate, state: 'archive' };
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Resolve a full TASK id, a bare short id or `#N` to the task's directory. Every id that reaches the
+ * filesystem has matched TASK_ID_PATTERN, so no reference can name a path outside the workspace.
+ */
+export function resolveTaskRef(ref: string, options: { repoRoot: string }): ResolvedTaskRef {
+  if (typeof options?.repoRoot !== 'string' || options.repoRoot === '') {
+    return failure('REPO_ROOT_NOT_FOUND', REPO_ROOT_NOT_FOUND_MESSAGE, null, null);
+  }
+  const repoRoot = path.resolve(options.repoRoot);
+  const text = typeof ref === 'string' ? ref : String(ref);
+  let taskId: string;
+  if (TASK_ID_PATTERN.test(text)) {
+    taskId = text;
+  } else {
+    const length = readShortIdLength(repoRoot);
+    const normalized = normalizeShortId(text, length);
+    if (normalized === null) {
+      return failure(
+        'INVALID_TASK_REF',
+        `'${text}' is not a valid short id or TASK-id; expected bare digits, '#N', or 'TASK-YYYYMMDD-HHMMSS'`,
+        repoRoot,
+        null,
+      );
+    }
+    if (!normalized.ok) return failure(normalized.code, normalized.message, repoRoot, null);
+    const lookup = lookupShortId(repoRoot, normalized.key, length);
+    if (!lookup.ok) return failure(lookup.code, lookup.message, repoRoot, lookup.taskId);
+    taskId = lookup.taskId;
+  }
+  const located = locateTask(repoRoot, taskId);
+  if (!located) {
+    return failure('TASK_NOT_FOUND', `task ${taskId} not found in active / blocked / completed / archive`, repoRoot, taskId);
+  }
+  return Object.freeze({
+    ok: true,
+    repoRoot,
+    taskId,
+    taskDir: path.dirname(located.taskMdPath),
+    taskMdPath: located.taskMdPath,
+    state: located.state,
+  });
+}

@@ -1,0 +1,144 @@
+// Shared vocabulary of the lifecycle engine (LIFECYCLE.md §6–§8). Types only: no behaviour here.
+
+export const DELEGATION_ROLES = ['executor', 'reviewer'] as const;
+export type DelegationRole = (typeof DELEGATION_ROLES)[number];
+
+export const DELEGATION_STAGES = [
+  'analysis',
+  'review-analysis',
+  'plan',
+  'review-plan',
+  'code',
+  'review-code',
+  'commit',
+] as const;
+export type DelegationStage = (typeof DELEGATION_STAGES)[number];
+
+export const RECEIPT_STATUSES = [
+  'prepared',
+  'activated',
+  'stage-completed',
+  'sealed',
+  'consumed',
+  'aborted',
+  'expired',
+] as const;
+export type ReceiptStatus = (typeof RECEIPT_STATUSES)[number];
+
+export const AGENT_CLIENT_IDS = ['claude-code', 'codex', 'gemini-cli', 'opencode'] as const;
+export type AgentClientId = (typeof AGENT_CLIENT_IDS)[number];
+
+/** A delegation receipt. Key order matches what agent-infra 0.9.2 writes, so files stay byte-compatible. */
+export type DelegationReceipt = Readonly<{
+  taskId: string;
+  runId: string;
+  role: DelegationRole;
+  stage: DelegationStage;
+  round: number;
+  artifact: string;
+  client: string;
+  requestedModel: string | null;
+  beforeFingerprint: string;
+  id: string;
+  actualModel: string | null;
+  modelFallbackReason: string | null;
+  parentId: string | null;
+  childId: string | null;
+  spawnMode: string | null;
+  agent: string | null;
+  status: ReceiptStatus;
+  afterFingerprint: string | null;
+  changedPaths: readonly string[];
+  createdAt: string;
+  activatedAt: string | null;
+  sealedAt: string | null;
+  consumedAt: string | null;
+}>;
+
+/** Receipt functions are pure and return either a new receipt or a coded failure. */
+export type ReceiptOutcome =
+  | Readonly<{ ok: true; receipt: DelegationReceipt }>
+  | Readonly<{ ok: false; code: string; message: string }>;
+
+export type OrchestrationStatus = 'running' | 'paused' | 'completed';
+
+export type PauseInfo = Readonly<{ code: string; message: string; recoverable: boolean }>;
+
+/** `<taskDir>/orchestration.json`, schema v1 (LIFECYCLE.md §7.1). */
+export type OrchestrationRun = Readonly<{
+  schemaVersion: 1;
+  taskId: string;
+  runId: string;
+  status: OrchestrationStatus;
+  nextStage: DelegationStage | null;
+  stepCount: number;
+  maxSteps: number;
+  baseline: string;
+  pendingDelegation: DelegationReceipt | null;
+  receipts: readonly DelegationReceipt[];
+  pause: PauseInfo | null;
+  commitAuthorization: Readonly<{ issuedAt: string | null; consumedAt: string | null }>;
+  createdAt: string;
+  updatedAt: string;
+}>;
+
+export const NEXT_ACTIONS = [
+  'analyze-task',
+  'review-analysis',
+  'plan-task',
+  'review-plan',
+  'code-task',
+  'review-code',
+  'commit',
+] as const;
+export type NextAction = (typeof NEXT_ACTIONS)[number];
+
+export type OrchestrationNext = Readonly<{
+  action: NextAction;
+  role: DelegationRole;
+  stage: DelegationStage;
+  round: number;
+  artifact: string;
+}>;
+
+export type ResultError = Readonly<{ code: string; message: string }>;
+
+/** What every orchestration entry point returns (LIFECYCLE.md §7.2). */
+export type OrchestrationResult = Readonly<{
+  status: OrchestrationStatus | 'failed';
+  changed: boolean;
+  taskId: string | null;
+  run: OrchestrationRun | null;
+  next: OrchestrationNext | null;
+  error: ResultError | null;
+  /** baton addition, present only when non-empty: e.g. corrupt run files skipped by a repository scan. */
+  warnings?: readonly string[];
+}>;
+
+export type TaskState = 'active' | 'blocked' | 'completed' | 'archive';
+
+export type ResolvedTaskRef =
+  | Readonly<{
+      ok: true;
+      repoRoot: string;
+      taskId: string;
+      taskDir: string;
+      taskMdPath: string;
+      state: TaskState;
+    }>
+  | Readonly<{
+      ok: false;
+      code: string;
+      message: string;
+      repoRoot: string | null;
+      taskId: string | null;
+    }>;
+
+/**
+ * The fingerprint seam (LIFECYCLE.md §9, ARCHITECTURE.md "Fingerprints"): capture returns a git tree id
+ * for the whole workspace; diff lists repo-relative paths that differ between two captures.
+ */
+export interface WorkspaceFingerprinter {
+  capture(repoRoot: string): Promise<string>;
+  diff(repoRoot: string, before: string, after: string): Promise<string[]>;
+}

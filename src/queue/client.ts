@@ -1,0 +1,144 @@
+import { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { connectFast } from './connection.ts';
+import { queueNameFor } from './envelope.ts';
+import type { JobEnvelope, RepoIdentity } from './envelope.ts';
+import {
+  JOB_OPTIONS,
+  discoveryRootsKey,
+  eventsStreamKey,
+  heartbeatKey,
+  jobKey,
+  repositoriesKey,
+} from './keys.ts';
+import type { QueueConfig } from './keys.ts';
+
+// The caller's side of a repository queue: enqueue an envelope, find out whether a worker serves
+// the repository, and wait for the worker's result.
+
+export type JobOutcome =
+  | Readonly<{ kind: 'completed'; value: unknown }>
+  | Readonly<{ kind: 'failed'; reason: string }>
+  | Readonly<{ kind: 'timeout' }>;
+
+export class RepositoryQueueClient {
+  readonly queueName: string;
+  readonly #redis: Redis;
+  readonly #queue: Queue;
+  readonly #prefix: string;
+  readonly #repo: RepoIdentity;
+  #streamCursor = '0-0';
+
+  private constructor(redis: Redis, config: QueueConfig, repo: RepoIdentity) {
+    this.queueName = queueNameFor(repo.id);
+    this.#redis = redis;
+    this.#prefix = config.prefix;
+    this.#repo = repo;
+    this.#queue = new Queue(this.queueName, { connection: redis, prefix: config.prefix, skipVersionCheck: true });
+    this.#queue.on('error', () => {
+      // Surfaced through the failing call.
+    });
+  }
+
+  static async connect(config: QueueConfig, repo: RepoIdentity, connectTimeoutMs: number): Promise<RepositoryQueueClient> {
+    const redis = await connectFast(config.redisUrl, connectTimeoutMs);
+    return new RepositoryQueueClient(redis, config, repo);
+  }
+
+  /** True when a worker's heartbeat for this queue is fresh, or a discovering worker covers the root. */
+  async workerAvailable(): Promise<boolean> {
+    const [beat, roots] = await Promise.all([
+      this.#redis.zcount(heartbeatKey(this.#prefix, this.queueName), Date.now(), '+inf'),
+      this.#redis.hgetall(discoveryRootsKey(this.#prefix)),
+    ]);
+    if (beat > 0) return true;
+    const now = Date.now();
+    return Object.entries(roots).some(([root, expiry]) => Number(expiry) > now && isWithin(this.#repo.root, root));
+  }
+
+  /**
+   * Adds the envelope as job `eventId`. A job with that id that is still retained is not added
+   * again (BullMQ deduplicates by id); the worker's journal covers ids whose job was removed.
+   */
+  async enqueue(envelope: JobEnvelope): Promise<void> {
+    // Remember where the events stream is now, so waiting cannot miss this job's completion.
+    const last = (await this.#redis.xrevrange(eventsStreamKey(this.#prefix, this.queueName), '+', '-', 'COUNT', 1)) as [string, string[]][];
+    this.#streamCursor = last[0]?.[0] ?? '0-0';
+    await this.#redis.hset(repositoriesKey(this.#prefix), this.#repo.id, this.#repo.root);
+    await this.#queue.add(envelope.intent, envelope, { ...JOB_OPTIONS, jobId: envelope.eventId });
+  }
+
+  /** Current outcome of a job, without waiting. */
+  async outcomeOf(jobId: string): Promise<JobOutcome | null> {
+    const [finishedOn, returnvalue, failedReason] = await this.#redis.hmget(
+      jobKey(this.#prefix, this.queueName, jobId),
+      'finishedOn',
+      'returnvalue',
+      'failedReason',
+    );
+    if (!finishedOn) return null;
+    if (failedReason) return { kind: 'failed', reason: failedReason };
+    return { kind: 'completed', value: parseJson(returnvalue) };
+  }
+
+  /** Waits for the job's completion or failure, reading the queue's event stream (no polling). */
+  async waitFor(jobId: string, timeoutMs: number): Promise<JobOutcome> {
+    const deadline = Date.now() + timeoutMs;
+    const current = await this.outcomeOf(jobId);
+    if (current) return current;
+    const stream = eventsStreamKey(this.#prefix, this.queueName);
+    for (;;) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return { kind: 'timeout' };
+      const batch = (await this.#redis.xread('COUNT', 200, 'BLOCK', Math.max(1, remaining), 'STREAMS', stream, this.#streamCursor)) as
+        | [string, [string, string[]][]][]
+        | null;
+      for (const [, entries] of batch ?? []) {
+        for (const [id, fields] of entries) {
+          this.#streamCursor = id;
+          const event = fieldsToRecord(fields);
+          if (event.jobId !== jobId) continue;
+          if (event.event === 'completed') return { kind: 'completed', value: parseJson(event.returnvalue) };
+          if (event.event === 'failed') return { kind: 'failed', reason: event.failedReason ?? 'job failed' };
+        }
+      }
+    }
+  }
+
+  /** Removes a job that no worker has taken yet (a CLI that gives up must not leave it behind). */
+  async withdraw(jobId: string): Promise<boolean> {
+    const job = await this.#queue.getJob(jobId);
+    if (!job) return false;
+    try {
+      await job.remove();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#queue.close().catch(() => undefined);
+    this.#redis.disconnect();
+  }
+}
+
+function fieldsToRecord(fields: string[]): Record<string, string> {
+  const record: Record<string, string> = {};
+  for (let index = 0; index + 1 < fields.length; index += 2) record[fields[index]!] = fields[index + 1]!;
+  return record;
+}
+
+function parseJson(text: string | null | undefined): unknown {
+  if (text === null || text === undefined || text === '') return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+function isWithin(child: string, parent: string): boolean {
+  const base = parent.endsWith('/') ? parent : `${parent}/`;
+  return child === parent || child.startsWith(base);
+}

@@ -1,0 +1,45 @@
+// Redis keys and job options shared by callers and workers. BullMQ owns `<prefix>:<queue>:*`;
+// baton's own keys live under the same prefix (so `{baton}` keeps everything in one Cluster slot).
+
+export const DEFAULT_PREFIX = 'baton';
+
+export type QueueConfig = Readonly<{ redisUrl: string; prefix: string }>;
+
+/** Sorted set of the workers serving the queue, scored by heartbeat expiry: "is anyone serving this repository?" */
+export function heartbeatKey(prefix: string, queueName: string): string {
+  return `${prefix}:${queueName}:baton-heartbeat`;
+}
+
+/** Roots served by `--discover` workers: field = allowed root, value = expiry (ms since epoch). */
+export function discoveryRootsKey(prefix: string): string {
+  return `${prefix}:baton:discovery-roots`;
+}
+
+/** Every repository that has had a job: field = repoId, value = repository root. */
+export function repositoriesKey(prefix: string): string {
+  return `${prefix}:baton:repos`;
+}
+
+export function eventsStreamKey(prefix: string, queueName: string): string {
+  return `${prefix}:${queueName}:events`;
+}
+
+export function jobKey(prefix: string, queueName: string, jobId: string): string {
+  return `${prefix}:${queueName}:${jobId}`;
+}
+
+export const HEARTBEAT_TTL_MS = 5_000;
+export const HEARTBEAT_INTERVAL_MS = 1_500;
+
+const DAY_SECONDS = 24 * 60 * 60;
+
+/**
+ * State-applying jobs are never retried by BullMQ (a retried job goes to the back of the queue and
+ * would be applied out of order); transient faults are retried inside the processor instead.
+ * Completed jobs stay a week (inspectable in the dashboard), failed ones a month.
+ */
+export const JOB_OPTIONS = {
+  attempts: 1,
+  removeOnComplete: { age: 7 * DAY_SECONDS, count: 10_000 },
+  removeOnFail: { age: 30 * DAY_SECONDS, count: 10_000 },
+} as const;

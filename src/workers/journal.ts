@@ -1,0 +1,154 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { commitWrites, writeFileAtomic } from '../core/runStore.ts';
+import type { EngineOutcome } from '../core/engine.ts';
+import type { OrchestrationResult } from '../core/types.ts';
+import { failpoint } from './failpoints.ts';
+
+// Effectively-once application of events. Delivery is at-least-once (duplicate hooks, a job
+// redelivered after its worker was killed), and BullMQ's job-id deduplication ends when the job is
+// removed, so the worker keeps its own record per event id under `<gitdir>/baton/journal/`:
+//   1. record `pending` with the result and the full content of every run file to write, plus a
+//      hash of each file's content before the event;
+//   2. write the run files (atomic renames);
+//   3. record `done`.
+// A second delivery finds the record and returns the first result. If the worker died between 1
+// and 3, the redelivery finishes the writes: a file already holding the new content is left alone,
+// a file still holding the old content is written, and a file holding anything else (the state
+// moved on) is not touched and the result carries a warning.
+
+const journalRecordSchema = z.object({
+  v: z.literal(1),
+  eventId: z.string(),
+  state: z.enum(['pending', 'done']),
+  recordedAt: z.string(),
+  result: z.record(z.string(), z.unknown()),
+  writes: z.array(z.object({ path: z.string(), content: z.string(), beforeSha256: z.string().nullable() })),
+});
+
+type JournalRecord = z.infer<typeof journalRecordSchema>;
+
+export type JournaledOutcome = Readonly<{ result: OrchestrationResult; replayed: boolean }>;
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function readText(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+export class EventJournal {
+  readonly dir: string;
+  readonly #writableRoot: string;
+
+  /** `writableRoot`: the only directory journal writes may target (the repository's workspace). */
+  constructor(dir: string, writableRoot: string) {
+    this.dir = dir;
+    this.#writableRoot = path.resolve(writableRoot);
+    fs.mkdirSync(dir, { recursive: true });
+  }
+
+  #file(eventId: string): string {
+    return path.join(this.dir, `${eventId}.json`);
+  }
+
+  lookup(eventId: string): JournalRecord | null {
+    const text = readText(this.#file(eventId));
+    if (text === null) return null;
+    const parsed = journalRecordSchema.safeParse(safeJson(text));
+    if (!parsed.success) throw new Error(`journal record ${this.#file(eventId)} is corrupt; move it aside to re-apply event ${eventId}`);
+    return parsed.data;
+  }
+
+  #save(record: JournalRecord): void {
+    writeFileAtomic(this.#file(record.eventId), `${JSON.stringify(record)}\n`);
+  }
+
+  #assertWritable(file: string): void {
+    const resolved = path.resolve(file);
+    if (!resolved.startsWith(`${this.#writableRoot}${path.sep}`)) {
+      throw new Error(`refusing to write ${resolved}: outside ${this.#writableRoot}`);
+    }
+  }
+
+  /** Applies `compute`'s outcome once per event id; later deliveries return the recorded result. */
+  async apply(eventId: string, compute: () => Promise<EngineOutcome>, intent = ''): Promise<JournaledOutcome> {
+    const existing = this.lookup(eventId);
+    if (existing) return { result: this.#finish(existing), replayed: true };
+    const outcome = await compute();
+    const record: JournalRecord = {
+      v: 1,
+      eventId,
+      state: outcome.writes.length === 0 ? 'done' : 'pending',
+      recordedAt: new Date().toISOString(),
+      result: outcome.result as unknown as Record<string, unknown>,
+      writes: outcome.writes.map((write) => {
+        this.#assertWritable(write.path);
+        const before = readText(write.path);
+        return { path: write.path, content: write.content, beforeSha256: before === null ? null : sha256(before) };
+      }),
+    };
+    this.#save(record);
+    if (record.state === 'pending') {
+      failpoint('after-journal', intent);
+      commitWrites(outcome.writes);
+      failpoint('after-commit', intent);
+      this.#save({ ...record, state: 'done' });
+    }
+    failpoint('after-done', intent);
+    return { result: outcome.result, replayed: false };
+  }
+
+  /** Completes a record left pending by a crash; returns the recorded result. */
+  #finish(record: JournalRecord): OrchestrationResult {
+    const result = record.result as unknown as OrchestrationResult;
+    if (record.state === 'done') return result;
+    const conflicts: string[] = [];
+    for (const write of record.writes) {
+      this.#assertWritable(write.path);
+      const current = readText(write.path);
+      if (current === write.content) continue;
+      const currentSha = current === null ? null : sha256(current);
+      if (currentSha === write.beforeSha256) writeFileAtomic(write.path, write.content);
+      else conflicts.push(write.path);
+    }
+    this.#save({ ...record, state: 'done' });
+    if (conflicts.length === 0) return result;
+    const warning = `event ${record.eventId} was interrupted and its run state has changed since; not rewritten: ${conflicts.join(', ')}`;
+    return { ...result, warnings: [...(result.warnings ?? []), warning] };
+  }
+
+  /** Removes records older than `maxAgeMs` (the deduplication window). */
+  prune(maxAgeMs: number, now: number = Date.now()): number {
+    let removed = 0;
+    for (const name of fs.readdirSync(this.dir)) {
+      if (!name.endsWith('.json')) continue;
+      const file = path.join(this.dir, name);
+      try {
+        if (now - fs.statSync(file).mtimeMs > maxAgeMs) {
+          fs.rmSync(file, { force: true });
+          removed += 1;
+        }
+      } catch {
+        // Raced with another pruner.
+      }
+    }
+    return removed;
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,91 @@
+import path from 'node:path';
+import { UnrecoverableError } from 'bullmq';
+import { applyEvent, applyEventNow } from '../core/engine.ts';
+import { parseEnvelope } from '../queue/envelope.ts';
+import type { JobEnvelope } from '../queue/envelope.ts';
+import { EventJournal } from './journal.ts';
+import type { OrchestrationResult, WorkspaceFingerprinter } from '../core/types.ts';
+import type { LifecycleEvent } from '../core/events.ts';
+
+// What the worker does with one job of one repository: validate, refuse what is not ours, apply
+// through the engine exactly once (journal), retry transient faults in place, and pause the run
+// when an event cannot be applied at all.
+
+export type ServedRepository = Readonly<{
+  id: string;
+  root: string;
+  fingerprinter: WorkspaceFingerprinter;
+  journal: EventJournal;
+}>;
+
+export function servedRepository(id: string, root: string, fingerprinter: WorkspaceFingerprinter, stateDir: string): ServedRepository {
+  return { id, root, fingerprinter, journal: new EventJournal(path.join(stateDir, 'journal'), path.join(root, '.agents', 'workspace')) };
+}
+
+export type ProcessedJob = Readonly<{ envelope: JobEnvelope; result: OrchestrationResult; replayed: boolean }>;
+
+/** Filesystem errors worth another try in place (BullMQ-level retries would reorder the queue). */
+const TRANSIENT_CODES = new Set(['EBUSY', 'EAGAIN', 'EMFILE', 'ENFILE', 'EINTR', 'ETIMEDOUT']);
+const RETRY_DELAYS_MS = [25, 100, 400];
+
+function isTransient(error: unknown): boolean {
+  return TRANSIENT_CODES.has((error as NodeJS.ErrnoException | null)?.code ?? '');
+}
+
+async function withTransientRetry<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await work();
+    } catch (error) {
+      const delay = RETRY_DELAYS_MS[attempt];
+      if (!isTransient(error) || delay === undefined) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
+export const EVENT_FAILED_CODE = 'BATON_EVENT_FAILED';
+
+export async function processJobData(repository: ServedRepository, data: unknown): Promise<ProcessedJob> {
+  const check = parseEnvelope(data);
+  if (!check.ok) throw new UnrecoverableError(`${check.message}; nothing was changed`);
+  const { envelope, event } = check;
+  if (envelope.repo.id !== repository.id || envelope.repo.root !== repository.root) {
+    throw new UnrecoverableError(
+      `job names repository ${envelope.repo.root} (${envelope.repo.id}) but this queue belongs to ${repository.root} (${repository.id}); refused, nothing was changed`,
+    );
+  }
+  try {
+    const outcome = await withTransientRetry(() =>
+      repository.journal.apply(
+        envelope.eventId,
+        () => applyEvent(event, { repoRoot: repository.root, fingerprinter: repository.fingerprinter }),
+        envelope.intent,
+      ),
+    );
+    return { envelope, ...outcome };
+  } catch (error) {
+    await pauseAfterFailure(repository, event, envelope, error);
+    throw error;
+  }
+}
+
+/** A state-applying event that cannot be applied pauses its run, so nobody proceeds past it. */
+async function pauseAfterFailure(repository: ServedRepository, event: LifecycleEvent, envelope: JobEnvelope, error: unknown): Promise<void> {
+  if (event.taskRef === 'auto' || event.intent === 'route' || event.intent === 'status') return;
+  const reason = error instanceof Error ? error.message : String(error);
+  try {
+    await applyEventNow(
+      {
+        intent: 'pause',
+        taskRef: event.taskRef,
+        code: EVENT_FAILED_CODE,
+        message: `event ${envelope.eventId} (${envelope.intent}) could not be applied: ${reason}; retry the job from the dashboard or re-run the command`,
+        recoverable: true,
+      },
+      { repoRoot: repository.root, fingerprinter: repository.fingerprinter },
+    );
+  } catch {
+    // The run itself is unreadable; the failed job still records why.
+  }
+}

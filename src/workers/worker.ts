@@ -1,0 +1,236 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { Queue, Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { connectDurable, redactRedisUrl } from '../queue/connection.ts';
+import { queueNameFor, repoIdentity } from '../queue/envelope.ts';
+import type { JobEnvelope, RepoIdentity } from '../queue/envelope.ts';
+import {
+  HEARTBEAT_INTERVAL_MS,
+  HEARTBEAT_TTL_MS,
+  JOB_OPTIONS,
+  discoveryRootsKey,
+  heartbeatKey,
+  repositoriesKey,
+} from '../queue/keys.ts';
+import type { QueueConfig } from '../queue/keys.ts';
+import { batonStateDir, drainSpool, spooledFiles } from '../queue/spool.ts';
+import { processJobData, servedRepository } from './processor.ts';
+import type { ProcessedJob, ServedRepository } from './processor.ts';
+import type { WorkspaceFingerprinter } from '../core/types.ts';
+
+// The baton worker: ONE module that runs unchanged on Node, Bun and Deno. It serves one or more
+// repositories, each through its own BullMQ queue consumed with concurrency 1 under a queue-wide
+// global concurrency of 1, so at most one job per repository is applied at any moment across all
+// worker processes. It also keeps a heartbeat (so callers know someone serves the repository),
+// drains events that hooks spooled while Redis was down, and prunes the event journal.
+
+export type WorkerLog = (line: string) => void;
+
+export type BatonWorkerOptions = Readonly<{
+  queue: QueueConfig;
+  repos: readonly string[];
+  /** Serve any repository that enqueues a job, when its real path is inside one of these roots. */
+  discoverRoots?: readonly string[];
+  createFingerprinter: () => WorkspaceFingerprinter;
+  log?: WorkerLog;
+  /** BullMQ lock duration: how soon a job of a killed worker is handed to another. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  /** How long events stay deduplicated by the journal. */
+  journalRetentionMs?: number;
+  spoolPollMs?: number;
+  discoverPollMs?: number;
+  onJob?: (repository: ServedRepository, job: ProcessedJob, elapsedMs: number) => void;
+}>;
+
+export type BatonWorker = Readonly<{
+  id: string;
+  served(): readonly ServedRepository[];
+  queues(): readonly Queue[];
+  /** Finishes the active jobs, then stops; after `deadlineMs` it stops regardless. */
+  close(deadlineMs?: number): Promise<{ clean: boolean }>;
+}>;
+
+type Serving = { repository: ServedRepository; queue: Queue; worker: Worker; draining: boolean };
+
+const DEFAULT_JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+
+export async function startBatonWorker(options: BatonWorkerOptions): Promise<BatonWorker> {
+  const workerId = `w-${randomUUID()}`;
+  const log = options.log ?? (() => undefined);
+  const { prefix } = options.queue;
+  const connection: Redis = connectDurable(options.queue.redisUrl, `baton-worker-${workerId}`);
+  connection.on('error', (error: Error) => log(`redis: ${error.message}`));
+  const serving = new Map<string, Serving>();
+  const timers: ReturnType<typeof setInterval>[] = [];
+  let closing = false;
+
+  await warnAboutRedisConfig(connection, log);
+
+  async function serve(identity: RepoIdentity): Promise<void> {
+    if (serving.has(identity.id) || closing) return;
+    const repository = servedRepository(identity.id, identity.root, options.createFingerprinter(), batonStateDir(identity.root));
+    const name = queueNameFor(identity.id);
+    const queue = new Queue(name, { connection, prefix, skipVersionCheck: true });
+    queue.on('error', (error: Error) => log(`queue ${name}: ${error.message}`));
+    await queue.setGlobalConcurrency(1);
+    const worker = new Worker(
+      name,
+      async (job: Job) => {
+        const started = performance.now();
+        const processed = await processJobData(repository, job.data);
+        options.onJob?.(repository, processed, performance.now() - started);
+        return processed.result;
+      },
+      {
+        connection,
+        prefix,
+        concurrency: 1,
+        name: workerId,
+        skipVersionCheck: true,
+        lockDuration: options.lockDurationMs ?? 15_000,
+        stalledInterval: options.stalledIntervalMs ?? 5_000,
+        // Applying is idempotent (journal), so a job may be handed over several times.
+        maxStalledCount: 10,
+      },
+    );
+    worker.on('error', (error: Error) => log(`worker ${name}: ${error.message}`));
+    worker.on('failed', (job, error) => log(`${identity.root}: job ${job?.id ?? '?'} failed: ${error.message}`));
+    serving.set(identity.id, { repository, queue, worker, draining: false });
+    await connection.hset(repositoriesKey(prefix), identity.id, identity.root);
+    await heartbeat();
+    log(`serving ${identity.root} (queue ${name})`);
+  }
+
+  async function heartbeat(): Promise<void> {
+    const expiry = Date.now() + HEARTBEAT_TTL_MS;
+    const pipeline = connection.pipeline();
+    for (const { queue } of serving.values()) {
+      const key = heartbeatKey(prefix, queue.name);
+      pipeline.zadd(key, expiry, workerId).zremrangebyscore(key, '-inf', Date.now()).pexpire(key, HEARTBEAT_TTL_MS * 4);
+    }
+    for (const root of options.discoverRoots ?? []) pipeline.hset(discoveryRootsKey(prefix), root, expiry);
+    await pipeline.exec();
+  }
+
+  async function drainSpools(): Promise<void> {
+    for (const entry of serving.values()) {
+      if (entry.draining || spooledFiles(entry.repository.root).length === 0) continue;
+      entry.draining = true;
+      try {
+        const report = await drainSpool(entry.repository.root, (envelope: JobEnvelope) =>
+          entry.queue.add(envelope.intent, envelope, { ...JOB_OPTIONS, jobId: envelope.eventId }).then(() => undefined),
+        );
+        if (report.added > 0) log(`${entry.repository.root}: queued ${report.added} spooled event(s)`);
+        for (const name of report.rejected) log(`${entry.repository.root}: spooled file ${name} is unreadable, moved to spool/rejected`);
+      } catch (error) {
+        log(`${entry.repository.root}: spool drain paused: ${(error as Error).message}`);
+      } finally {
+        entry.draining = false;
+      }
+    }
+  }
+
+  async function discover(): Promise<void> {
+    const roots = (options.discoverRoots ?? []).map((root) => realpathOrNull(root)).filter((root): root is string => root !== null);
+    const known = await connection.hgetall(repositoriesKey(prefix));
+    for (const [id, root] of Object.entries(known)) {
+      if (serving.has(id)) continue;
+      const identity = safeIdentity(root);
+      if (!identity || identity.id !== id) continue;
+      if (!roots.some((allowed) => identity.root === allowed || identity.root.startsWith(`${allowed}${path.sep}`))) continue;
+      await serve(identity);
+    }
+  }
+
+  for (const repo of options.repos) await serve(repoIdentity(repo));
+  if (options.discoverRoots?.length) {
+    await heartbeat();
+    await discover();
+  }
+  await drainSpools();
+
+  const every = (ms: number, task: () => Promise<unknown>) => {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running || closing) return;
+      running = true;
+      task()
+        .catch((error: unknown) => log(`background task: ${(error as Error).message}`))
+        .finally(() => {
+          running = false;
+        });
+    }, ms);
+    timer.unref?.();
+    timers.push(timer);
+  };
+  every(HEARTBEAT_INTERVAL_MS, heartbeat);
+  every(options.spoolPollMs ?? 1_000, drainSpools);
+  if (options.discoverRoots?.length) every(options.discoverPollMs ?? 2_000, discover);
+  const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;
+  every(60 * 60 * 1000, async () => {
+    for (const { repository } of serving.values()) repository.journal.prune(retention);
+  });
+  log(`worker ${workerId} connected to ${redactRedisUrl(options.queue.redisUrl)} (prefix ${prefix})`);
+
+  return {
+    id: workerId,
+    served: () => [...serving.values()].map((entry) => entry.repository),
+    queues: () => [...serving.values()].map((entry) => entry.queue),
+    async close(deadlineMs = 10_000) {
+      closing = true;
+      for (const timer of timers) clearInterval(timer);
+      const graceful = Promise.all([...serving.values()].map((entry) => entry.worker.close())).then(() => true);
+      const deadline = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), deadlineMs).unref?.());
+      const clean = await Promise.race([graceful, deadline]);
+      if (!clean) await Promise.all([...serving.values()].map((entry) => entry.worker.close(true).catch(() => undefined)));
+      try {
+        const pipeline = connection.pipeline();
+        for (const { queue } of serving.values()) pipeline.zrem(heartbeatKey(prefix, queue.name), workerId);
+        await pipeline.exec();
+      } catch {
+        // Heartbeats expire on their own.
+      }
+      await Promise.all([...serving.values()].map((entry) => entry.queue.close().catch(() => undefined)));
+      connection.disconnect();
+      return { clean };
+    },
+  };
+}
+
+function realpathOrNull(dir: string): string | null {
+  try {
+    return fs.realpathSync.native(dir);
+  } catch {
+    return null;
+  }
+}
+
+function safeIdentity(root: string): RepoIdentity | null {
+  try {
+    if (!fs.existsSync(path.join(root, '.git'))) return null;
+    return repoIdentity(root);
+  } catch {
+    return null;
+  }
+}
+
+/** A queue store that evicts or forgets loses jobs: say so at start (ARCHITECTURE.md, compose). */
+async function warnAboutRedisConfig(connection: Redis, log: WorkerLog): Promise<void> {
+  try {
+    const [, policy] = (await connection.config('GET', 'maxmemory-policy')) as string[];
+    const [, appendonly] = (await connection.config('GET', 'appendonly')) as string[];
+    const [, save] = (await connection.config('GET', 'save')) as string[];
+    if (policy && policy !== 'noeviction') {
+      log(`warning: Redis maxmemory-policy is '${policy}'; queued events may be evicted. Set maxmemory-policy noeviction.`);
+    }
+    if (appendonly !== 'yes' && !save) {
+      log('warning: Redis persists nothing (appendonly no, no save points); a Redis restart loses queued events. Enable appendonly yes.');
+    }
+  } catch {
+    // CONFIG may be disabled (managed Redis); nothing to check then.
+  }
+}

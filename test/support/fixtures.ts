@@ -1,0 +1,112 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { applyEventNow } from '../../src/core/engine.ts';
+import type { LifecycleEvent } from '../../src/core/events.ts';
+import type { OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../../src/core/types.ts';
+
+// Task-directory fixtures in the formats of LIFECYCLE.md (conventions of SCENARIOS.md).
+
+export const TASK_ID = 'TASK-20260101-000001';
+export const TASK_ID_2 = 'TASK-20260101-000002';
+
+export type Fixture = { root: string; taskDir(taskId?: string): string; cleanup(): void };
+
+export function tempRepo(options: { gitDir?: boolean } = {}): Fixture {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-repo-')));
+  if (options.gitDir !== false) fs.mkdirSync(path.join(root, '.git'));
+  return {
+    root,
+    taskDir: (taskId = TASK_ID) => path.join(root, '.agents', 'workspace', 'active', taskId),
+    cleanup: () => fs.rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+export function taskMd(taskId: string = TASK_ID, step = 'requirement-analysis', body = '# Task\n'): string {
+  return `---\nid: ${taskId}\ncurrent_step: ${step}\n---\n\n${body}`;
+}
+
+export function writeTask(fixture: Fixture, taskId: string = TASK_ID, content: string = taskMd(taskId)): string {
+  const dir = fixture.taskDir(taskId);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'task.md'), content);
+  return dir;
+}
+
+/** Writes an artifact and gives it an mtime `ageSeconds` in the past (the review mtime rule, §3.3). */
+export function writeArtifact(dir: string, name: string, content: string, ageSeconds = 0): void {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, content);
+  const when = new Date(Date.now() - ageSeconds * 1000);
+  fs.utimesSync(file, when, when);
+}
+
+/** An approved review (Chinese form, as in the upstream tests) naming its input. */
+export function approvedReview(input: string, manualValidation: number | null = 0): string {
+  const mv = manualValidation === null ? '' : ` / **人工校验**：${manualValidation}`;
+  return `# 审查\n\n- **审查输入**：\`${input}\`\n\n## 审查摘要\n\n- **总体结论**：通过\n- **发现（AI 可处理）**：0 阻塞项，0 主要，0 次要${mv}\n`;
+}
+
+export function reviewWithVerdict(input: string, verdict: string, findings = '0 blockers, 1 majors, 0 minors / **Manual validation**: 0'): string {
+  return `# Review\n\n- **Review Input**: \`${input}\`\n\n## Review Summary\n\n- **Overall Verdict**: ${verdict}\n- **Findings (AI-actionable)**: ${findings}\n`;
+}
+
+/** Artifacts of a task whose analysis, plan and code are all approved (next: commit). */
+export function writeApprovedThroughCode(dir: string, manualValidation: number | null = 0): void {
+  writeArtifact(dir, 'analysis.md', '# Analysis\n', 60);
+  writeArtifact(dir, 'review-analysis.md', approvedReview('analysis.md'), 50);
+  writeArtifact(dir, 'plan.md', '# Plan\n', 40);
+  writeArtifact(dir, 'review-plan.md', approvedReview('plan.md'), 30);
+  writeArtifact(dir, 'code.md', '# Code\n', 20);
+  writeArtifact(dir, 'review-code.md', approvedReview('code.md', manualValidation), 10);
+}
+
+export function readRun(dir: string): OrchestrationRun {
+  return JSON.parse(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
+}
+
+export function fakeFingerprinter(options: { capture?: () => string; diff?: () => string[] } = {}): WorkspaceFingerprinter & { captures: number } {
+  const fingerprinter = {
+    captures: 0,
+    async capture() {
+      fingerprinter.captures += 1;
+      return (options.capture ?? (() => 'before-tree'))();
+    },
+    async diff() {
+      return (options.diff ?? (() => []))();
+    },
+  };
+  return fingerprinter;
+}
+
+export type EngineHarness = {
+  apply(event: LifecycleEvent): Promise<OrchestrationResult>;
+  fingerprinter: ReturnType<typeof fakeFingerprinter>;
+  ids: string[];
+};
+
+/** Applies events in process with a fixed clock and a queue of ids (then `id-N`). */
+export function engineHarness(
+  fixture: Fixture,
+  options: { now?: string; ids?: string[]; fingerprinter?: ReturnType<typeof fakeFingerprinter> } = {},
+): EngineHarness {
+  const ids = [...(options.ids ?? [])];
+  let counter = 0;
+  const fingerprinter = options.fingerprinter ?? fakeFingerprinter();
+  return {
+    ids,
+    fingerprinter,
+    apply: (event) =>
+      applyEventNow(event, {
+        repoRoot: fixture.root,
+        fingerprinter,
+        now: () => options.now ?? '2026-01-01T00:00:00.000Z',
+        newId: () => ids.shift() ?? `id-${(counter += 1)}`,
+      }),
+  };
+}
+
+export function uniquePrefix(label = 't'): string {
+  return `bt-${label}-${randomUUID().slice(0, 8)}`;
+}

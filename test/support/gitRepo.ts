@@ -1,0 +1,38 @@
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { TASK_ID, taskMd } from './fixtures.ts';
+
+// A real git repository for integration tests (git is the tests' tool; baton never runs it).
+
+export const GIT_ENV = {
+  GIT_AUTHOR_NAME: 'baton-test',
+  GIT_AUTHOR_EMAIL: 'baton@test.invalid',
+  GIT_COMMITTER_NAME: 'baton-test',
+  GIT_COMMITTER_EMAIL: 'baton@test.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+};
+
+export function git(cwd: string, args: readonly string[]): string {
+  return execFileSync('git', args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' });
+}
+
+export type GitRepo = { root: string; taskDir: string; cleanup(): void };
+
+/** A committed repository with `.agents/workspace/` ignored and one active task. */
+export function gitRepoWithTask(taskId: string = TASK_ID): GitRepo {
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-git-')));
+  git(root, ['init', '-q', '-b', 'main']);
+  fs.writeFileSync(path.join(root, '.gitignore'), '.agents/workspace/\nnode_modules/\n');
+  fs.mkdirSync(path.join(root, 'src'));
+  fs.writeFileSync(path.join(root, 'src', 'retry.ts'), 'export const retries = Infinity;\n');
+  fs.writeFileSync(path.join(root, 'README.md'), '# demo\n');
+  git(root, ['add', '-A']);
+  git(root, ['commit', '-q', '-m', 'initial']);
+  const taskDir = path.join(root, '.agents', 'workspace', 'active', taskId);
+  fs.mkdirSync(taskDir, { recursive: true });
+  fs.writeFileSync(path.join(taskDir, 'task.md'), taskMd(taskId));
+  return { root, taskDir, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
+}

@@ -1,0 +1,114 @@
+import { spawn, spawnSync } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+
+// Real Redis for tests, never a mock, never a fixed port (machines are shared):
+//   1. REDIS_URL when set;
+//   2. testcontainers (12.0.x, the last line that loads on Node 20) when a Docker engine answers;
+//   3. otherwise a private redis-server on a unix socket in a temp dir.
+
+export type ProvisionedRedis = { url: string; kind: 'env' | 'container' | 'private'; stop(): Promise<void> };
+
+export async function provisionRedis(): Promise<ProvisionedRedis> {
+  if (process.env.REDIS_URL) return { url: process.env.REDIS_URL, kind: 'env', stop: async () => undefined };
+  if (dockerAnswers()) {
+    const { RedisContainer } = await import('@testcontainers/redis');
+    const container = await new RedisContainer('redis:7-alpine').start();
+    return { url: container.getConnectionUrl(), kind: 'container', stop: async () => void (await container.stop()) };
+  }
+  const server = await startPrivateRedis();
+  return {
+    url: server.url,
+    kind: 'private',
+    stop: async () => {
+      await server.stop();
+      fs.rmSync(server.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function dockerAnswers(): boolean {
+  const probe = spawnSync('docker', ['info', '--format', '{{.ServerVersion}}'], { timeout: 5_000, stdio: 'ignore' });
+  return probe.status === 0;
+}
+
+export type PrivateRedis = {
+  url: string;
+  socket: string;
+  dir: string;
+  /** Stops the server (SIGTERM, or SIGKILL with `hard`); the socket path stays reserved. */
+  stop(hard?: boolean): Promise<void>;
+  /** Starts it again on the same socket (data persists only with `appendonly`). */
+  start(): Promise<void>;
+};
+
+export async function startPrivateRedis(options: { appendonly?: boolean } = {}): Promise<PrivateRedis> {
+  const binary = findRedisServer();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-redis-'));
+  const socket = path.join(dir, 'redis.sock');
+  let child: ChildProcess | null = null;
+  const server: PrivateRedis = {
+    url: `unix://${socket}`,
+    socket,
+    dir,
+    async start() {
+      child = spawn(
+        binary,
+        [
+          '--port', '0',
+          '--unixsocket', socket,
+          '--unixsocketperm', '700',
+          '--dir', dir,
+          '--save', '',
+          '--appendonly', options.appendonly ? 'yes' : 'no',
+          '--maxmemory-policy', 'noeviction',
+          '--logfile', path.join(dir, 'redis.log'),
+        ],
+        { stdio: 'ignore' },
+      );
+      await waitForPing(socket, 10_000);
+    },
+    async stop(hard = false) {
+      const running = child;
+      child = null;
+      if (!running || running.exitCode !== null) return;
+      const exited = new Promise((resolve) => running.once('exit', resolve));
+      running.kill(hard ? 'SIGKILL' : 'SIGTERM');
+      await exited;
+      fs.rmSync(socket, { force: true });
+    },
+  };
+  await server.start();
+  return server;
+}
+
+function findRedisServer(): string {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/local/bin', '/usr/sbin'])) {
+    const candidate = path.join(dir, 'redis-server');
+    if (fs.existsSync(candidate)) return candidate;
+  }
+  throw new Error('no Redis for the tests: set REDIS_URL, start a Docker engine, or install redis-server (apt-get install -y redis-server)');
+}
+
+async function waitForPing(socket: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (fs.existsSync(socket)) {
+      const client = new Redis({ path: socket, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      client.on('error', () => undefined);
+      try {
+        await client.connect();
+        if ((await client.ping()) === 'PONG') return;
+      } catch {
+        // not ready yet
+      } finally {
+        client.disconnect();
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`redis-server did not answer on ${socket} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
