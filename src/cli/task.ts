@@ -4,6 +4,7 @@ import type { LifecycleEvent } from '../core/events.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
 import { envelopeFor, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
+import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
 import { failedResult, lookupRepoRoot, printJson, queueConfigFrom } from './common.ts';
@@ -65,7 +66,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   try {
     await drainSpool(repo.root, (envelope) => client.enqueue(envelope));
     if (options.worker === 'inline') inlineWorker = await startInlineWorker(config, repo);
-    else if (!(await client.workerAvailable())) {
+    else if (!(await client.workerAvailable(HEARTBEAT_INTERVAL_MS + 500))) {
       return failedResult(
         'BATON_WORKER_UNAVAILABLE',
         `no baton worker serves ${repo.root}; start one with 'baton worker --repo ${repo.root}' (or 'npm start' in it), or add '--worker inline' to apply this command here`,

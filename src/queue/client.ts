@@ -45,8 +45,21 @@ export class RepositoryQueueClient {
     return new RepositoryQueueClient(redis, config, repo);
   }
 
-  /** True when a worker's heartbeat for this queue is fresh, or a discovering worker covers the root. */
-  async workerAvailable(): Promise<boolean> {
+  /**
+   * True when a worker's heartbeat for this queue is fresh, or a discovering worker covers the root.
+   * With `graceMs`, keeps looking that long: right after Redis restarted, workers have reconnected
+   * but not yet beaten.
+   */
+  async workerAvailable(graceMs = 0): Promise<boolean> {
+    const deadline = Date.now() + graceMs;
+    for (;;) {
+      if (await this.#workerBeating()) return true;
+      if (Date.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  async #workerBeating(): Promise<boolean> {
     const [beat, roots] = await Promise.all([
       this.#redis.zcount(heartbeatKey(this.#prefix, this.queueName), Date.now(), '+inf'),
       this.#redis.hgetall(discoveryRootsKey(this.#prefix)),

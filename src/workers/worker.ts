@@ -108,12 +108,16 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   async function heartbeat(): Promise<void> {
     const expiry = Date.now() + HEARTBEAT_TTL_MS;
     const pipeline = connection.pipeline();
-    for (const { queue } of serving.values()) {
+    for (const { queue, repository } of serving.values()) {
       const key = heartbeatKey(prefix, queue.name);
       pipeline.zadd(key, expiry, workerId).zremrangebyscore(key, '-inf', Date.now()).pexpire(key, HEARTBEAT_TTL_MS * 4);
+      pipeline.hset(repositoriesKey(prefix), repository.id, repository.root);
     }
     for (const root of options.discoverRoots ?? []) pipeline.hset(discoveryRootsKey(prefix), root, expiry);
     await pipeline.exec();
+    // A Redis that restarted without persistence forgot the queue-wide limit: set it again, or
+    // two worker processes could apply two jobs of one repository at once.
+    await Promise.all([...serving.values()].map(({ queue }) => queue.setGlobalConcurrency(1)));
   }
 
   async function drainSpools(): Promise<void> {

@@ -34,5 +34,6 @@ export function gitRepoWithTask(taskId: string = TASK_ID): GitRepo {
   const taskDir = path.join(root, '.agents', 'workspace', 'active', taskId);
   fs.mkdirSync(taskDir, { recursive: true });
   fs.writeFileSync(path.join(taskDir, 'task.md'), taskMd(taskId));
+  fs.writeFileSync(path.join(root, '.agents', 'workspace', 'active', '.short-ids.json'), `${JSON.stringify({ version: 1, ids: { '01': taskId } }, null, 2)}\n`);
   return { root, taskDir, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
 }

@@ -1,0 +1,81 @@
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+import { startPrivateRedis } from '../support/redisServer.ts';
+import type { PrivateRedis } from '../support/redisServer.ts';
+import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
+import type { WorkerProcess } from '../support/processes.ts';
+import { nativePayload } from '../support/lifecycleDriver.ts';
+import { spooledFiles } from '../../src/queue/spool.ts';
+
+// Hooks never hang an agent: with Redis down the event is spooled locally and applied, in order,
+// once Redis is back (ARCHITECTURE.md "Queue semantics", scenario 56).
+
+let redis: PrivateRedis;
+let repo: GitRepo;
+let worker: WorkerProcess | null = null;
+
+afterEach(async () => {
+  await worker?.stop('SIGKILL');
+  worker = null;
+  await redis.stop(true);
+  fs.rmSync(redis.dir, { recursive: true, force: true });
+  repo.cleanup();
+});
+
+describe('Redis down', () => {
+  it('a hook spools within its budget; the next command drains the spool before its own event', async () => {
+    redis = await startPrivateRedis();
+    repo = gitRepoWithTask();
+    const env = batonEnv({ redisUrl: redis.url, prefix: uniquePrefix('spool') }, { BATON_HOOK_BUDGET_MS: '2000' });
+    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
+    await task('begin-or-resume');
+    await task('prepare', '--client', 'claude-code');
+
+    await redis.stop();
+    const start = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root) });
+    expect(start.code).toBe(0);
+    expect(start.ms).toBeLessThan(2_000 + 1_000);
+    expect(start.stderr).toContain('Redis unreachable');
+    expect(start.stderr).toContain('spooled');
+    expect(spooledFiles(repo.root)).toHaveLength(1);
+    expect(readRun(repo.taskDir).pendingDelegation?.status).toBe('prepared');
+
+    await redis.start();
+    fs.writeFileSync(`${repo.taskDir}/analysis.md`, '# A\n');
+    // complete-stage needs the activation first: the CLI drains the spool before adding its own job.
+    const completed = await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--timeout', '15000');
+    expect(completed.status, JSON.stringify(completed)).toBe('running');
+    expect(spooledFiles(repo.root)).toHaveLength(0);
+    const stop = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStop', 'executor', 'child-1', repo.root) });
+    expect(stop.code, stop.stderr).toBe(0);
+    expect(readRun(repo.taskDir).pendingDelegation).toMatchObject({ status: 'sealed', childId: 'child-1', parentId: 'parent-session' });
+  }, 60_000);
+
+  it('spooled events are drained by the worker, in order, when nobody else comes by', async () => {
+    redis = await startPrivateRedis();
+    repo = gitRepoWithTask();
+    const env = batonEnv({ redisUrl: redis.url, prefix: uniquePrefix('spool2') }, { BATON_HOOK_BUDGET_MS: '1500' });
+    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
+    await task('begin-or-resume');
+    await task('prepare', '--client', 'claude-code');
+    await redis.stop();
+    // start then stop: applied in this order the stop finds an activated (not completed) receipt and
+    // pauses DELEGATION_STATE_INVALID; in the wrong order the stop would find nothing and the start
+    // would leave the receipt activated.
+    for (const phase of ['SubagentStart', 'SubagentStop'] as const) {
+      const run = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', phase, 'executor', 'child-1', repo.root) });
+      expect(run.code).toBe(0);
+    }
+    expect(spooledFiles(repo.root)).toHaveLength(2);
+    await redis.start();
+    const deadline = Date.now() + 15_000;
+    while (readRun(repo.taskDir).status !== 'paused' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(readRun(repo.taskDir).pause).toEqual({ code: 'DELEGATION_STATE_INVALID', message: expect.stringContaining('is activated, expected stage-completed'), recoverable: true });
+    expect(spooledFiles(repo.root)).toHaveLength(0);
+  }, 60_000);
+});

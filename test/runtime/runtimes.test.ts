@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+import { BATON_BIN, PROJECT_ROOT, batonEnv, jsonOf, runProcess, startWorkerProcess } from '../support/processes.ts';
+import type { WorkerProcess } from '../support/processes.ts';
+import { nativePayload } from '../support/lifecycleDriver.ts';
+
+// The same built module (dist/, via bin/baton.mjs) serves as worker, hook and CLI on Node, Bun
+// and Deno. Bun and Deno come from npm (devDependencies), so CI has them after `npm ci`.
+
+const redisUrl = inject('redisUrl');
+const DENO_DIR = process.env.DENO_DIR ?? path.join(os.tmpdir(), 'baton-deno-cache');
+
+const RUNTIMES: Record<string, { command: string; args: string[] }> = {
+  node: { command: process.execPath, args: [] },
+  bun: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'bun'), args: [] },
+  deno: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'deno'), args: ['run', '--allow-all', '--quiet'] },
+};
+
+let repo: GitRepo | null = null;
+let worker: WorkerProcess | null = null;
+
+afterEach(async () => {
+  await worker?.stop('SIGKILL');
+  worker = null;
+  repo?.cleanup();
+  repo = null;
+});
+
+describe.each(Object.keys(RUNTIMES))('runtime smoke: %s', (name) => {
+  const runtime = RUNTIMES[name]!;
+
+  it(`begin → prepare → hook start → complete → hook stop → advance with worker, hooks and CLI on ${name}`, async () => {
+    expect(fs.existsSync(runtime.command), `${runtime.command} is missing: run npm ci`).toBe(true);
+    repo = gitRepoWithTask();
+    const env = batonEnv({ redisUrl, prefix: uniquePrefix(name) }, { DENO_DIR, NO_COLOR: '1' });
+    worker = await startWorkerProcess(['--repo', repo.root], { env, command: runtime.command, commandArgs: runtime.args, readyTimeoutMs: 60_000 });
+    const baton = (args: string[], input?: string) =>
+      runProcess(runtime.command, [...runtime.args, BATON_BIN, ...args], { env, cwd: repo!.root, input, timeoutMs: 60_000 });
+    const task = async (...args: string[]) => {
+      const run = await baton(['task', TASK_ID, ...args]);
+      expect(run.code, `${args.join(' ')}: ${run.stdout}${run.stderr}`).toBe(0);
+      return jsonOf(run);
+    };
+    expect((await task('begin-or-resume')).status).toBe('running');
+    expect((await task('prepare', '--client', 'claude-code')).next.action).toBe('analyze-task');
+    const start = await baton(['hook', 'claude-code'], nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root));
+    expect(start.code, start.stderr).toBe(0);
+    expect(JSON.parse(start.stdout).run.pendingDelegation.status).toBe('activated');
+    fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
+    expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status).toBe('running');
+    const stop = await baton(['hook', 'claude-code'], nativePayload('claude-code', 'SubagentStop', 'executor', 'child-1', repo.root));
+    expect(stop.code, stop.stderr).toBe(0);
+    const sealed = JSON.parse(stop.stdout).run.pendingDelegation;
+    expect(sealed.status).toBe('sealed');
+    expect(sealed.changedPaths).toEqual([`.agents/workspace/active/${TASK_ID}/analysis.md`, `.agents/workspace/active/${TASK_ID}/orchestration.json`]);
+    const advanced = await task('advance');
+    expect(advanced).toMatchObject({ status: 'running', changed: true });
+    expect(readRun(repo.taskDir)).toMatchObject({ stepCount: 1, pendingDelegation: null });
+    expect(readRun(repo.taskDir).receipts[0]).toMatchObject({ status: 'consumed', childId: 'child-1', parentId: 'parent-session' });
+  }, 120_000);
+});
