@@ -1,7 +1,8 @@
+import fs from 'node:fs';
 import path from 'node:path';
-import { findRepoRoot } from '../core/repoRoot.ts';
+import { findRepoRoot, gitDirOf } from '../core/repoRoot.ts';
 import { REPO_ROOT_NOT_FOUND_MESSAGE } from '../core/taskRef.ts';
-import { redisUrlFrom } from '../queue/connection.ts';
+import { DEFAULT_REDIS_URL } from '../queue/connection.ts';
 import { DEFAULT_PREFIX } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 
@@ -16,11 +17,36 @@ export function lookupRepoRoot(option: string | undefined, cwd: string = process
   return { ok: true, root };
 }
 
-export function queueConfigFrom(redisOption: string | undefined, prefixOption?: string): QueueConfig {
+/**
+ * Where Redis is: `--redis`, else $REDIS_URL, else the private redis-server `baton start` runs for
+ * this repository (when `repoRoot` is given and one is running), else $BATON_DEFAULT_REDIS_URL,
+ * else redis://127.0.0.1:6379.
+ */
+export function queueConfigFrom(redisOption: string | undefined, prefixOption?: string, repoRoot?: string): QueueConfig {
+  const env = process.env;
   return {
-    redisUrl: redisUrlFrom(redisOption, process.env),
-    prefix: prefixOption ?? process.env.BATON_PREFIX ?? DEFAULT_PREFIX,
+    redisUrl: redisOption ?? env.REDIS_URL ?? (repoRoot !== undefined ? privateRedisUrl(repoRoot) : null) ?? defaultRedisUrl(env),
+    prefix: prefixOption ?? env.BATON_PREFIX ?? DEFAULT_PREFIX,
   };
+}
+
+/** The address probed when nothing is configured ($BATON_DEFAULT_REDIS_URL exists for tests and odd setups). */
+export function defaultRedisUrl(env: Record<string, string | undefined> = process.env): string {
+  return env.BATON_DEFAULT_REDIS_URL || DEFAULT_REDIS_URL;
+}
+
+/** `<gitdir>/baton/redis`: data, socket and address of the private redis-server of `baton start`. */
+export function privateRedisDir(repoRoot: string): string {
+  return path.join(gitDirOf(repoRoot), 'baton', 'redis');
+}
+
+/** The private Redis `baton start` recorded for this repository while it runs, if any. */
+export function privateRedisUrl(repoRoot: string): string | null {
+  try {
+    return fs.readFileSync(path.join(privateRedisDir(repoRoot), 'url'), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
 }
 
 export function printJson(value: unknown): void {

@@ -219,7 +219,7 @@ export async function run(argv: string[]): Promise<number> {
 /** Enqueue within the budget, spooling when Redis cannot be reached; wait for the result if time allows. */
 export async function deliver(envelope: JobEnvelope, args: { redis?: string; budgetMs: number }): Promise<HookRun> {
   const deadline = Date.now() + args.budgetMs;
-  const config = queueConfigFrom(args.redis);
+  const config = queueConfigFrom(args.redis, undefined, envelope.repo.root);
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { drainSpool, spoolEvent } = await import('../queue/spool.ts');
   const repo = envelope.repo;
@@ -246,8 +246,8 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; bud
     }
     const outcome = await client.waitFor(envelope.eventId, Math.max(0, deadline - Date.now() - 50));
     if (outcome.kind === 'completed') {
-      const result = outcome.value as { status?: string; error?: { code: string; message: string } | null };
-      const failed = result?.status === 'failed';
+      const result = outcome.value;
+      const failed = result.status === 'failed';
       return {
         exitCode: failed ? 1 : 0,
         stdout: `${JSON.stringify(result)}\n`,

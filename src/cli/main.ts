@@ -8,6 +8,11 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   hook: () => import('./hook.ts'),
   worker: () => import('./worker.ts'),
   fingerprint: () => import('./fingerprint.ts'),
+  dashboard: () => import('./dashboard.ts'),
+  runs: () => import('./runs.ts'),
+  'install-hooks': () => import('./installHooks.ts'),
+  demo: () => import('./demo.ts'),
+  start: () => import('./start.ts'),
 };
 
 const USAGE = `usage: baton <command> [options]
@@ -15,8 +20,14 @@ const USAGE = `usage: baton <command> [options]
 commands:
   task <task-ref|auto> <intent> [--flag value]...   apply a lifecycle intent
   hook <claude-code|codex> [--event NAME]           native hook: payload on stdin
-  worker [--repo DIR]... [--discover --allow-root DIR]...   serve repository queues
+  worker [--repo DIR]... [--discover --allow-root DIR]... [--dashboard]   serve repository queues
   fingerprint [--diff A B]                          workspace fingerprint, or paths changed between two
+  start [--repo DIR] [--port N] [--host H]          worker + dashboard for this repository (npm start);
+                                                    starts a private redis-server when none answers
+  dashboard [--port N] [--host H] [--token T]       queue dashboard over every repository in Redis
+  runs [--json]                                     every run of the repository, one line each
+  install-hooks <claude-code|codex>                 wire an agent client's hooks and subagent profiles
+  demo [--keep-open]                                a complete lifecycle in a temporary repository
 
 Run 'baton <command> --help' for a command's options.
 `;

@@ -50,7 +50,7 @@ export async function run(argv: string[]): Promise<number> {
 type PrintableResult = { status: string } & Record<string, unknown>;
 
 export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentity, options: TaskCommonOptions): Promise<PrintableResult> {
-  const config = queueConfigFrom(options.redis);
+  const config = queueConfigFrom(options.redis, undefined, repo.root);
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { drainSpool } = await import('../queue/spool.ts');
   let client: RepositoryQueueClientType;
@@ -75,7 +75,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
     const eventId = options.idempotencyKey !== undefined ? eventIdForKey(options.idempotencyKey) : randomEventId();
     await client.enqueue(envelopeFor(event, repo, 'cli', eventId));
     const outcome = await client.waitFor(eventId, options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS);
-    if (outcome.kind === 'completed') return outcome.value as PrintableResult;
+    if (outcome.kind === 'completed') return outcome.value;
     if (outcome.kind === 'failed') return failedResult('BATON_JOB_FAILED', `the worker could not apply job ${eventId}: ${outcome.reason}`);
     const withdrawn = await client.withdraw(eventId);
     return failedResult(

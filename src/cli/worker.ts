@@ -1,20 +1,13 @@
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
+import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
 import { createFingerprinter } from '../core/fingerprint/index.ts';
 import { startBatonWorker } from '../workers/worker.ts';
 import { lookupRepoRoot, queueConfigFrom } from './common.ts';
+import { dashboardToken } from './dashboard.ts';
+import type { RunningDashboard } from '../dashboard/index.ts';
 
 // `baton worker`: serve repositories until SIGINT/SIGTERM, then finish the active job and exit
 // (or stop at the shutdown deadline).
-
-function positiveInt(value: string): number {
-  const number = Number(value);
-  if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(number)) throw new InvalidArgumentError('must be a positive integer');
-  return number;
-}
-
-function collect(value: string, previous: string[]): string[] {
-  return [...previous, value];
-}
 
 export type WorkerCommandOptions = {
   repo: string[];
@@ -28,6 +21,8 @@ export type WorkerCommandOptions = {
   dashboard?: boolean;
   port?: number;
   host?: string;
+  token?: string;
+  allowWrites?: boolean;
   quiet?: boolean;
 };
 
@@ -39,20 +34,17 @@ export async function run(argv: string[]): Promise<number> {
     .option('--allow-root <dir>', 'root directory that --discover may serve repositories from (repeatable)', collect, [])
     .option('--redis <url>', 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379)')
     .option('--prefix <prefix>', 'Redis key prefix (default: $BATON_PREFIX, then baton)')
-    .option('--shutdown-deadline <ms>', 'on SIGINT/SIGTERM, wait at most this long for the active job', positiveInt, 10_000)
-    .option('--lock-duration <ms>', 'job lock duration: how soon a killed worker\'s job is handed over', positiveInt)
-    .option('--stalled-interval <ms>', 'how often to look for jobs of killed workers', positiveInt)
+    .option('--shutdown-deadline <ms>', 'on SIGINT/SIGTERM, wait at most this long for the active job', positiveInteger, 10_000)
+    .option('--lock-duration <ms>', 'job lock duration: how soon a killed worker\'s job is handed over', positiveInteger)
+    .option('--stalled-interval <ms>', 'how often to look for jobs of killed workers', positiveInteger)
     .option('--dashboard', 'also serve the queue dashboard')
-    .option('--port <n>', 'dashboard port (default 3000)', positiveInt)
-    .option('--host <host>', 'dashboard bind address (default 127.0.0.1)')
-    .option('--quiet', 'log only problems')
-    .exitOverride()
-    .configureOutput({ writeErr: (text) => process.stderr.write(text) });
-  try {
-    program.parse(argv, { from: 'user' });
-  } catch (error) {
-    return (error as { exitCode?: number }).exitCode === 0 ? 0 : 2;
-  }
+    .option('--port <n>', 'dashboard port (default 3000; 0 picks a free port)', portNumber)
+    .option('--host <host>', 'dashboard bind address (default 127.0.0.1; any other needs a token)')
+    .option('--token <secret>', 'dashboard token (default: $BATON_DASHBOARD_TOKEN)')
+    .option('--allow-writes', 'let the dashboard retry, remove and promote jobs (read-only otherwise)')
+    .option('--quiet', 'log only problems');
+  const exit = parseCommand(program, argv);
+  if (exit !== null) return exit;
   return runWorker(program.opts<WorkerCommandOptions>());
 }
 
@@ -71,9 +63,19 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     }
     repos.push(root.root);
   }
+  const token = dashboardToken(options.token);
+  if (options.dashboard) {
+    const { bindProblem } = await import('../dashboard/index.ts');
+    const problem = bindProblem(options.host ?? '127.0.0.1', token);
+    if (problem) {
+      process.stderr.write(`baton worker: ${problem}\n`);
+      return 2;
+    }
+  }
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   const worker = await startBatonWorker({
-    queue: queueConfigFrom(options.redis, options.prefix),
+    // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
+    queue: queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined),
     repos,
     discoverRoots: options.discover ? options.allowRoot : [],
     createFingerprinter: () => createFingerprinter(),
@@ -88,13 +90,32 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
           log(`${repository.root} ${envelope.intent} ${envelope.taskRef} -> ${outcome}${job.replayed ? ' (duplicate, first result returned)' : ''} ${elapsedMs.toFixed(1)}ms`);
         },
   });
+  let dashboard: RunningDashboard | null = null;
+  if (options.dashboard) {
+    const { describeDashboard, startDashboard, workerQueueSource } = await import('../dashboard/index.ts');
+    try {
+      dashboard = await startDashboard({
+        source: workerQueueSource(worker),
+        host: options.host,
+        port: options.port,
+        token,
+        allowWrites: options.allowWrites,
+        log,
+      });
+    } catch (error) {
+      process.stderr.write(`baton worker: ${(error as Error).message}\n`);
+      await worker.close(options.shutdownDeadline);
+      return 1;
+    }
+    process.stdout.write(`baton ${describeDashboard(dashboard)}\n`);
+  }
   const stopped = new Promise<number>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
       log(`${signal}: finishing the active job, then stopping (deadline ${options.shutdownDeadline} ms)`);
-      void worker.close(options.shutdownDeadline).then(({ clean }) => {
+      void (dashboard?.close() ?? Promise.resolve()).then(() => worker.close(options.shutdownDeadline)).then(({ clean }) => {
         log(clean ? 'stopped' : 'stopped at the deadline; an unfinished job will be handed to the next worker');
         resolve(clean ? 0 : 1);
       });

@@ -54,6 +54,19 @@ export const orchestrationRunSchema = z.looseObject({
   updatedAt: z.string(),
 });
 
+/** What a worker returns for a job: validated by callers before they print it. */
+export const orchestrationResultSchema = z.looseObject({
+  status: z.enum(['running', 'paused', 'completed', 'failed']),
+  changed: z.boolean(),
+  taskId: z.string().nullable(),
+  run: orchestrationRunSchema.nullable(),
+  next: z
+    .object({ action: z.string(), role: z.enum(DELEGATION_ROLES), stage: z.enum(DELEGATION_STAGES), round: z.number(), artifact: z.string() })
+    .nullable(),
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  warnings: z.array(z.string()).optional(),
+});
+
 // Compile-time check that the schemas describe the engine's types.
 type Assignable<T, U extends T> = U;
 export type _ReceiptCheck = Assignable<DelegationReceipt, z.infer<typeof delegationReceiptSchema>>;

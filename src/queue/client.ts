@@ -12,12 +12,14 @@ import {
   repositoriesKey,
 } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
+import { describeSchemaError, orchestrationResultSchema } from '../core/runSchema.ts';
+import type { OrchestrationResult } from '../core/types.ts';
 
 // The caller's side of a repository queue: enqueue an envelope, find out whether a worker serves
 // the repository, and wait for the worker's result.
 
 export type JobOutcome =
-  | Readonly<{ kind: 'completed'; value: unknown }>
+  | Readonly<{ kind: 'completed'; value: OrchestrationResult }>
   | Readonly<{ kind: 'failed'; reason: string }>
   | Readonly<{ kind: 'timeout' }>;
 
@@ -91,7 +93,7 @@ export class RepositoryQueueClient {
     );
     if (!finishedOn) return null;
     if (failedReason) return { kind: 'failed', reason: failedReason };
-    return { kind: 'completed', value: parseJson(returnvalue) };
+    return completedOutcome(returnvalue);
   }
 
   /** Waits for the job's completion or failure, reading the queue's event stream (no polling). */
@@ -111,7 +113,7 @@ export class RepositoryQueueClient {
           this.#streamCursor = id;
           const event = fieldsToRecord(fields);
           if (event.jobId !== jobId) continue;
-          if (event.event === 'completed') return { kind: 'completed', value: parseJson(event.returnvalue) };
+          if (event.event === 'completed') return completedOutcome(event.returnvalue);
           if (event.event === 'failed') return { kind: 'failed', reason: event.failedReason ?? 'job failed' };
         }
       }
@@ -134,6 +136,13 @@ export class RepositoryQueueClient {
     await this.#queue.close().catch(() => undefined);
     this.#redis.disconnect();
   }
+}
+
+/** A worker's return value is checked before anyone prints or acts on it. */
+function completedOutcome(returnvalue: string | null | undefined): JobOutcome {
+  const parsed = orchestrationResultSchema.safeParse(parseJson(returnvalue));
+  if (!parsed.success) return { kind: 'failed', reason: `the worker returned a malformed result (${describeSchemaError(parsed.error)})` };
+  return { kind: 'completed', value: parsed.data as OrchestrationResult };
 }
 
 function fieldsToRecord(fields: string[]): Record<string, string> {

@@ -68,7 +68,12 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   const timers: ReturnType<typeof setInterval>[] = [];
   let closing = false;
 
+  const discoverRoots = (options.discoverRoots ?? []).map((root) => realpathOrNull(root)).filter((root): root is string => root !== null);
   await warnAboutRedisConfig(connection, log);
+  // After a reconnect (e.g. Redis restarted), re-assert heartbeats and queue limits at once.
+  connection.on('ready', () => {
+    if (serving.size > 0 || discoverRoots.length > 0) void heartbeat().catch(() => undefined);
+  });
 
   async function serve(identity: RepoIdentity): Promise<void> {
     if (serving.has(identity.id) || closing) return;
@@ -113,7 +118,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
       pipeline.zadd(key, expiry, workerId).zremrangebyscore(key, '-inf', Date.now()).pexpire(key, HEARTBEAT_TTL_MS * 4);
       pipeline.hset(repositoriesKey(prefix), repository.id, repository.root);
     }
-    for (const root of options.discoverRoots ?? []) pipeline.hset(discoveryRootsKey(prefix), root, expiry);
+    for (const root of discoverRoots) pipeline.hset(discoveryRootsKey(prefix), root, expiry);
     await pipeline.exec();
     // A Redis that restarted without persistence forgot the queue-wide limit: set it again, or
     // two worker processes could apply two jobs of one repository at once.
@@ -139,19 +144,18 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   }
 
   async function discover(): Promise<void> {
-    const roots = (options.discoverRoots ?? []).map((root) => realpathOrNull(root)).filter((root): root is string => root !== null);
     const known = await connection.hgetall(repositoriesKey(prefix));
     for (const [id, root] of Object.entries(known)) {
       if (serving.has(id)) continue;
       const identity = safeIdentity(root);
       if (!identity || identity.id !== id) continue;
-      if (!roots.some((allowed) => identity.root === allowed || identity.root.startsWith(`${allowed}${path.sep}`))) continue;
+      if (!discoverRoots.some((allowed) => identity.root === allowed || identity.root.startsWith(`${allowed}${path.sep}`))) continue;
       await serve(identity);
     }
   }
 
   for (const repo of options.repos) await serve(repoIdentity(repo));
-  if (options.discoverRoots?.length) {
+  if (discoverRoots.length > 0) {
     await heartbeat();
     await discover();
   }
@@ -173,11 +177,13 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   };
   every(HEARTBEAT_INTERVAL_MS, heartbeat);
   every(options.spoolPollMs ?? 1_000, drainSpools);
-  if (options.discoverRoots?.length) every(options.discoverPollMs ?? 2_000, discover);
+  if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, discover);
   const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;
-  every(60 * 60 * 1000, async () => {
+  const pruneJournals = async () => {
     for (const { repository } of serving.values()) repository.journal.prune(retention);
-  });
+  };
+  await pruneJournals();
+  every(60 * 60 * 1000, pruneJournals);
   log(`worker ${workerId} connected to ${redactRedisUrl(options.queue.redisUrl)} (prefix ${prefix})`);
 
   return {

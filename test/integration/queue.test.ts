@@ -90,8 +90,7 @@ describe('baton task through the queue', () => {
 describe('one job at a time per repository, in enqueue order', () => {
   it('two worker processes never apply two jobs of one repository at once, and keep order', async () => {
     setUp();
-    await worker();
-    await worker();
+    const pair = [await worker(), await worker()];
     const q = queue();
     const identity = repoIdentity(repo.root);
     const count = 120;
@@ -106,6 +105,13 @@ describe('one job at a time per repository, in enqueue order', () => {
       // Bursts of ten with pauses between them: in a burst both workers race for the next job
       // (global concurrency must hold one back); between bursts both sit idle, so either can win.
       if (index % 10 === 9) await new Promise((r) => setTimeout(r, 40));
+      // Halfway, the worker that applied the last job leaves, so the other one applies the rest:
+      // both have then applied jobs, however the races went.
+      if (index === count / 2) {
+        while ((await q.getCompletedCount()) < index + 1) await new Promise((r) => setTimeout(r, 20));
+        const last = await q.getJob(eventId);
+        await pair.find((w) => w.output().includes(last!.processedBy!))!.stop('SIGTERM');
+      }
     }
     const deadline = Date.now() + 30_000;
     while ((await q.getCompletedCount()) < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
@@ -186,11 +192,23 @@ describe('effectively once', () => {
     await new Promise<void>((resolve) => doomed.child.once('exit', () => resolve()));
     const written = fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8');
     expect(JSON.parse(written).pendingDelegation.status).toBe('prepared');
+    // A later event queued while no worker runs must still be applied after the interrupted one.
+    const q = queue();
+    const later = envelopeFor({ intent: 'pause', taskRef: TASK_ID, code: 'LATER', message: 'after the crash', recoverable: true }, repoIdentity(repo.root), 'cli', 'c-later');
+    await q.add('pause', later, { jobId: 'c-later', attempts: 1 });
     await worker();
     const result = jsonOf(await pending);
     expect(result).toMatchObject({ status: 'running', changed: true });
     expect(result.run.pendingDelegation.id).toBe(JSON.parse(written).pendingDelegation.id);
-    expect(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')).toBe(written);
+    const deadline = Date.now() + 10_000;
+    while (readRun(repo.taskDir).pause?.code !== 'LATER' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const final = readRun(repo.taskDir);
+    expect(final.pause?.code).toBe('LATER');
+    expect(final.pendingDelegation?.id).toBe(JSON.parse(written).pendingDelegation.id);
+    const interrupted = (await q.getJobs(['completed'])).find((job) => job.name === 'prepare')!;
+    const laterJob = (await q.getJob('c-later'))!;
+    expect(laterJob.processedOn!).toBeGreaterThanOrEqual(interrupted.finishedOn!);
+    await q.close();
   }, 40_000);
 
   it('a worker killed after journaling but before writing: the redelivery finishes the write once', async () => {

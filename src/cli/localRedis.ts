@@ -1,0 +1,195 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { connectFast, redactRedisUrl, redisOptionsFromUrl, withTimeout } from '../queue/connection.ts';
+import { writeFileAtomic } from '../core/runStore.ts';
+import { defaultRedisUrl, privateRedisDir, privateRedisUrl } from './common.ts';
+
+// Finding a Redis for `baton start` and `baton demo`: the configured one (--redis, $REDIS_URL), else
+// whatever answers on the default address, else a private redis-server for this repository on a
+// unix socket (append-only, noeviction, data under <gitdir>/baton/redis), else clear instructions.
+// While the private server runs its address is recorded in <gitdir>/baton/redis/url, so hooks and
+// `baton task` in the repository find it without configuration.
+
+export type ResolvedRedis = Readonly<{
+  url: string;
+  kind: 'configured' | 'default' | 'private' | 'private-shared';
+  /** Human description for the start banner. */
+  describe: string;
+  stop(): Promise<void>;
+}>;
+
+export class RedisUnavailableError extends Error {}
+
+const PROBE_TIMEOUT_MS = 500;
+const START_TIMEOUT_MS = 10_000;
+/** sun_path is 108 bytes on Linux, 104 on macOS. */
+const MAX_SOCKET_PATH = 100;
+
+async function answers(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boolean> {
+  let client: Redis;
+  try {
+    // Not connectFast: after a refused connection ioredis keeps a 2 s disconnect timer alive,
+    // which would hold a command that exits on "no Redis" for those 2 s.
+    client = new Redis({ ...redisOptionsFromUrl(url), lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, disconnectTimeout: 50 });
+  } catch {
+    return false;
+  }
+  client.on('error', () => undefined);
+  try {
+    await withTimeout(client.connect(), timeoutMs, 'no answer');
+    return (await withTimeout(client.ping(), timeoutMs, 'no answer')) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+export function findRedisServer(env: Record<string, string | undefined> = process.env): string | null {
+  const dirs = (env.PATH ?? '').split(path.delimiter).filter(Boolean);
+  for (const dir of dirs) {
+    const candidate = path.join(dir, 'redis-server');
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // next
+    }
+  }
+  return null;
+}
+
+export function noRedisMessage(probed: string): string {
+  return [
+    `no Redis: nothing answers on ${redactRedisUrl(probed)} and redis-server is not installed. Any one of these works:`,
+    '  - install Redis; baton then runs a private one for this repository:  sudo apt-get install -y redis-server   (macOS: brew install redis)',
+    '  - run the Redis of compose.yaml (in the baton checkout):              docker compose up -d redis',
+    '  - use a Redis you have:                                               REDIS_URL=redis://host:6379 npm start',
+  ].join('\n');
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export async function resolveRedis(options: {
+  redisOption?: string;
+  repoRoot: string;
+  env?: Record<string, string | undefined>;
+  log?: (line: string) => void;
+}): Promise<ResolvedRedis> {
+  const env = options.env ?? process.env;
+  const log = options.log ?? (() => undefined);
+  const configured = options.redisOption ?? env.REDIS_URL;
+  if (configured) {
+    if (!(await answers(configured, 2_000))) {
+      throw new RedisUnavailableError(`Redis at ${redactRedisUrl(configured)} does not answer; start it, or unset REDIS_URL/--redis to let baton find or start one`);
+    }
+    return { url: configured, kind: 'configured', describe: redactRedisUrl(configured), stop: async () => undefined };
+  }
+  const probed = defaultRedisUrl(env);
+  if (await answers(probed)) return { url: probed, kind: 'default', describe: redactRedisUrl(probed), stop: async () => undefined };
+  return startPrivateRedis(options.repoRoot, probed, env, log);
+}
+
+async function startPrivateRedis(repoRoot: string, probed: string, env: Record<string, string | undefined>, log: (line: string) => void): Promise<ResolvedRedis> {
+  const dir = privateRedisDir(repoRoot);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const urlFile = path.join(dir, 'url');
+  const ownerFile = path.join(dir, 'owner');
+
+  // Another `baton start` of this repository may already run one: share it, or adopt it when its owner died.
+  const recorded = privateRedisUrl(repoRoot);
+  if (recorded && (await answers(recorded))) {
+    const owner = Number(readOr(ownerFile, ''));
+    if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {
+      return { url: recorded, kind: 'private-shared', describe: `${recorded} (private redis-server of baton pid ${owner})`, stop: async () => undefined };
+    }
+    writeFileAtomic(ownerFile, `${process.pid}\n`);
+    log(`adopting the private redis-server left running at ${recorded}`);
+    return owned(recorded, null, dir, urlFile, ownerFile);
+  }
+  fs.rmSync(urlFile, { force: true });
+
+  const binary = findRedisServer(env);
+  if (!binary) throw new RedisUnavailableError(noRedisMessage(probed));
+  let socket = path.join(dir, 'redis.sock');
+  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) socket = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-redis-')), 'redis.sock');
+  fs.rmSync(socket, { force: true });
+  const url = `unix://${socket}`;
+  const child = spawn(
+    binary,
+    [
+      '--port', '0',
+      '--unixsocket', socket,
+      '--unixsocketperm', '700',
+      '--dir', dir,
+      '--appendonly', 'yes',
+      '--save', '',
+      '--maxmemory-policy', 'noeviction',
+      '--logfile', path.join(dir, 'redis.log'),
+    ],
+    // Its own process group: Ctrl-C reaches baton, which stops the worker first, then Redis.
+    { stdio: 'ignore', detached: true },
+  );
+  const exited = new Promise<number | null>((resolve) => {
+    child.once('exit', (code) => resolve(code));
+    child.once('error', () => resolve(-1));
+  });
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let early: number | null | undefined;
+  void exited.then((code) => (early = code));
+  while (!(await answers(url, 200))) {
+    if (early !== undefined || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      const tail = readOr(path.join(dir, 'redis.log'), '').trim().split('\n').slice(-5).join('\n');
+      throw new RedisUnavailableError(`the private redis-server (${binary}) did not start${tail ? `:\n${tail}` : ''}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  writeFileAtomic(ownerFile, `${process.pid}\n`);
+  writeFileAtomic(urlFile, `${url}\n`);
+  return owned(url, child, dir, urlFile, ownerFile, exited);
+}
+
+function owned(url: string, child: ChildProcess | null, dir: string, urlFile: string, ownerFile: string, exited?: Promise<number | null>): ResolvedRedis {
+  return {
+    url,
+    kind: 'private',
+    describe: `${url} (private redis-server, append-only data in ${dir})`,
+    async stop() {
+      fs.rmSync(urlFile, { force: true });
+      fs.rmSync(ownerFile, { force: true });
+      try {
+        const client = await connectFast(url, 1_000);
+        // SHUTDOWN closes the connection instead of replying.
+        await client.call('SHUTDOWN').catch(() => undefined);
+        client.disconnect();
+      } catch {
+        child?.kill('SIGTERM');
+      }
+      if (child && exited) {
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+function readOr(file: string, fallback: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,179 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { getCookie, setCookie } from 'hono/cookie';
+import { serveStatic as baseServeStatic } from 'hono/serve-static';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { HonoAdapter } from '@bull-board/hono';
+import type { Queue } from 'bullmq';
+
+// The dashboard as a runtime-neutral Hono app: bull-board over baton's repository queues behind
+// baton's own guard (token, host check, read-only). Nothing here knows how it is served; see
+// serve.ts for the Node/Bun/Deno edge. Static files and views are read with node:fs, which all
+// three runtimes provide.
+
+export type DashboardQueue = Readonly<{ queue: Queue; root: string; id: string }>;
+
+export type DashboardAppOptions = Readonly<{
+  /** When set, every request must carry it (bearer header, or the cookie `?token=` sets). */
+  token?: string | null;
+  /** Retry/remove/promote and the other mutating routes; off unless asked for. */
+  allowWrites?: boolean;
+  /**
+   * Host names the app answers to when no token is set (DNS-rebinding guard for a loopback bind).
+   * Defaults to the loopback names.
+   */
+  allowedHosts?: readonly string[];
+}>;
+
+export type DashboardApp = Readonly<{
+  app: Hono;
+  /** Adds the queues not shown yet (queues never disappear while the dashboard runs). */
+  sync(queues: readonly DashboardQueue[]): number;
+  queueNames(): string[];
+}>;
+
+export const TOKEN_COOKIE = 'baton_dashboard_token';
+const LOOPBACK_HOSTS = ['127.0.0.1', 'localhost', '::1', '[::1]'];
+/** Writes that would break baton's guarantees even when writes are enabled (global concurrency is the one-at-a-time rule). */
+const ALWAYS_REFUSED = [/\/api\/queues\/[^/]+\/concurrency$/];
+
+export function createDashboardApp(options: DashboardAppOptions = {}): DashboardApp {
+  const token = options.token || null;
+  const allowWrites = options.allowWrites === true;
+  const allowedHosts = new Set([...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])].map((host) => host.toLowerCase()));
+
+  const serverAdapter = new HonoAdapter(nodeServeStatic);
+  serverAdapter.setBasePath('/');
+  const board = createBullBoard({
+    queues: [],
+    serverAdapter,
+    options: {
+      // bull-board finds its UI with an eval'd require.resolve, which a bundle cannot follow.
+      uiBasePath: path.dirname(createRequire(import.meta.url).resolve('@bull-board/ui/package.json')),
+      uiConfig: { boardTitle: 'baton', hideDocsLink: true, showWorkers: true },
+    },
+  });
+  const shown = new Map<string, DashboardQueue>();
+
+  const app = new Hono();
+  app.use('*', async (c, next) => {
+    c.header('X-Frame-Options', 'DENY');
+    c.header('X-Content-Type-Options', 'nosniff');
+    // A `?token=` URL must not leak through the Referer header.
+    c.header('Referrer-Policy', 'no-referrer');
+    await next();
+  });
+  app.use('*', async (c, next) => {
+    if (token) {
+      const fromQuery = c.req.query('token');
+      if (fromQuery !== undefined && safeEqual(fromQuery, token)) {
+        setCookie(c, TOKEN_COOKIE, token, { httpOnly: true, sameSite: 'Strict', path: '/' });
+        const url = new URL(c.req.url);
+        url.searchParams.delete('token');
+        return c.redirect(`${url.pathname}${url.search}`, 303);
+      }
+      if (!hasToken(c, token)) {
+        c.header('WWW-Authenticate', 'Bearer realm="baton dashboard"');
+        return c.text('baton dashboard: a token is required (Authorization: Bearer <token>, or open the URL with ?token=<token> once)\n', 401);
+      }
+    } else {
+      const host = hostnameOf(c.req.header('host'));
+      if (host === null || !allowedHosts.has(host)) {
+        return c.text(`baton dashboard: host '${c.req.header('host') ?? ''}' is not allowed; without a token the dashboard only answers to loopback names\n`, 403);
+      }
+    }
+    if (!isSafeMethod(c.req.method)) {
+      if (!allowWrites) return c.json({ error: 'the baton dashboard is read-only; restart it with --allow-writes to retry or remove jobs' }, 403);
+      if (!sameOrigin(c)) return c.json({ error: 'cross-origin write refused' }, 403);
+      if (ALWAYS_REFUSED.some((pattern) => pattern.test(c.req.path))) {
+        return c.json({ error: 'baton applies each repository queue one job at a time; its global concurrency cannot be changed here' }, 403);
+      }
+    }
+    await next();
+  });
+  app.get('/baton/health', (c) => c.json({ ok: true, queues: [...shown.values()].map((entry) => ({ name: entry.queue.name, root: entry.root })) }));
+  app.route('/', serverAdapter.registerPlugin());
+
+  return {
+    app,
+    sync(queues) {
+      let added = 0;
+      for (const entry of queues) {
+        if (shown.has(entry.queue.name)) continue;
+        shown.set(entry.queue.name, entry);
+        board.addQueue(
+          new BullMQAdapter(entry.queue, {
+            readOnlyMode: !allowWrites,
+            allowRetries: allowWrites,
+            // bull-board names a queue by prefix + queue name (menu, URLs): lead with the repository path.
+            prefix: `${entry.root} · `,
+            displayName: entry.root,
+            description: `queue ${entry.queue.name} (repository ${entry.id})`,
+          }),
+        );
+        added += 1;
+      }
+      return added;
+    },
+    queueNames: () => [...shown.keys()],
+  };
+}
+
+function isSafeMethod(method: string): boolean {
+  return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
+}
+
+function hasToken(c: Context, token: string): boolean {
+  const header = c.req.header('authorization');
+  const bearer = header && /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+  if (bearer && safeEqual(bearer, token)) return true;
+  const cookie = getCookie(c, TOKEN_COOKIE);
+  return cookie !== undefined && safeEqual(cookie, token);
+}
+
+/** Browsers send Origin on cross-site writes; a different origin than the Host it reached is refused. */
+function sameOrigin(c: Context): boolean {
+  const origin = c.req.header('origin');
+  if (!origin) return true;
+  try {
+    return new URL(origin).host.toLowerCase() === (c.req.header('host') ?? '').toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+function hostnameOf(hostHeader: string | undefined): string | null {
+  if (!hostHeader) return null;
+  try {
+    return new URL(`http://${hostHeader}`).hostname.toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
+/** Compares in time independent of where the strings differ (no runtime-specific crypto needed). */
+export function safeEqual(a: string, b: string): boolean {
+  let diff = a.length ^ b.length;
+  for (let index = 0; index < b.length; index += 1) diff |= (a.charCodeAt(index) || 0) ^ b.charCodeAt(index);
+  return diff === 0;
+}
+
+/** bull-board's static files through Hono's runtime-agnostic serveStatic, read with node:fs. */
+function nodeServeStatic(options: { root?: string; rewriteRequestPath?: (p: string) => string }) {
+  return baseServeStatic({
+    ...options,
+    root: path.resolve(options.root ?? '.'),
+    join: path.join,
+    getContent: async (file: string) => {
+      try {
+        return new Uint8Array(await fs.readFile(file));
+      } catch {
+        return null;
+      }
+    },
+  });
+}

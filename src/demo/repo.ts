@@ -1,0 +1,52 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+// The demo's repository: a real git repository made with node:fs and isomorphic-git (baton never
+// runs git), one commit, `.agents/workspace/` ignored, and one active task with short id 01.
+
+export const DEMO_TASK_ID = 'TASK-20260101-000001';
+
+export type DemoRepository = Readonly<{ root: string; taskId: string; taskDir: string; remove(): void }>;
+
+const FILES: Record<string, string> = {
+  '.gitignore': '.agents/workspace/\nnode_modules/\n',
+  'README.md': '# baton demo\n\nA throwaway repository for `baton demo`.\n',
+  'src/retry.ts': 'export const retries = Infinity;\n',
+};
+
+const TASK_MD = `---
+id: ${DEMO_TASK_ID}
+title: Bound the retry budget
+current_step: requirement-analysis
+---
+
+# Bound the retry budget
+
+\`src/retry.ts\` retries forever; give it a budget of 3.
+`;
+
+type IsoGit = {
+  init(options: { fs: typeof fs; dir: string; defaultBranch?: string }): Promise<void>;
+  add(options: { fs: typeof fs; dir: string; filepath: string }): Promise<void>;
+  commit(options: { fs: typeof fs; dir: string; message: string; author: { name: string; email: string } }): Promise<string>;
+};
+
+export async function createDemoRepository(parent: string = os.tmpdir()): Promise<DemoRepository> {
+  const mod = (await import('isomorphic-git')) as unknown as IsoGit & { default?: IsoGit };
+  const git = typeof mod.init === 'function' ? mod : mod.default!;
+  const root = fs.realpathSync(fs.mkdtempSync(path.join(parent, 'baton-demo-')));
+  await git.init({ fs, dir: root, defaultBranch: 'main' });
+  for (const [file, content] of Object.entries(FILES)) {
+    fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    fs.writeFileSync(path.join(root, file), content);
+    await git.add({ fs, dir: root, filepath: file });
+  }
+  await git.commit({ fs, dir: root, message: 'initial', author: { name: 'baton demo', email: 'demo@baton.invalid' } });
+  const active = path.join(root, '.agents', 'workspace', 'active');
+  const taskDir = path.join(active, DEMO_TASK_ID);
+  fs.mkdirSync(taskDir, { recursive: true });
+  fs.writeFileSync(path.join(taskDir, 'task.md'), TASK_MD);
+  fs.writeFileSync(path.join(active, '.short-ids.json'), `${JSON.stringify({ version: 1, ids: { '01': DEMO_TASK_ID } }, null, 2)}\n`);
+  return { root, taskId: DEMO_TASK_ID, taskDir, remove: () => fs.rmSync(root, { recursive: true, force: true }) };
+}

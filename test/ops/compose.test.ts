@@ -1,0 +1,92 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { parse } from 'yaml';
+import { afterEach, describe, expect, it } from 'vitest';
+import { uniquePrefix } from '../support/fixtures.ts';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+import { PROJECT_ROOT, batonEnv, startWorkerProcess } from '../support/processes.ts';
+import type { WorkerProcess } from '../support/processes.ts';
+import { startPrivateRedis } from '../support/redisServer.ts';
+import type { PrivateRedis } from '../support/redisServer.ts';
+import { findRedisServer } from '../../src/cli/localRedis.ts';
+
+// compose.yaml (no Docker engine here: the file is parsed and checked), and the worker's warning
+// when Redis is configured to evict or not to persist (what compose.yaml's Redis avoids).
+
+type Service = { image?: string; command?: string[]; environment?: Record<string, string>; volumes?: string[]; ports?: string[]; user?: string; depends_on?: Record<string, unknown> };
+
+describe('compose.yaml', () => {
+  const compose = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'compose.yaml'), 'utf8')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+
+  it('runs Redis as a queue store: append-only, noeviction, data on a volume, reachable on loopback only', () => {
+    const redis = compose.services.redis!;
+    const command = redis.command!.join(' ');
+    expect(command).toMatch(/^redis-server /);
+    expect(command).toContain('--appendonly yes');
+    expect(command).toContain('--maxmemory-policy noeviction');
+    const [volume, target] = redis.volumes![0]!.split(':');
+    expect(target).toBe('/data');
+    expect(Object.keys(compose.volumes)).toContain(volume);
+    expect(redis.ports!.every((port) => port.startsWith('127.0.0.1:'))).toBe(true);
+  });
+
+  it('runs a worker with the repository mounted at its own path, the dashboard on 0.0.0.0 with a token, published on 127.0.0.1 only', () => {
+    const worker = compose.services.worker!;
+    expect(worker.command!.slice(0, 3)).toEqual(['node', 'bin/baton.mjs', 'worker']);
+    const args = worker.command!.slice(3);
+    const repoArg = args[args.indexOf('--repo') + 1]!;
+    expect(repoArg).toMatch(/^\$\{REPO:\?/);
+    expect(args).toEqual(expect.arrayContaining(['--dashboard', '--host', '0.0.0.0']));
+    // same path inside and outside: a repository's queue is named after the hash of its real path
+    expect(worker.volumes).toContainEqual(expect.stringMatching(/^\$\{REPO:\?[^}]*\}:\$\{REPO(:\?[^}]*)?\}$/));
+    expect(worker.volumes).toContain('.:/baton:ro');
+    expect(worker.environment!.REDIS_URL).toBe('redis://redis:6379');
+    expect(worker.environment!.BATON_DASHBOARD_TOKEN).toMatch(/^\$\{BATON_DASHBOARD_TOKEN:\?/);
+    expect(worker.ports).toHaveLength(1);
+    expect(worker.ports![0]).toMatch(/^127\.0\.0\.1:\$\{BATON_DASHBOARD_PORT:-3000\}:3000$/);
+    expect(worker.depends_on).toMatchObject({ redis: { condition: 'service_healthy' } });
+  });
+});
+
+describe('worker warnings about the Redis configuration', () => {
+  let redis: PrivateRedis | null = null;
+  let repo: GitRepo | null = null;
+  let worker: WorkerProcess | null = null;
+
+  afterEach(async () => {
+    await worker?.stop('SIGKILL');
+    worker = null;
+    await redis?.stop();
+    if (redis) fs.rmSync(redis.dir, { recursive: true, force: true });
+    redis = null;
+    repo?.cleanup();
+    repo = null;
+  });
+
+  async function workerOutput(appendonly: boolean, policy: string): Promise<string> {
+    redis = await startPrivateRedis({ appendonly });
+    const client = new Redis({ path: redis.socket });
+    await client.config('SET', 'maxmemory-policy', policy);
+    client.disconnect();
+    repo = gitRepoWithTask();
+    worker = await startWorkerProcess(['--repo', repo.root], { env: batonEnv({ redisUrl: redis.url, prefix: uniquePrefix('warn') }) });
+    return worker.output();
+  }
+
+  it('warns when Redis may evict jobs and persists nothing', async (context) => {
+    if (!findRedisServer()) context.skip();
+    const output = await workerOutput(false, 'allkeys-lru');
+    expect(output).toContain("warning: Redis maxmemory-policy is 'allkeys-lru'");
+    expect(output).toContain('noeviction');
+    expect(output).toContain('warning: Redis persists nothing');
+    expect(output).toContain('appendonly yes');
+  });
+
+  it('is quiet with the configuration compose.yaml uses', async (context) => {
+    if (!findRedisServer()) context.skip();
+    const output = await workerOutput(true, 'noeviction');
+    expect(output).not.toContain('warning: Redis');
+  });
+});

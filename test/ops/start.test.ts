@@ -1,0 +1,107 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
+import { dashboardUrlOf, startBaton } from '../support/services.ts';
+import type { ServiceProcess } from '../support/services.ts';
+import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { findRedisServer } from '../../src/cli/localRedis.ts';
+
+// `baton start` (npm start): worker + dashboard for the repository, with Redis from REDIS_URL, the
+// default address, or a private redis-server it starts — or instructions when there is none.
+// The default probe is pointed at a closed address (BATON_DEFAULT_REDIS_URL) so that a Redis on
+// this machine's 6379 cannot make the test take another path.
+
+const redisUrl = inject('redisUrl');
+const CLOSED = 'unix:///nonexistent/baton-default-probe.sock';
+let repo: GitRepo;
+const services: ServiceProcess[] = [];
+
+afterEach(async () => {
+  await Promise.all(services.splice(0).map((service) => service.stop('SIGKILL')));
+  repo?.cleanup();
+});
+
+function envWithout(name: string, extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  delete env[name];
+  return env;
+}
+
+const queueRoots = async (url: string): Promise<string[]> =>
+  ((await (await fetch(new URL('api/queues', url))).json()) as { queues: { displayName: string }[] }).queues.map((entry) => entry.displayName);
+
+describe('baton start', () => {
+  it('with REDIS_URL: serves the repository (worker + dashboard) and stops cleanly on SIGINT', async () => {
+    repo = gitRepoWithTask();
+    const env = batonEnv({ redisUrl, prefix: uniquePrefix('start') }, { BATON_DEFAULT_REDIS_URL: CLOSED });
+    const started = performance.now();
+    const service = await startBaton(['start', '--port', '0'], { env, cwd: repo.root, ready: /baton ready in \d+ ms/ });
+    services.push(service);
+    console.info(`baton start: ready ${(performance.now() - started).toFixed(0)} ms after spawn`);
+    expect(service.output()).toContain(`serving ${repo.root}`);
+    const url = dashboardUrlOf(service);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(await queueRoots(url)).toEqual([repo.root]);
+    const begun = await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root });
+    expect(jsonOf(begun)).toMatchObject({ status: 'running', taskId: TASK_ID });
+    expect(await service.stop('SIGINT')).toBe(0);
+    expect(service.output()).toContain('stopped');
+  });
+
+  it('starts a private redis-server (append-only, noeviction) when nothing answers, and hooks and tasks find it', async (context) => {
+    if (!findRedisServer()) context.skip();
+    repo = gitRepoWithTask();
+    const env = envWithout('REDIS_URL', { BATON_PREFIX: uniquePrefix('start-private'), BATON_DEFAULT_REDIS_URL: CLOSED });
+    const service = await startBaton(['start', '--port', '0'], { env, cwd: repo.root, ready: /baton ready in \d+ ms/ });
+    services.push(service);
+    expect(service.output()).toContain('private redis-server');
+    expect(service.output()).not.toContain('warning: Redis');
+    const stateDir = path.join(repo.root, '.git', 'baton', 'redis');
+    const privateUrl = fs.readFileSync(path.join(stateDir, 'url'), 'utf8').trim();
+    expect(privateUrl).toBe(`unix://${path.join(stateDir, 'redis.sock')}`);
+    const redis = new Redis(redisOptionsFromUrl(privateUrl));
+    try {
+      expect(await redis.config('GET', 'appendonly')).toEqual(['appendonly', 'yes']);
+      expect(await redis.config('GET', 'maxmemory-policy')).toEqual(['maxmemory-policy', 'noeviction']);
+    } finally {
+      redis.disconnect();
+    }
+    // No REDIS_URL anywhere: `baton task` finds the private server of `baton start` by itself.
+    const begun = await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root });
+    expect(jsonOf(begun), begun.stderr).toMatchObject({ status: 'running', taskId: TASK_ID });
+    expect(readRun(repo.taskDir).status).toBe('running');
+    expect(await queueRoots(dashboardUrlOf(service))).toEqual([repo.root]);
+
+    expect(await service.stop('SIGINT')).toBe(0);
+    expect(fs.existsSync(path.join(stateDir, 'url'))).toBe(false);
+    expect(fs.existsSync(path.join(stateDir, 'redis.sock'))).toBe(false); // the server shut down
+    expect(fs.readdirSync(stateDir)).toContain('appendonlydir');
+  });
+
+  it('says exactly how to get Redis when none answers and redis-server is not installed', async () => {
+    repo = gitRepoWithTask();
+    const env = envWithout('REDIS_URL', { BATON_DEFAULT_REDIS_URL: CLOSED, PATH: '/nonexistent' });
+    const run = await runBaton(['start', '--port', '0'], { env, cwd: repo.root });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('no Redis');
+    expect(run.stderr).toContain('apt-get install -y redis-server');
+    expect(run.stderr).toContain('docker compose up -d redis');
+    expect(run.stderr).toContain('REDIS_URL=');
+    expect(fs.existsSync(path.join(repo.root, '.git', 'baton', 'redis', 'url'))).toBe(false);
+  });
+
+  it('refuses a non-loopback dashboard without a token, before starting anything', async () => {
+    repo = gitRepoWithTask();
+    const run = await runBaton(['start', '--host', '0.0.0.0', '--port', '0'], {
+      env: batonEnv({ redisUrl, prefix: uniquePrefix('start-host') }, { BATON_DASHBOARD_TOKEN: '' }),
+      cwd: repo.root,
+    });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('without a token');
+  });
+});

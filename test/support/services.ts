@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BATON_BIN } from './processes.ts';
+
+// Long-running `baton` commands (dashboard, start, worker --dashboard) for the ops tests, and a
+// headless Chromium for the dashboard test.
+
+export type ServiceProcess = {
+  child: ChildProcess;
+  output(): string;
+  /** The first match of `pattern` in the output so far. */
+  match(pattern: RegExp): RegExpMatchArray | null;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  exited: Promise<number | null>;
+};
+
+/** Starts `baton <args>` and resolves once `ready` matches its output (rejects if it exits first). */
+export async function startBaton(
+  args: readonly string[],
+  options: { env: NodeJS.ProcessEnv; cwd?: string; ready: RegExp; timeoutMs?: number },
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, [BATON_BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`baton ${args.join(' ')} not ready within ${options.timeoutMs ?? 20_000} ms:\n${output}`)), options.timeoutMs ?? 20_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (options.ready.test(output)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`baton ${args.join(' ')} exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+  try {
+    await ready;
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw error;
+  }
+  return {
+    child,
+    exited,
+    output: () => output,
+    match: (pattern) => output.match(pattern),
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      return exited;
+    },
+  };
+}
+
+export const URL_PATTERN = /dashboard:? +(http:\/\/[^\s/]+\/)/;
+
+export function dashboardUrlOf(service: ServiceProcess): string {
+  const found = service.match(URL_PATTERN);
+  if (!found?.[1]) throw new Error(`no dashboard URL in:\n${service.output()}`);
+  return found[1];
+}
+
+export const CHROMIUM = '/usr/bin/chromium';
+
+/** Headless Debian Chromium through playwright-core, with a fresh profile; fonts from the web are blocked. */
+export async function launchBrowser() {
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`the dashboard test needs Chromium at ${CHROMIUM}: apt-get install -y chromium`);
+  const { chromium } = await import('playwright-core');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+  // bull-board's page links Google Fonts; the test machine may have no network.
+  await context.route(/^https?:\/\/fonts\.(googleapis|gstatic)\.com\//, (route) => route.abort());
+  return {
+    context,
+    async close() {
+      await context.close();
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
