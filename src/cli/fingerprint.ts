@@ -1,5 +1,6 @@
 // `baton fingerprint`: the workspace fingerprint a receipt would record, or the paths changed
 // between two fingerprints. For users checking receipts, and for benchmarks.
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { findRepoRoot } from '../core/repoRoot.ts';
@@ -59,10 +60,12 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   const start = options.repo !== undefined ? path.resolve(options.repo) : process.cwd();
+  if (options.repo !== undefined && !fs.existsSync(start)) return fail(`--repo ${start}: no such directory`);
   const root = findRepoRoot(start);
   if (root === null) return fail(`not a git repository (or any parent up to /): ${start}`);
 
-  const fingerprinter = createFingerprinter();
+  // One capture per process: nothing to remember for a next one.
+  const fingerprinter = createFingerprinter({ remember: false });
   try {
     if (options.diff) {
       const [before, after] = args as [string, string];

@@ -1,0 +1,474 @@
+// Building the fingerprint tree: what
+//   GIT_INDEX_FILE=<temp> git read-tree HEAD && git add -A -- :/ &&
+//   git add -f -- <forcePath> && git write-tree
+// produces, from the work tree, the ignore rules and (only where they matter) HEAD's trees.
+//
+// Why the walk can mostly ignore HEAD: after `read-tree HEAD`, `add -A` brings every entry that is
+// not excluded by the ignore rules to its work-tree state (modified, deleted, added). HEAD only still
+// matters for paths that are excluded (a tracked file stays tracked and is updated even if ignored;
+// an untracked ignored one is not added), for tracked submodules, and for the modes git keeps from
+// the index when core.fileMode/core.symlinks are false. HEAD's trees are read lazily, just for
+// those paths.
+//
+// Not applied (documented): content filters from .gitattributes (end-of-line conversion, LFS,
+// ident, filter drivers). Blobs are the files' bytes, as `git hash-object --no-filters` would hash
+// them; a repository relying on such filters gets different ids than git.
+import fs from 'node:fs';
+import { Buffer } from 'node:buffer';
+import type { IndexSnapshot } from './indexFile.ts';
+import { descend, isExcluded, matcherFor, pushLevel, type RuleFileCache, type RuleStack } from './ignoreRules.ts';
+import { hashWrapped, type ObjectDatabase } from './objects.ts';
+import { findGitDir, readCommonDir, resolveHead, type RepoConfig } from './repository.ts';
+import {
+  KIND_FILE,
+  KIND_SYMLINK,
+  lookupIndex,
+  lookupOwn,
+  remember,
+  type CachedStat,
+  type FileKind,
+} from './statCache.ts';
+import {
+  MODE_EXECUTABLE,
+  MODE_FILE,
+  MODE_GITLINK,
+  MODE_SYMLINK,
+  MODE_TREE,
+  parseTree,
+  serializeTreeWrapped,
+  sortTreeEntries,
+  type TreeEntry,
+  type TreeMode,
+} from './tree.ts';
+
+/** HEAD's trees, parsed on demand and kept by id (tree objects never change). */
+export class HeadTrees {
+  private readonly db: ObjectDatabase;
+  private readonly cache: Map<string, Map<string, TreeEntry>>;
+  private readonly pending = new Map<string, Promise<Map<string, TreeEntry>>>();
+
+  constructor(db: ObjectDatabase, cache: Map<string, Map<string, TreeEntry>>) {
+    this.db = db;
+    this.cache = cache;
+  }
+
+  entries(oid: string): Promise<Map<string, TreeEntry>> | Map<string, TreeEntry> {
+    const hit = this.cache.get(oid);
+    if (hit) return hit;
+    let p = this.pending.get(oid);
+    if (!p) {
+      p = this.db.read(oid).then((obj) => {
+        if (obj.type !== 'tree') throw new Error(`HEAD refers to ${oid} as a tree but it is a ${obj.type}`);
+        const map = new Map<string, TreeEntry>();
+        for (const e of parseTree(obj.content)) map.set(e.name, e);
+        if (this.cache.size > 20_000) this.cache.clear();
+        this.cache.set(oid, map);
+        this.pending.delete(oid);
+        return map;
+      });
+      this.pending.set(oid, p);
+    }
+    return p;
+  }
+}
+
+/** Lazily resolved HEAD tree of one directory (null: the directory is not a tree in HEAD). */
+type HeadDir = { get(): Promise<Map<string, TreeEntry> | null> };
+
+const NO_HEAD: HeadDir = { get: () => Promise.resolve(null) };
+
+function headDir(trees: HeadTrees, oid: string | null): HeadDir {
+  if (oid === null) return NO_HEAD;
+  let memo: Promise<Map<string, TreeEntry> | null> | undefined;
+  return { get: () => (memo ??= Promise.resolve(trees.entries(oid))) };
+}
+
+/** HEAD's root directory; the commit is only read when some path actually needs HEAD. */
+function rootHeadDir(trees: HeadTrees, headTree: () => Promise<string | null>): HeadDir {
+  let memo: Promise<Map<string, TreeEntry> | null> | undefined;
+  return { get: () => (memo ??= headTree().then((oid) => (oid === null ? null : trees.entries(oid)))) };
+}
+
+function childHeadDir(trees: HeadTrees, parent: HeadDir, name: string): HeadDir {
+  if (parent === NO_HEAD) return NO_HEAD;
+  let memo: Promise<Map<string, TreeEntry> | null> | undefined;
+  return {
+    get: () =>
+      (memo ??= parent.get().then((entries) => {
+        const e = entries?.get(name);
+        return e && e.mode === MODE_TREE ? trees.entries(e.oid) : null;
+      })),
+  };
+}
+
+async function headEntry(head: HeadDir, name: string): Promise<TreeEntry | undefined> {
+  if (head === NO_HEAD) return undefined;
+  return (await head.get())?.get(name);
+}
+
+export type CaptureContext = {
+  /** Absolute work tree root. */
+  root: string;
+  config: RepoConfig;
+  db: ObjectDatabase;
+  index: IndexSnapshot;
+  rules: RuleFileCache;
+  /** Stat cache from earlier captures (read) and the one being built (written; null: not kept). */
+  previous: Map<string, CachedStat>;
+  next: Map<string, CachedStat> | null;
+  /** Hashed files whose mtime or ctime is at or after this are not remembered (racy). */
+  trustBeforeNs: bigint;
+  /** Repo-relative path force-added like `git add -f`, or null. */
+  forcePath: string | null;
+  headTrees: HeadTrees;
+  /** HEAD's root tree id, or null without commits (resolved on first use). */
+  headTree: () => Promise<string | null>;
+  stats: CaptureStats;
+};
+
+export type CaptureStats = { files: number; hashed: number; fromIndex: number; fromCache: number; trees: number };
+
+type Dirent = fs.Dirent;
+
+/** Computes (and writes) the fingerprint tree. Returns its id; an empty work tree gives the empty tree. */
+export async function buildFingerprint(ctx: CaptureContext, rootStack: RuleStack): Promise<string> {
+  // The procedure runs `git add -f` only if the path exists (following symlinks, like fs.existsSync).
+  if (ctx.forcePath !== null && !fs.existsSync(ctx.root + '/' + ctx.forcePath)) ctx.forcePath = null;
+  if (ctx.forcePath !== null) checkForcedPath(ctx.root, ctx.forcePath);
+  const list = readDir(ctx.root);
+  const head = rootHeadDir(ctx.headTrees, ctx.headTree);
+  const oid = await buildDir(ctx, '', ctx.root, list, rootStack, head);
+  return oid ?? writeTree(ctx, [], true);
+}
+
+/**
+ * `git add -f -- <path>` refuses a path that goes through a symbolic link; so does the procedure
+ * (it throws), and so do we.
+ */
+function checkForcedPath(root: string, forcePath: string): void {
+  const parts = forcePath.split('/');
+  let rel = '';
+  for (let i = 0; i < parts.length - 1; i++) {
+    rel = rel ? rel + '/' + parts[i] : (parts[i] ?? '');
+    if (fs.lstatSync(root + '/' + rel).isSymbolicLink()) {
+      throw new Error(`pathspec '${forcePath}' is beyond a symbolic link (git add -f would fail)`);
+    }
+  }
+}
+
+function readDir(abs: string): Dirent[] {
+  try {
+    return fs.readdirSync(abs, { withFileTypes: true });
+  } catch (error) {
+    // git warns "could not open directory" and goes on; a directory that vanished is empty.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EACCES' || code === 'EPERM' || code === 'ENOENT' || code === 'ENOTDIR') return [];
+    throw error;
+  }
+}
+
+/**
+ * One work-tree directory. `stack` null means forced mode (inside the `git add -f` path: nothing is
+ * excluded and no .gitignore is read).
+ */
+async function buildDir(
+  ctx: CaptureContext,
+  rel: string,
+  abs: string,
+  list: Dirent[],
+  stack: RuleStack | null,
+  head: HeadDir,
+): Promise<string | null> {
+  let here = stack;
+  if (here !== null) {
+    for (const d of list) {
+      if (d.name === '.gitignore') {
+        // git does not follow a symlinked in-tree .gitignore.
+        if (d.isFile()) {
+          const ig = ctx.rules.load(abs + '/.gitignore');
+          if (ig) here = pushLevel(here, rel, ig);
+        }
+        break;
+      }
+    }
+  }
+  const matcher = here === null ? null : matcherFor(here, rel);
+  const out: TreeEntry[] = [];
+  const needHeadModes = !ctx.config.fileMode || !ctx.config.symlinks;
+  for (const d of list) {
+    const name = d.name;
+    if (name === '.git') continue;
+    const childRel = rel ? rel + '/' + name : name;
+    const childAbs = abs + '/' + name;
+    if (childRel === ctx.forcePath) {
+      const e = await forcedEntry(ctx, childRel, childAbs, name, head);
+      if (e) out.push(e);
+      continue;
+    }
+    if (d.isDirectory()) {
+      if (matcher !== null && isExcluded(matcher, childRel, name, true)) {
+        const e = await excludedDir(ctx, childRel, childAbs, name, head);
+        if (e) out.push(e);
+        continue;
+      }
+      const e = await enterDir(ctx, childRel, childAbs, name, here, head);
+      if (e) out.push(e);
+    } else if (d.isFile() || d.isSymbolicLink()) {
+      if (matcher !== null && isExcluded(matcher, childRel, name, false)) {
+        // An ignored file stays in the fingerprint only if HEAD tracks it (then it is updated).
+        const he = await headEntry(head, name);
+        if (!he || he.mode === MODE_TREE) continue;
+        const e = await trackedEntry(ctx, childRel, childAbs, name, he);
+        if (e) out.push(e);
+        continue;
+      }
+      const headMode = needHeadModes ? (await headEntry(head, name))?.mode : undefined;
+      const e = fileEntry(ctx, childRel, childAbs, name, headMode);
+      if (e) out.push(e);
+    }
+    // Sockets, FIFOs and devices are not added by git.
+  }
+  return writeTree(ctx, out);
+}
+
+/** A directory that is not excluded: a nested repository becomes a gitlink, anything else a tree. */
+async function enterDir(
+  ctx: CaptureContext,
+  rel: string,
+  abs: string,
+  name: string,
+  stack: RuleStack | null,
+  parentHead: HeadDir,
+): Promise<TreeEntry | null> {
+  const list = readDir(abs);
+  for (const d of list) {
+    if (d.name === '.git') {
+      const e = await nestedRepository(rel, abs, name, parentHead);
+      if (e !== NOT_A_REPOSITORY) return e;
+      break;
+    }
+  }
+  // A submodule that is not checked out (no .git inside): the index records it as a gitlink, and the
+  // temporary index (from HEAD) keeps HEAD's gitlink without looking inside.
+  const offset = ctx.index.entries.get(rel);
+  if (offset !== undefined && (ctx.index.buf.readUInt32BE(offset + 24) & 0o170000) === 0o160000) {
+    const he = await headEntry(parentHead, name);
+    if (he && he.mode === MODE_GITLINK) return he;
+  }
+  const oid = await buildDir(
+    ctx,
+    rel,
+    abs,
+    list,
+    stack === null ? null : descend(stack, rel, name),
+    childHeadDir(ctx.headTrees, parentHead, name),
+  );
+  return oid ? { name, mode: MODE_TREE, oid } : null;
+}
+
+const NOT_A_REPOSITORY = Symbol('not a repository');
+
+/**
+ * A directory holding `.git`. If it is a valid repository, `git add` records it as a gitlink to its
+ * HEAD commit; without a commit, `git add -A` fails ("does not have a commit checked out") unless
+ * the path is already a gitlink in HEAD, which is then kept.
+ */
+async function nestedRepository(
+  rel: string,
+  abs: string,
+  name: string,
+  parentHead: HeadDir,
+): Promise<TreeEntry | null | typeof NOT_A_REPOSITORY> {
+  const gitDir = findGitDir(abs);
+  if (!gitDir) return NOT_A_REPOSITORY;
+  const commit = resolveHead(gitDir, readCommonDir(gitDir));
+  if (commit) return { name, mode: MODE_GITLINK, oid: commit };
+  const he = await headEntry(parentHead, name);
+  if (he && he.mode === MODE_GITLINK) return he;
+  throw new Error(`'${rel}/' does not have a commit checked out (git add -A fails on it)`);
+}
+
+/** An excluded directory: only what HEAD tracks below it (and the forced path, if below it) remains. */
+async function excludedDir(
+  ctx: CaptureContext,
+  rel: string,
+  abs: string,
+  name: string,
+  parentHead: HeadDir,
+): Promise<TreeEntry | null> {
+  const onForcedPath = ctx.forcePath !== null && ctx.forcePath.startsWith(rel + '/');
+  const he = await headEntry(parentHead, name);
+  if (!he) {
+    if (!onForcedPath) return null;
+    const oid = await buildTracked(ctx, rel, abs, NO_HEAD);
+    return oid ? { name, mode: MODE_TREE, oid } : null;
+  }
+  if (he.mode === MODE_TREE || onForcedPath) {
+    const oid = await buildTracked(ctx, rel, abs, he.mode === MODE_TREE ? headDir(ctx.headTrees, he.oid) : NO_HEAD);
+    return oid ? { name, mode: MODE_TREE, oid } : null;
+  }
+  return trackedEntry(ctx, rel, abs, name, he);
+}
+
+/**
+ * Below an excluded directory (a real directory on disk): HEAD's entries, each brought to its
+ * work-tree state, plus the forced path if it lies below.
+ */
+async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head: HeadDir): Promise<string | null> {
+  const entries = await head.get();
+  let forcedChild: string | null = null;
+  if (ctx.forcePath !== null && ctx.forcePath.startsWith(rel + '/')) {
+    const rest = ctx.forcePath.slice(rel.length + 1);
+    const slash = rest.indexOf('/');
+    forcedChild = slash < 0 ? rest : rest.slice(0, slash);
+  }
+  const out: TreeEntry[] = [];
+  let forcedHandled = false;
+  if (forcedChild !== null) {
+    const childRel = rel + '/' + forcedChild;
+    const childAbs = abs + '/' + forcedChild;
+    if (childRel === ctx.forcePath) {
+      const e = await forcedEntry(ctx, childRel, childAbs, forcedChild, head);
+      if (e) out.push(e);
+      forcedHandled = true;
+    } else {
+      const st = fs.lstatSync(childAbs, { throwIfNoEntry: false });
+      if (st?.isDirectory()) {
+        const he = entries?.get(forcedChild);
+        const sub = he && he.mode === MODE_TREE ? headDir(ctx.headTrees, he.oid) : NO_HEAD;
+        const oid = await buildTracked(ctx, childRel, childAbs, sub);
+        if (oid) out.push({ name: forcedChild, mode: MODE_TREE, oid });
+        forcedHandled = true;
+      }
+    }
+  }
+  if (entries) {
+    for (const he of entries.values()) {
+      if (forcedHandled && he.name === forcedChild) continue;
+      const childRel = rel + '/' + he.name;
+      const childAbs = abs + '/' + he.name;
+      if (he.mode === MODE_TREE) {
+        const st = fs.lstatSync(childAbs, { throwIfNoEntry: false });
+        if (!st?.isDirectory()) continue; // gone, or replaced by an (ignored, untracked) file
+        const oid = await buildTracked(ctx, childRel, childAbs, headDir(ctx.headTrees, he.oid));
+        if (oid) out.push({ name: he.name, mode: MODE_TREE, oid });
+      } else {
+        const e = await trackedEntry(ctx, childRel, childAbs, he.name, he);
+        if (e) out.push(e);
+      }
+    }
+  }
+  return writeTree(ctx, out);
+}
+
+/** A path HEAD tracks as a file, symlink or gitlink, brought to its work-tree state. */
+async function trackedEntry(
+  ctx: CaptureContext,
+  rel: string,
+  abs: string,
+  name: string,
+  he: TreeEntry,
+): Promise<TreeEntry | null> {
+  const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+  if (!st) return null; // deleted
+  if (st.isDirectory()) {
+    // A tracked path that is now a directory: a repository there is recorded as a gitlink (a
+    // tracked gitlink whose checkout has no commit is kept); otherwise the path counts as deleted.
+    const gitDir = findGitDir(abs);
+    const commit = gitDir ? resolveHead(gitDir, readCommonDir(gitDir)) : null;
+    if (commit) return { name, mode: MODE_GITLINK, oid: commit };
+    return he.mode === MODE_GITLINK ? he : null;
+  }
+  if (!st.isFile() && !st.isSymbolicLink()) return null;
+  return fileEntryFromStat(ctx, rel, abs, name, st, he.mode);
+}
+
+/** The `git add -f` path itself: everything there is added, ignore rules do not apply. */
+async function forcedEntry(
+  ctx: CaptureContext,
+  rel: string,
+  abs: string,
+  name: string,
+  parentHead: HeadDir,
+): Promise<TreeEntry | null> {
+  const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+  if (!st) return null;
+  if (st.isDirectory()) return enterDir(ctx, rel, abs, name, null, parentHead);
+  if (!st.isFile() && !st.isSymbolicLink()) return null;
+  const needHeadModes = !ctx.config.fileMode || !ctx.config.symlinks;
+  const headMode = needHeadModes ? (await headEntry(parentHead, name))?.mode : undefined;
+  return fileEntryFromStat(ctx, rel, abs, name, st, headMode);
+}
+
+function fileEntry(
+  ctx: CaptureContext,
+  rel: string,
+  abs: string,
+  name: string,
+  headMode: TreeMode | undefined,
+): TreeEntry | null {
+  const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+  if (!st || (!st.isFile() && !st.isSymbolicLink())) return null; // changed under our feet
+  return fileEntryFromStat(ctx, rel, abs, name, st, headMode);
+}
+
+/**
+ * Mode and blob of a file or symlink. Modes as git's ce_mode_from_stat: the owner's executable bit
+ * decides 100755/100644, unless core.fileMode is false (then the mode HEAD has is kept, 100644 for new
+ * files); with core.symlinks false, a regular file where HEAD has a symlink stays a symlink.
+ */
+function fileEntryFromStat(
+  ctx: CaptureContext,
+  rel: string,
+  abs: string,
+  name: string,
+  st: fs.BigIntStats,
+  headMode: TreeMode | undefined,
+): TreeEntry {
+  ctx.stats.files++;
+  if (st.isSymbolicLink()) {
+    return { name, mode: MODE_SYMLINK, oid: blobId(ctx, rel, abs, st, KIND_SYMLINK) };
+  }
+  let mode: TreeMode;
+  if (!ctx.config.symlinks && headMode === MODE_SYMLINK) mode = MODE_SYMLINK;
+  else if (ctx.config.fileMode) mode = st.mode & 0o100n ? MODE_EXECUTABLE : MODE_FILE;
+  else mode = headMode === MODE_EXECUTABLE ? MODE_EXECUTABLE : MODE_FILE;
+  return { name, mode, oid: blobId(ctx, rel, abs, st, KIND_FILE) };
+}
+
+/** The blob id of a file or link: from the stat caches when they vouch for it, else hashed (and written). */
+function blobId(ctx: CaptureContext, rel: string, abs: string, st: fs.BigIntStats, kind: FileKind): string {
+  const next = ctx.next;
+  const cached = ctx.previous.size > 0 ? ctx.previous.get(rel) : undefined;
+  let oid = lookupOwn(cached, st, kind);
+  if (oid !== null) {
+    ctx.stats.fromCache++;
+    next?.set(rel, cached as CachedStat);
+    return oid;
+  }
+  oid = lookupIndex(ctx.index, rel, st, kind);
+  if (oid !== null) {
+    ctx.stats.fromIndex++;
+    next?.set(rel, { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, kind, oid });
+    return oid;
+  }
+  ctx.stats.hashed++;
+  const content = kind === KIND_SYMLINK ? (fs.readlinkSync(abs, { encoding: 'buffer' }) as Buffer) : fs.readFileSync(abs);
+  oid = ctx.db.write('blob', content);
+  const record = next ? remember(st, kind, oid, ctx.trustBeforeNs) : null;
+  if (record) next?.set(rel, record);
+  return oid;
+}
+
+/** Sorts, serialises, hashes and writes (if missing) one tree; null for an empty directory. */
+function writeTree(ctx: CaptureContext, entries: TreeEntry[]): string | null;
+function writeTree(ctx: CaptureContext, entries: TreeEntry[], allowEmpty: true): string;
+function writeTree(ctx: CaptureContext, entries: TreeEntry[], allowEmpty = false): string | null {
+  if (entries.length === 0 && !allowEmpty) return null;
+  const wrapped = serializeTreeWrapped(sortTreeEntries(entries), true);
+  const oid = hashWrapped(wrapped);
+  ctx.db.writeWrapped(oid, wrapped);
+  ctx.stats.trees++;
+  return oid;
+}
+

@@ -1,0 +1,253 @@
+// gitignore rules as `git add -A` applies them: `.gitignore` in every directory the walk enters
+// (deeper files take precedence, within a file the last matching pattern wins) and then
+// `$GIT_COMMON_DIR/info/exclude`.
+//
+// Matching library: the `ignore` package (7.x), a maintained implementation of gitignore(5) pattern
+// semantics. isomorphic-git's own `isIgnored` uses an older copy of the same package but re-reads
+// every .gitignore from the root for each path it is asked about, which is far too slow for a
+// 20,000-file walk. Each rule file gets one `ignore` instance, compiled once and reused while the
+// file's text is unchanged.
+//
+// Not read (documented limitation): `core.excludesFile` and the default user-global
+// `$XDG_CONFIG_HOME/git/ignore`. They are per-user, not per-repository, settings; reading them would
+// tie a fingerprint to whoever runs the worker.
+import fs from 'node:fs';
+import ignore, { type Ignore } from 'ignore';
+
+type Verdict = { ignored: boolean; unignored: boolean };
+
+/** One rule file, with the directory (repo-relative, '' for the root) its patterns are relative to. */
+export type RuleLevel = RuleFile & { readonly base: string };
+
+/**
+ * A compiled rule file. git matches a pattern without a '/' (except a trailing one) against the
+ * basename only, and a pattern with one against the path relative to the file's directory. Most
+ * path patterns name a fixed directory (`/dist`, `.agents/workspace/`, `logs/*`): they can only match
+ * entries of that one directory. Everywhere else only the bare-name patterns can match, so entries
+ * are tested by name alone, against `nameIg` (the bare-name patterns, in their order), with verdicts
+ * cached by name across directories and captures.
+ */
+export type RuleFile = {
+  /** All patterns. */
+  readonly ig: Ignore;
+  /** Only bare-name patterns (null if there are none). */
+  readonly nameIg: Ignore | null;
+  /** name (with '/' for directories) → verdict of nameIg. */
+  readonly nameVerdicts: Map<string, Verdict>;
+  /** Directories (relative to the file's) where some path pattern can match an entry. */
+  readonly pathDirs: ReadonlySet<string>;
+  /** Some path pattern can match in any directory (globs in its directory part, `**`, escapes). */
+  readonly pathAnywhere: boolean;
+  /** No path pattern at all. */
+  readonly basenameOnly: boolean;
+};
+
+/**
+ * The rule files in force in a directory, deepest first. `tainted` holds levels that exclude one of
+ * this directory's ancestors even though a deeper level re-included it; for those, the library's
+ * "an ignored parent decides" shortcut must not be taken (git never looks at parents when matching).
+ * Only used when the library's direct matcher is unavailable (see DIRECT).
+ */
+export type RuleStack = {
+  readonly levels: readonly RuleLevel[];
+  readonly exclude: RuleLevel | null;
+  readonly tainted: ReadonlySet<RuleLevel>;
+};
+
+type CompiledFile = { text: string; file: RuleFile | null };
+
+/** Compiles and caches rule files by path and content. */
+export class RuleFileCache {
+  private readonly files = new Map<string, CompiledFile>();
+  private readonly ignoreCase: boolean;
+  private seen = new Set<string>();
+
+  constructor(ignoreCase: boolean) {
+    this.ignoreCase = ignoreCase;
+  }
+
+  /** The compiled rules of `file`, or null if it does not exist or holds no rule. */
+  load(file: string): RuleFile | null {
+    let text: string;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      return null;
+    }
+    this.seen.add(file);
+    const cached = this.files.get(file);
+    if (cached && cached.text === text) return cached.file;
+    const shape = patternShape(text);
+    const options = { ignoreCase: this.ignoreCase };
+    const compiled: RuleFile | null = shape.hasRules
+      ? {
+          ig: ignore(options).add(text),
+          nameIg: shape.nameLines.length > 0 ? ignore(options).add(shape.nameLines) : null,
+          nameVerdicts: new Map(),
+          pathDirs: shape.pathDirs,
+          // Directory names compare exactly; with core.ignoreCase they may differ in case.
+          pathAnywhere: shape.pathAnywhere || (this.ignoreCase && shape.pathDirs.size > 0),
+          basenameOnly: !shape.pathAnywhere && shape.pathDirs.size === 0,
+        }
+      : null;
+    this.files.set(file, { text, file: compiled });
+    return compiled;
+  }
+
+  /** Drops compiled files not loaded since the previous call (deleted .gitignore files). */
+  sweep(): void {
+    for (const key of this.files.keys()) if (!this.seen.has(key)) this.files.delete(key);
+    this.seen = new Set();
+  }
+}
+
+type Shape = { hasRules: boolean; nameLines: string[]; pathDirs: Set<string>; pathAnywhere: boolean };
+
+/**
+ * Sorts a rule file's patterns into bare-name ones and path ones, and for path patterns the one
+ * directory where they can match (conservatively: anything unusual can match anywhere).
+ */
+function patternShape(text: string): Shape {
+  const shape: Shape = { hasRules: false, nameLines: [], pathDirs: new Set(), pathAnywhere: false };
+  for (const raw of text.replace(/^\uFEFF/, '').split(/\r?\n/)) {
+    if (!raw.trim() || raw.startsWith('#')) continue;
+    shape.hasRules = true;
+    let p = raw.startsWith('!') ? raw.slice(1) : raw;
+    p = p.replace(/[ \t]+$/, '');
+    if (p.endsWith('/')) p = p.slice(0, -1);
+    const slash = p.lastIndexOf('/');
+    if (slash < 0 && !p.includes('\\')) {
+      shape.nameLines.push(raw);
+      continue;
+    }
+    if (slash < 0) {
+      // An escape in a bare name: keep it with the name patterns, but also test full paths.
+      shape.nameLines.push(raw);
+      shape.pathAnywhere = true;
+      continue;
+    }
+    // A path pattern: `*` and `?` do not match '/', so without globs in its directory part it can
+    // only match entries of that directory.
+    const dir = p.slice(p.startsWith('/') ? 1 : 0, slash);
+    // `**` in the last component (`foo/**`) matches across directories too.
+    if (/[*?[\\]/.test(dir) || dir.includes('//') || p.slice(slash + 1).includes('**')) shape.pathAnywhere = true;
+    else shape.pathDirs.add(dir);
+  }
+  return shape;
+}
+
+const NO_TAINT: ReadonlySet<RuleLevel> = new Set();
+const IGNORED: Verdict = { ignored: true, unignored: false };
+const UNIGNORED: Verdict = { ignored: false, unignored: true };
+const NEUTRAL: Verdict = { ignored: false, unignored: false };
+
+export function rootStack(exclude: RuleFile | null): RuleStack {
+  return { levels: [], exclude: exclude ? { ...exclude, base: '' } : null, tainted: NO_TAINT };
+}
+
+/** The stack for a subdirectory that has its own `.gitignore`. */
+export function pushLevel(stack: RuleStack, base: string, file: RuleFile): RuleStack {
+  return { levels: [{ ...file, base }, ...stack.levels], exclude: stack.exclude, tainted: stack.tainted };
+}
+
+type LevelMatcher = { level: RuleLevel; byName: boolean };
+
+/** The rule files in force for the entries of one directory, each with how to test them there. */
+export type DirMatcher = { stack: RuleStack; levels: LevelMatcher[]; exclude: LevelMatcher | null };
+
+/** Prepares matching for the entries of directory `dirRel` (repo-relative, '' for the root). */
+export function matcherFor(stack: RuleStack, dirRel: string): DirMatcher {
+  const levels: LevelMatcher[] = [];
+  for (const level of stack.levels) {
+    const m = levelMatcher(stack, level, dirRel);
+    if (m) levels.push(m);
+  }
+  const exclude = stack.exclude ? levelMatcher(stack, stack.exclude, dirRel) : null;
+  return { stack, levels, exclude };
+}
+
+function levelMatcher(stack: RuleStack, level: RuleLevel, dirRel: string): LevelMatcher | null {
+  if (level.basenameOnly) return { level, byName: true };
+  const tainted = stack.tainted.size > 0 && stack.tainted.has(level);
+  if (!level.pathAnywhere && !tainted) {
+    const d = level.base === '' ? dirRel : dirRel === level.base ? '' : dirRel.slice(level.base.length + 1);
+    if (!level.pathDirs.has(d)) return level.nameIg ? { level, byName: true } : null;
+  }
+  return { level, byName: false };
+}
+
+/** Whether `relPath` (an entry of the matcher's directory, named `name`) is excluded. */
+export function isExcluded(m: DirMatcher, relPath: string, name: string, isDir: boolean): boolean {
+  const levels = m.levels;
+  for (let i = 0; i < levels.length; i++) {
+    const v = test(m.stack, levels[i] as LevelMatcher, relPath, name, isDir);
+    if (v.ignored) return true;
+    if (v.unignored) return false;
+  }
+  if (m.exclude) {
+    const v = test(m.stack, m.exclude, relPath, name, isDir);
+    if (v.ignored) return true;
+  }
+  return false;
+}
+
+/**
+ * After deciding to descend into directory `relPath`: the levels that would exclude it on their own
+ * (but were overridden by a deeper level) become tainted for everything below.
+ */
+export function descend(stack: RuleStack, relPath: string, name: string): RuleStack {
+  if (DIRECT) return stack; // parents are never consulted: nothing can be misled
+  let tainted: Set<RuleLevel> | null = null;
+  const all = stack.exclude ? [...stack.levels, stack.exclude] : stack.levels;
+  for (const level of all) {
+    // Basename-only levels never look at parents, so they cannot be misled.
+    if (level.basenameOnly || stack.tainted.has(level)) continue;
+    if (test(stack, { level, byName: false }, relPath, name, true).ignored) {
+      tainted ??= new Set(stack.tainted);
+      tainted.add(level);
+    }
+  }
+  return tainted ? { levels: stack.levels, exclude: stack.exclude, tainted } : stack;
+}
+
+/** The `ignore` package's rule matcher without parent inheritance, if this version exposes it. */
+const DIRECT = typeof (ignore() as unknown as { _rules?: Partial<RuleManager> })._rules?.test === 'function';
+
+function test(stack: RuleStack, m: LevelMatcher, relPath: string, name: string, isDir: boolean): Verdict {
+  const level = m.level;
+  if (m.byName) {
+    const key = isDir ? name + '/' : name;
+    let v = level.nameVerdicts.get(key);
+    if (v === undefined) {
+      const r = testWithoutParents(level.basenameOnly ? level.ig : (level.nameIg as Ignore), key);
+      v = r.ignored ? IGNORED : r.unignored ? UNIGNORED : NEUTRAL;
+      if (level.nameVerdicts.size > 100_000) level.nameVerdicts.clear();
+      level.nameVerdicts.set(key, v);
+    }
+    return v;
+  }
+  const rel = level.base ? relPath.slice(level.base.length + 1) : relPath;
+  const p = isDir ? rel + '/' : rel;
+  // git matches each path against the patterns alone (it never descends into excluded directories),
+  // which is exactly the direct test; the public test() adds parent inheritance and a result cache.
+  if (DIRECT || (stack.tainted.size > 0 && stack.tainted.has(level))) return testWithoutParents(level.ig, p);
+  return level.ig.test(p);
+}
+
+type RuleManager = { test(path: string, mode: string): Verdict };
+
+/**
+ * Matches one path against the rules, without the library's parent-directory shortcut and its
+ * per-instance result cache (which costs more than the match when every path is new). The `ignore`
+ * package has no public API for this, so this reaches its rule list (`_rules.test`, present in 7.x)
+ * and falls back to the public test if it is missing. Used for basename-only rule files (where
+ * parents never matter) and for tainted levels (see RuleStack).
+ */
+function testWithoutParents(ig: Ignore, p: string): Verdict {
+  const rules = (ig as unknown as { _rules?: RuleManager })._rules;
+  if (rules && typeof rules.test === 'function') {
+    const v = rules.test(p, 'regex');
+    return { ignored: v.ignored, unignored: v.unignored };
+  }
+  return ig.test(p);
+}

@@ -1,0 +1,119 @@
+// Git tree objects: entry modes, git's entry order, serialisation and parsing.
+import { Buffer } from 'node:buffer';
+
+/** Entry modes as git writes them in tree objects (octal text, no leading zero for trees). */
+export const MODE_TREE = '40000';
+export const MODE_FILE = '100644';
+export const MODE_EXECUTABLE = '100755';
+export const MODE_SYMLINK = '120000';
+export const MODE_GITLINK = '160000';
+
+export type TreeMode =
+  | typeof MODE_TREE
+  | typeof MODE_FILE
+  | typeof MODE_EXECUTABLE
+  | typeof MODE_SYMLINK
+  | typeof MODE_GITLINK;
+
+export type TreeEntry = {
+  /** One path component, as the file system returned it (UTF-8 on disk). */
+  name: string;
+  mode: TreeMode;
+  /** Lower-case hex object id. */
+  oid: string;
+};
+
+/** The id git gives the empty tree; git knows it even when the object is not in the database. */
+export const EMPTY_TREE_OID = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
+/** The id of the empty blob. */
+export const EMPTY_BLOB_OID = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
+
+/**
+ * Compares two strings by Unicode code point, which is the byte order of their UTF-8 encodings (the
+ * order git uses). Plain `<` compares UTF-16 code units, which differs for astral characters.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = a.length < b.length ? a.length : b.length;
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Move surrogates (U+D800–U+DFFF, which encode code points above U+FFFF) above U+E000–U+FFFF.
+    if (x >= 0xd800) x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+    if (y >= 0xd800) y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** git's tree order (base_name_compare): bytewise, a directory compared as if its name ended in '/'. */
+export function compareTreeEntries(a: TreeEntry, b: TreeEntry): number {
+  const ka = a.mode === MODE_TREE ? a.name + '/' : a.name;
+  const kb = b.mode === MODE_TREE ? b.name + '/' : b.name;
+  return compareCodePoints(ka, kb);
+}
+
+/** Sorts in place into git's order. */
+export function sortTreeEntries(entries: TreeEntry[]): TreeEntry[] {
+  return entries.sort(compareTreeEntries);
+}
+
+/** The content of a tree object (without the `tree <size>\0` header) for entries already in git order. */
+export function serializeTree(entries: readonly TreeEntry[]): Buffer {
+  return serializeTreeWrapped(entries, false);
+}
+
+/** Like serializeTree; with `wrapped`, the bytes start with the `tree <size>\0` object header. */
+export function serializeTreeWrapped(entries: readonly TreeEntry[], wrapped: boolean): Buffer {
+  let size = 0;
+  for (const e of entries) size += e.mode.length + 2 + Buffer.byteLength(e.name) + 20;
+  const header = wrapped ? `tree ${size}\0` : '';
+  const out = Buffer.allocUnsafe(header.length + size);
+  let at = header ? out.write(header, 0, 'latin1') : 0;
+  for (const e of entries) {
+    at += out.write(e.mode, at, 'latin1');
+    out[at++] = 0x20;
+    at += out.write(e.name, at, 'utf8');
+    out[at++] = 0;
+    at += out.write(e.oid, at, 'hex');
+  }
+  return out;
+}
+
+/** Parses the content of a tree object (without header). Throws on malformed data. */
+export function parseTree(content: Uint8Array): TreeEntry[] {
+  const buf = Buffer.isBuffer(content) ? content : Buffer.from(content.buffer, content.byteOffset, content.byteLength);
+  const entries: TreeEntry[] = [];
+  let at = 0;
+  while (at < buf.length) {
+    const space = buf.indexOf(0x20, at);
+    const nul = space < 0 ? -1 : buf.indexOf(0, space + 1);
+    if (space < 0 || nul < 0 || nul + 21 > buf.length) throw new Error('malformed tree object');
+    const rawMode = buf.toString('latin1', at, space);
+    const mode = normalizeMode(rawMode);
+    const name = buf.toString('utf8', space + 1, nul);
+    const oid = buf.toString('hex', nul + 1, nul + 21);
+    entries.push({ name, mode, oid });
+    at = nul + 21;
+  }
+  return entries;
+}
+
+function normalizeMode(raw: string): TreeMode {
+  switch (raw) {
+    case '40000':
+    case '040000':
+      return MODE_TREE;
+    case '100644':
+    case '100664': // very old git wrote group-writable modes; they mean a regular file
+      return MODE_FILE;
+    case '100755':
+      return MODE_EXECUTABLE;
+    case '120000':
+      return MODE_SYMLINK;
+    case '160000':
+      return MODE_GITLINK;
+    default:
+      throw new Error(`malformed tree object: unknown entry mode ${raw}`);
+  }
+}

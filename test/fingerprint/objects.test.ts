@@ -1,0 +1,101 @@
+// Unit tests of the object database, tree format and index reader against git's own view.
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFingerprinter } from '../../src/core/fingerprint/index.ts';
+import { readIndex } from '../../src/core/fingerprint/indexFile.ts';
+import { hashObject, ObjectDatabase } from '../../src/core/fingerprint/objects.ts';
+import { PackIndexSet } from '../../src/core/fingerprint/packIndex.ts';
+import { compareCodePoints, parseTree, serializeTree, sortTreeEntries } from '../../src/core/fingerprint/tree.ts';
+import { cleanup, commitAll, GIT_ENV, git, gitFingerprint, makeRepo, writeFiles } from './helpers.ts';
+
+afterAll(cleanup);
+
+describe('object database', () => {
+  it('hashes like git hash-object and writes objects git can read', () => {
+    const root = makeRepo({}, false);
+    const db = new ObjectDatabase(path.join(root, '.git'));
+    for (const content of ['', 'hello\n', '\u0000binary\u00ff', 'x'.repeat(100_000)]) {
+      const oid = db.write('blob', Buffer.from(content, 'latin1'));
+      const file = path.join(root, 'tmp-blob');
+      fs.writeFileSync(file, Buffer.from(content, 'latin1'));
+      expect(oid).toBe(git(root, ['hash-object', '--no-filters', file]).trim());
+      expect(execFileSync('git', ['cat-file', 'blob', oid], { cwd: root, env: GIT_ENV }).equals(Buffer.from(content, 'latin1'))).toBe(true);
+      fs.rmSync(file);
+    }
+  });
+
+  it('reads packed objects: whole ones directly, deltas through isomorphic-git', async () => {
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 300; i++) files[`f${String(i).padStart(3, '0')}.txt`] = `content ${i}\n`.repeat(20);
+    const root = makeRepo(files);
+    // A smaller HEAD tree than its parent's: pack-objects stores it as a delta against the bigger one.
+    for (let i = 0; i < 150; i++) fs.rmSync(path.join(root, `f${String(i).padStart(3, '0')}.txt`));
+    commitAll(root, 'shrink');
+    git(root, ['gc', '-q', '--aggressive', '--prune=now']);
+    const db = new ObjectDatabase(path.join(root, '.git'));
+    const packs = new PackIndexSet(path.join(root, '.git', 'objects'));
+    const trees = git(root, ['rev-list', '--all', '--objects'])
+      .split('\n')
+      .map((l) => l.split(' ')[0] ?? '')
+      .filter((oid) => oid && git(root, ['cat-file', '-t', oid]).trim() === 'tree');
+    let deltas = 0;
+    for (const oid of trees) {
+      const whole = packs.readWhole(oid);
+      if (whole === null) deltas++;
+      else expect(hashObject(whole.type, whole.content)).toBe(oid);
+      const obj = await db.read(oid);
+      expect(obj.type).toBe('tree');
+      expect(hashObject('tree', obj.content)).toBe(oid);
+      expect(parseTree(obj.content).map((e) => e.name)).toEqual(
+        git(root, ['ls-tree', '--name-only', oid]).split('\n').filter(Boolean),
+      );
+    }
+    expect(deltas).toBeGreaterThan(0);
+    packs.close();
+    db.close();
+    // And a capture that needs HEAD's (deltified) root tree: a tracked file that is now ignored.
+    writeFiles(root, { '.gitignore': 'f2*\n', 'f200.txt': 'changed' });
+    expect(await createFingerprinter().capture(root)).toBe(gitFingerprint(root));
+  });
+});
+
+describe('tree format', () => {
+  it('serializes and parses like git mktree, in git order', () => {
+    const root = makeRepo({}, false);
+    const empty = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
+    const entries = sortTreeEntries([
+      { name: 'foo.c', mode: '100644', oid: empty },
+      { name: 'foo', mode: '40000', oid: '4b825dc642cb6eb9a060e54bf8d69288fbee4904' },
+      { name: 'foo-bar', mode: '100755', oid: empty },
+      { name: 'é', mode: '120000', oid: empty },
+      { name: '😀', mode: '100644', oid: empty },
+      { name: '\uff01', mode: '100644', oid: empty },
+    ]);
+    const input = entries.map((e) => `${e.mode === '40000' ? '040000 tree' : `${e.mode} blob`} ${e.oid}\t${e.name}`).join('\n');
+    const oid = execFileSync('git', ['mktree', '--missing'], { cwd: root, env: GIT_ENV, input: `${input}\n` }).toString().trim();
+    expect(hashObject('tree', serializeTree(entries))).toBe(oid);
+    expect(parseTree(serializeTree(entries))).toEqual(entries);
+    expect(entries.map((e) => e.name)).toEqual(['foo-bar', 'foo.c', 'foo', 'é', '\uff01', '😀']);
+    expect(compareCodePoints('\uff01', '😀')).toBeLessThan(0); // UTF-16 order would say the opposite
+  });
+});
+
+describe('index reader', () => {
+  it('reads versions 2, 3 and 4 alike, skipping intent-to-add, skip-worktree and conflict entries', () => {
+    const root = makeRepo({ 'a/b.txt': 'b', 'a/c.txt': 'c', 'd.txt': 'd', ['long/'.repeat(20) + 'x']: 'x' });
+    writeFiles(root, { 'ita.txt': 'i' });
+    git(root, ['add', '-N', 'ita.txt']);
+    git(root, ['update-index', '--skip-worktree', 'd.txt']);
+    const paths = (v: number) => {
+      git(root, ['update-index', '--index-version', String(v)]);
+      const idx = readIndex(path.join(root, '.git', 'index'));
+      return [...idx.entries.keys()].sort();
+    };
+    const expected = ['a/b.txt', 'a/c.txt', `${'long/'.repeat(20)}x`];
+    expect(paths(2)).toEqual(expected);
+    expect(paths(3)).toEqual(expected);
+    expect(paths(4)).toEqual(expected);
+  });
+});
