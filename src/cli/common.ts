@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { findRepoRoot, gitDirOf } from '../core/repoRoot.ts';
-import { REPO_ROOT_NOT_FOUND_MESSAGE } from '../core/taskRef.ts';
-import { DEFAULT_REDIS_URL } from '../queue/connection.ts';
+// Light imports only: the hook loads this module on every event (no zod, no Redis client here).
+import { REPO_ROOT_NOT_FOUND_MESSAGE, findRepoRoot, gitDirOf } from '../core/repoRoot.ts';
+import { DEFAULT_REDIS_URL } from '../queue/redisUrl.ts';
 import { DEFAULT_PREFIX } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 

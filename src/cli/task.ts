@@ -63,6 +63,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
     );
   }
   let inlineWorker: Awaited<ReturnType<typeof startInlineWorker>> | null = null;
+  const eventId = options.idempotencyKey !== undefined ? eventIdForKey(options.idempotencyKey) : randomEventId();
   try {
     await drainSpool(repo.root, (envelope) => client.enqueue(envelope));
     if (options.worker === 'inline') inlineWorker = await startInlineWorker(config, repo);
@@ -72,7 +73,6 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
         `no baton worker serves ${repo.root}; start one with 'baton worker --repo ${repo.root}' (or 'npm start' in it), or add '--worker inline' to apply this command here`,
       );
     }
-    const eventId = options.idempotencyKey !== undefined ? eventIdForKey(options.idempotencyKey) : randomEventId();
     await client.enqueue(envelopeFor(event, repo, 'cli', eventId));
     const outcome = await client.waitFor(eventId, options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS);
     if (outcome.kind === 'completed') return outcome.value;
@@ -83,6 +83,16 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
       withdrawn
         ? `no result within ${options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS} ms; job ${eventId} was withdrawn and nothing was applied`
         : `no result within ${options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS} ms; job ${eventId} is being applied, see 'baton task <ref> status'`,
+    );
+  } catch (error) {
+    // Redis went away mid-command (found by test/chaos/redisRestart.test.ts: the command used to
+    // crash with a stack trace instead of printing its one-line JSON result).
+    const retry = options.idempotencyKey !== undefined
+      ? 're-run the same command (same --idempotency-key) to get its result without applying it twice'
+      : "see 'baton task <ref> status'; pass --idempotency-key to make a retried command apply at most once";
+    return failedResult(
+      'BATON_REDIS_UNAVAILABLE',
+      `lost the connection to Redis (${(error as Error).message}) while applying job ${eventId}; it may or may not have been applied: ${retry}`,
     );
   } finally {
     await inlineWorker?.close();

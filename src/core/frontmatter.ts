@@ -117,21 +117,23 @@ function assertWritableKey(key: string): void {
 function serializeScalar(key: string, value: FrontmatterValue): string {
   if (typeof value === 'number' && !Number.isFinite(value)) throw mutationError('frontmatter numbers must be finite');
   if (value === '') return '';
-  let text = stringifyYaml(value, { lineWidth: 0 }).trimEnd();
-  // Multi-line strings come out as block scalars; double quotes keep them on one line with escapes.
-  if (/[\r\n]/.test(text)) text = stringifyYaml(value, { lineWidth: 0, defaultStringType: 'QUOTE_DOUBLE' }).trimEnd();
-  const line = `${key}: ${text}`;
-  const reread = KEY_VALUE_LINE.exec(line);
-  let roundTrips = false;
-  if (reread?.[1]?.trim() === key) {
+  const roundTrips = (text: string): boolean => {
+    const reread = KEY_VALUE_LINE.exec(`${key}: ${text}`);
+    if (reread?.[1]?.trim() !== key) return false;
     try {
-      roundTrips = Object.is(parseScalar(key, reread[2] ?? ''), value);
+      return Object.is(parseScalar(key, reread[2] ?? ''), value);
     } catch {
-      roundTrips = false;
+      return false;
     }
-  }
-  if (!roundTrips) throw mutationError(`frontmatter value for '${key}' cannot be written as a single-line scalar`);
-  return text;
+  };
+  // YAML's own choice first. Multi-line strings come out as block scalars, and strings of Unicode
+  // spaces (U+00A0, U+2000…) plain, which the line reader trims away: double quotes keep both on
+  // one line, escaped (both found by property tests: "\n" and "\u00a0" used to be refused).
+  const plain = stringifyYaml(value, { lineWidth: 0 }).trimEnd();
+  if (!/[\r\n]/.test(plain) && !(typeof value === 'string' && /^[|>]/.test(plain)) && roundTrips(plain)) return plain;
+  const quoted = stringifyYaml(value, { lineWidth: 0, defaultStringType: 'QUOTE_DOUBLE' }).trimEnd();
+  if (!/[\r\n]/.test(quoted) && roundTrips(quoted)) return quoted;
+  throw mutationError(`frontmatter value for '${key}' cannot be written as a single-line scalar`);
 }
 
 /**

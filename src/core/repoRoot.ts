@@ -1,6 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
+/** Produced by callers that fail to find a repository root (baton finds it without git). */
+export const REPO_ROOT_NOT_FOUND_MESSAGE = 'ai task: current directory is not inside a git repository';
+
 /**
  * The nearest ancestor of `startDir` (itself included) that holds a `.git` entry (a directory, or the
  * file a worktree or submodule has), found without a git binary. Null when there is none.

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { writeFileAtomic } from './atomicFile.ts';
 import { describeSchemaError, orchestrationRunSchema } from './runSchema.ts';
 import type { OrchestrationRun } from './types.ts';
 
@@ -51,20 +51,7 @@ export function serializeRun(run: OrchestrationRun): string {
   return `${JSON.stringify(run, null, 2)}\n`;
 }
 
-/**
- * Atomic replace: write a uniquely named temp file next to the target (exclusive create), then rename
- * it over the target, so a reader sees either the old or the new content, never a torn file.
- */
-export function writeFileAtomic(file: string, content: string): void {
-  const temp = `${file}.${randomUUID()}.tmp`;
-  try {
-    fs.writeFileSync(temp, content, { encoding: 'utf8', flag: 'wx' });
-    fs.renameSync(temp, file);
-  } catch (error) {
-    fs.rmSync(temp, { force: true });
-    throw error;
-  }
-}
+export { removeInterruptedWrites, writeFileAtomic } from './atomicFile.ts';
 
 /** One file the engine wants written: full content, so applying it twice is the same as once. */
 export type RunWrite = Readonly<{ path: string; content: string }>;

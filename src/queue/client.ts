@@ -1,8 +1,10 @@
-import { Queue } from 'bullmq';
+import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { addPlainJob } from './addJob.ts';
 import { connectFast } from './connection.ts';
-import { queueNameFor } from './envelope.ts';
-import type { JobEnvelope, RepoIdentity } from './envelope.ts';
+import { queueNameFor } from './eventIds.ts';
+import type { JobEnvelope } from './envelope.ts';
+import type { RepoIdentity } from './eventIds.ts';
 import {
   JOB_OPTIONS,
   discoveryRootsKey,
@@ -12,11 +14,12 @@ import {
   repositoriesKey,
 } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
-import { describeSchemaError, orchestrationResultSchema } from '../core/runSchema.ts';
 import type { OrchestrationResult } from '../core/types.ts';
 
 // The caller's side of a repository queue: enqueue an envelope, find out whether a worker serves
-// the repository, and wait for the worker's result.
+// the repository, and wait for the worker's result. Hooks use it on every agent event, so it loads
+// neither BullMQ (jobs are added with BullMQ's own script through addJob.ts; BullMQ is loaded only
+// to withdraw a job) nor zod (results are validated with a schema loaded while waiting for them).
 
 export type JobOutcome =
   | Readonly<{ kind: 'completed'; value: OrchestrationResult }>
@@ -26,7 +29,7 @@ export type JobOutcome =
 export class RepositoryQueueClient {
   readonly queueName: string;
   readonly #redis: Redis;
-  readonly #queue: Queue;
+  #queue: Queue | null = null;
   readonly #prefix: string;
   readonly #repo: RepoIdentity;
   #streamCursor = '0-0';
@@ -36,10 +39,17 @@ export class RepositoryQueueClient {
     this.#redis = redis;
     this.#prefix = config.prefix;
     this.#repo = repo;
-    this.#queue = new Queue(this.queueName, { connection: redis, prefix: config.prefix, skipVersionCheck: true });
-    this.#queue.on('error', () => {
-      // Surfaced through the failing call.
-    });
+  }
+
+  async #bullQueue(): Promise<Queue> {
+    if (!this.#queue) {
+      const { Queue } = await import('bullmq');
+      this.#queue = new Queue(this.queueName, { connection: this.#redis, prefix: this.#prefix, skipVersionCheck: true });
+      this.#queue.on('error', () => {
+        // Surfaced through the failing call.
+      });
+    }
+    return this.#queue;
   }
 
   static async connect(config: QueueConfig, repo: RepoIdentity, connectTimeoutMs: number): Promise<RepositoryQueueClient> {
@@ -76,11 +86,19 @@ export class RepositoryQueueClient {
    * again (BullMQ deduplicates by id); the worker's journal covers ids whose job was removed.
    */
   async enqueue(envelope: JobEnvelope): Promise<void> {
-    // Remember where the events stream is now, so waiting cannot miss this job's completion.
-    const last = (await this.#redis.xrevrange(eventsStreamKey(this.#prefix, this.queueName), '+', '-', 'COUNT', 1)) as [string, string[]][];
-    this.#streamCursor = last[0]?.[0] ?? '0-0';
-    await this.#redis.hset(repositoriesKey(this.#prefix), this.#repo.id, this.#repo.root);
-    await this.#queue.add(envelope.intent, envelope, { ...JOB_OPTIONS, jobId: envelope.eventId });
+    // One round trip: remember where the events stream is (so waiting cannot miss this job's
+    // completion), register the repository, and add the job as Queue.add would.
+    const pipeline = this.#redis.pipeline();
+    pipeline.xrevrange(eventsStreamKey(this.#prefix, this.queueName), '+', '-', 'COUNT', 1);
+    pipeline.hset(repositoriesKey(this.#prefix), this.#repo.id, this.#repo.root);
+    addPlainJob(this.#redis, pipeline, { prefix: this.#prefix, queueName: this.queueName, name: envelope.intent, data: envelope, jobId: envelope.eventId, opts: JOB_OPTIONS });
+    const replies = (await pipeline.exec()) ?? [];
+    const failure = replies.find(([error]) => error);
+    if (failure) throw failure[0];
+    const added = replies.at(-1)?.[1];
+    if (typeof added === 'number' && added < 0) throw new Error(`Redis refused job ${envelope.eventId} (BullMQ code ${added})`);
+    const last = replies[0]?.[1] as [string, string[]][] | undefined;
+    this.#streamCursor = last?.[0]?.[0] ?? '0-0';
   }
 
   /** Current outcome of a job, without waiting. */
@@ -93,12 +111,14 @@ export class RepositoryQueueClient {
     );
     if (!finishedOn) return null;
     if (failedReason) return { kind: 'failed', reason: failedReason };
-    return completedOutcome(returnvalue);
+    return completedOutcome(await resultSchema(), returnvalue);
   }
 
   /** Waits for the job's completion or failure, reading the queue's event stream (no polling). */
   async waitFor(jobId: string, timeoutMs: number): Promise<JobOutcome> {
     const deadline = Date.now() + timeoutMs;
+    // Load the result schema while the worker works (it is needed only once a result arrives).
+    const schema = resultSchema();
     const current = await this.outcomeOf(jobId);
     if (current) return current;
     const stream = eventsStreamKey(this.#prefix, this.queueName);
@@ -113,7 +133,7 @@ export class RepositoryQueueClient {
           this.#streamCursor = id;
           const event = fieldsToRecord(fields);
           if (event.jobId !== jobId) continue;
-          if (event.event === 'completed') return completedOutcome(event.returnvalue);
+          if (event.event === 'completed') return completedOutcome(await schema, event.returnvalue);
           if (event.event === 'failed') return { kind: 'failed', reason: event.failedReason ?? 'job failed' };
         }
       }
@@ -122,7 +142,7 @@ export class RepositoryQueueClient {
 
   /** Removes a job that no worker has taken yet (a CLI that gives up must not leave it behind). */
   async withdraw(jobId: string): Promise<boolean> {
-    const job = await this.#queue.getJob(jobId);
+    const job = await (await this.#bullQueue()).getJob(jobId);
     if (!job) return false;
     try {
       await job.remove();
@@ -133,13 +153,19 @@ export class RepositoryQueueClient {
   }
 
   async close(): Promise<void> {
-    await this.#queue.close().catch(() => undefined);
+    await this.#queue?.close().catch(() => undefined);
     this.#redis.disconnect();
   }
 }
 
+type ResultSchema = Pick<typeof import('../core/runSchema.ts'), 'describeSchemaError' | 'orchestrationResultSchema'>;
+
+function resultSchema(): Promise<ResultSchema> {
+  return import('../core/runSchema.ts');
+}
+
 /** A worker's return value is checked before anyone prints or acts on it. */
-function completedOutcome(returnvalue: string | null | undefined): JobOutcome {
+function completedOutcome({ describeSchemaError, orchestrationResultSchema }: ResultSchema, returnvalue: string | null | undefined): JobOutcome {
   const parsed = orchestrationResultSchema.safeParse(parseJson(returnvalue));
   if (!parsed.success) return { kind: 'failed', reason: `the worker returned a malformed result (${describeSchemaError(parsed.error)})` };
   return { kind: 'completed', value: parsed.data as OrchestrationResult };

@@ -1,6 +1,5 @@
-import { createHash, randomUUID } from 'node:crypto';
-import fs from 'node:fs';
 import { z } from 'zod';
+import { ENVELOPE_VERSION, EVENT_ID_PATTERN } from './eventIds.ts';
 import { LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { describeSchemaError as describe } from '../core/runSchema.ts';
@@ -8,10 +7,8 @@ import { describeSchemaError as describe } from '../core/runSchema.ts';
 // The job contract between callers (CLI, hooks) and workers (ARCHITECTURE.md "Job envelope"):
 // versioned, validated with zod on both sides; the worker refuses anything that does not parse.
 
-export const ENVELOPE_VERSION = 1;
-
-/** BullMQ job ids may not contain ':' nor be all digits; baton's ids are a letter prefix + [A-Za-z0-9_.-]. */
-export const EVENT_ID_PATTERN = /^[a-z]-[A-Za-z0-9_.-]{1,120}$/;
+export { ENVELOPE_VERSION, EVENT_ID_PATTERN, envelopeFor, eventIdForKey, eventIdForNative, queueNameFor, randomEventId, repoIdentity } from './eventIds.ts';
+export type { RepoIdentity } from './eventIds.ts';
 
 export const jobEnvelopeSchema = z.strictObject({
   v: z.literal(ENVELOPE_VERSION),
@@ -25,43 +22,6 @@ export const jobEnvelopeSchema = z.strictObject({
 });
 
 export type JobEnvelope = z.infer<typeof jobEnvelopeSchema>;
-
-export type RepoIdentity = Readonly<{ id: string; root: string }>;
-
-/** repoId = first 16 hex digits of sha256 of the repository's real path. */
-export function repoIdentity(root: string): RepoIdentity {
-  const real = fs.realpathSync.native(root);
-  return { id: createHash('sha256').update(real).digest('hex').slice(0, 16), root: real };
-}
-
-export function queueNameFor(repoId: string): string {
-  return `baton-${repoId}`;
-}
-
-export function randomEventId(): string {
-  return `c-${randomUUID()}`;
-}
-
-/** A caller-chosen key maps to a stable id: repeating the command applies the intent once. */
-export function eventIdForKey(key: string): string {
-  return `k-${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
-}
-
-/** Native hook events: the same payload delivered twice gets the same id. */
-export function eventIdForNative(parts: readonly (string | null | undefined)[]): string {
-  return `h-${createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 40)}`;
-}
-
-export function envelopeFor(
-  event: LifecycleEvent,
-  repo: RepoIdentity,
-  source: 'cli' | 'hook',
-  eventId: string,
-  now: Date = new Date(),
-): JobEnvelope {
-  const { intent, taskRef, ...args } = event;
-  return { v: ENVELOPE_VERSION, eventId, repo: { id: repo.id, root: repo.root }, source, intent, taskRef, args, enqueuedAt: now.toISOString() };
-}
 
 export type EnvelopeCheck = { ok: true; envelope: JobEnvelope; event: LifecycleEvent } | { ok: false; message: string };
 

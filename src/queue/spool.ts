@@ -1,8 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { gitDirOf } from '../core/repoRoot.ts';
-import { writeFileAtomic } from '../core/runStore.ts';
-import { jobEnvelopeSchema } from './envelope.ts';
+import { writeFileAtomic } from '../core/atomicFile.ts';
 import type { JobEnvelope } from './envelope.ts';
 
 // The local journal a hook falls back to when Redis is unreachable ("hooks never hang an agent").
@@ -53,7 +52,11 @@ export type DrainReport = { added: number; rejected: string[] };
 export async function drainSpool(repoRoot: string, add: (envelope: JobEnvelope) => Promise<void>): Promise<DrainReport> {
   const dir = spoolDir(repoRoot);
   const report: DrainReport = { added: 0, rejected: [] };
-  for (const name of spooledFiles(repoRoot)) {
+  const names = spooledFiles(repoRoot);
+  if (names.length === 0) return report;
+  // Loaded only when there is something to drain: a hook checks the spool on every event.
+  const { jobEnvelopeSchema } = await import('./envelope.ts');
+  for (const name of names) {
     const file = path.join(dir, name);
     let text: string;
     try {

@@ -1,0 +1,134 @@
+// `npm run bench`: builds baton, runs every benchmark one after another (each starts its own
+// private redis-server), and writes bench/results/SUMMARY.md from their results.
+//
+//   npm run bench                  full runs (several minutes)
+//   npm run bench -- --quick       smaller runs, for checking that everything works
+//   npm run bench -- --no-build    measure the dist/ that is there
+//   npm run bench -- --only hook,latency
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT, RESULTS_DIR, flags, machineInfo, machineMarkdown, table } from './lib.mjs';
+
+const options = flags();
+const quick = options.quick === 'true';
+const only = options.only ? String(options.only).split(',') : null;
+
+const BENCHMARKS = [
+  { name: 'hook', script: 'hook.mjs', args: quick ? ['--rounds', '6', '--warmup', '2'] : [] },
+  { name: 'latency', script: 'latency.mjs', args: quick ? ['--events', '300', '--warmup', '30'] : [] },
+  { name: 'throughput', script: 'throughput.mjs', args: quick ? ['--events', '20'] : [] },
+  // Written by the fingerprint work (issue: fingerprints); run when present.
+  { name: 'fingerprint', script: 'fingerprint.mjs', args: quick ? ['--sizes', '2000', '--reps', '3'] : [], optional: true },
+];
+
+if (options.build !== 'false' && options['no-build'] !== 'true') {
+  const build = spawnSync('npm', ['run', 'build'], { cwd: PROJECT_ROOT, stdio: 'inherit' });
+  if (build.status !== 0) process.exit(build.status ?? 1);
+}
+
+const runs = [];
+for (const benchmark of BENCHMARKS) {
+  if (only && !only.includes(benchmark.name)) continue;
+  const script = path.join(PROJECT_ROOT, 'bench', benchmark.script);
+  if (!fs.existsSync(script)) {
+    if (!benchmark.optional) throw new Error(`bench/${benchmark.script} is missing`);
+    runs.push({ name: benchmark.name, status: 'absent' });
+    continue;
+  }
+  process.stdout.write(`\n== ${benchmark.name}: node bench/${benchmark.script} ${benchmark.args.join(' ')}\n`);
+  const started = Date.now();
+  const child = spawnSync(process.execPath, [script, ...benchmark.args], { cwd: PROJECT_ROOT, stdio: 'inherit' });
+  runs.push({ name: benchmark.name, status: child.status === 0 ? 'ok' : `failed (exit ${child.status ?? child.signal})`, seconds: Math.round((Date.now() - started) / 1000) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// SUMMARY.md from the result files (also those of earlier runs, marked with their date).
+
+const read = (name) => {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(RESULTS_DIR, `${name}.json`), 'utf8'));
+  } catch {
+    return null;
+  }
+};
+const mark = (met) => (met === true ? '✅' : met === false ? '❌' : '—');
+const rows = [];
+const hook = read('hook');
+if (hook) {
+  for (const runtime of ['node', 'bun']) {
+    const ratios = hook.ratiosToFloorP50[runtime];
+    rows.push([
+      `Hook wall time, ${runtime === 'node' ? 'Node' : 'Bun'}`,
+      `≤ 1.5× floor (${hook.results[`${runtime}/floor`].p50} ms)`,
+      `enqueue only: ${ratios['start-enqueue']}× (SubagentStart), ${ratios['stop-enqueue']}× (SubagentStop); with applied result: ${ratios['start-applied']}×, ${ratios['stop-applied']}×`,
+      mark(hook.goalMet[runtime]),
+      'hook.md',
+      hook.machine.date,
+    ]);
+  }
+}
+const latency = read('latency');
+if (latency) {
+  for (const phase of latency.phases) {
+    rows.push([
+      `Enqueue → applied, ${phase.runtime} worker`,
+      'p50 ≤ 5 ms, p99 ≤ 25 ms',
+      `p50 ${phase.latencyMs.p50} ms, p99 ${phase.latencyMs.p99} ms (${phase.events} events)`,
+      mark(latency.goalMet[phase.runtime]),
+      'latency.md',
+      latency.machine.date,
+    ]);
+  }
+}
+const throughput = read('throughput');
+if (throughput) {
+  for (const scenario of throughput.scenarios) {
+    const ceiling = throughput.fileSystemCeiling?.[scenario.filesystem]?.atomicWritesPerSecond;
+    rows.push([
+      `Throughput, ${scenario.repos} repos, ${scenario.processes} ${scenario.runtime} process${scenario.processes > 1 ? 'es' : ''}, ${scenario.filesystem}`,
+      scenario.processes === 1 ? '≥ 1,000 events/s' : 'scaling',
+      `${scenario.eventsPerSecond} events/s${ceiling ? ` (FS ceiling ${ceiling} atomic writes/s)` : ''}`,
+      scenario.processes === 1 ? mark(scenario.eventsPerSecond >= 1000) : '—',
+      'throughput.md',
+      throughput.machine.date,
+    ]);
+  }
+}
+const fingerprint = read('fingerprint');
+if (fingerprint) {
+  const goals = fingerprint.goals ?? {};
+  for (const result of fingerprint.results ?? []) {
+    // ARCHITECTURE.md sets the goal at 20,000 files; smaller repositories are reported only.
+    const goalApplies = result.files >= 20_000;
+    const met = goalApplies && typeof goals.cold === 'number' && typeof goals.warm === 'number' ? result.coldRatio <= goals.cold && result.warmRatio <= goals.warm : undefined;
+    rows.push([
+      `Fingerprint, ${result.files} files`,
+      goalApplies ? `cold ≤ ${goals.cold ?? '?'}× git, warm ≤ ${goals.warm ?? '?'}× git` : '(reported; the goal is for 20k files)',
+      `cold ${Math.round(result.coldRatio * 100) / 100}× (${Math.round(result.coldMs)} ms vs git ${Math.round(result.gitMs)} ms), warm ${Math.round(result.warmRatio * 100) / 100}×`,
+      mark(met),
+      'fingerprint.md',
+      fingerprint.date ?? fingerprint.machine?.date ?? '',
+    ]);
+  }
+}
+const chaos = read('chaos');
+if (chaos) rows.push(['Chaos and fuzzing (`npm run chaos`)', 'no failure', `${chaos.passed}/${chaos.total} tests passed, ${chaos.rounds} kill -9 rounds, ${chaos.fuzzRuns} runs per property`, mark(chaos.failed === 0), 'chaos.md', chaos.date]);
+
+const machine = machineInfo();
+const summary = `# Benchmark and chaos summary
+
+Measured by \`npm run bench\` (bench/run.mjs${quick ? ', --quick' : ''}); chaos by \`npm run chaos\`. Each row links the
+detailed result with its exact command; timings are compared with baselines measured side by side
+in the same run, never asserted in tests. Rows from earlier runs keep their own date.
+
+${table(['what', 'goal', 'measured', 'goal met', 'details', 'measured at'], rows.map((row) => [row[0], row[1], row[2], row[3], `[${row[4]}](${row[4]})`, row[5]]))}
+
+This run: ${runs.map((run) => `${run.name} ${run.status}${run.seconds !== undefined ? ` (${run.seconds} s)` : ''}`).join(', ')}.
+
+${machineMarkdown(machine)}
+`;
+fs.mkdirSync(RESULTS_DIR, { recursive: true });
+fs.writeFileSync(path.join(RESULTS_DIR, 'SUMMARY.md'), summary);
+process.stdout.write(`\nwrote bench/results/SUMMARY.md\n`);
+if (runs.some((run) => run.status.startsWith('failed'))) process.exitCode = 1;

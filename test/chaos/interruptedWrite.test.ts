@@ -1,0 +1,102 @@
+import { createHash, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { applyEvent } from '../../src/core/engine.ts';
+import type { LifecycleEvent } from '../../src/core/events.ts';
+import { createFingerprinter } from '../../src/core/fingerprint/index.ts';
+import type { OrchestrationRun } from '../../src/core/types.ts';
+import { envelopeFor, repoIdentity } from '../../src/queue/envelope.ts';
+import { JOB_OPTIONS } from '../../src/queue/keys.ts';
+import { TASK_ID, approvedReview, uniquePrefix } from '../support/fixtures.ts';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+import { nativePayload } from '../support/lifecycleDriver.ts';
+import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
+import type { WorkerProcess } from '../support/processes.ts';
+import { leftoverTempFiles, queueFor } from './support.ts';
+
+// Regression test for a failure the kill -9 chaos rounds found: a worker killed between writing a
+// run file's temp file and renaming it over orchestration.json left the temp file in the task
+// directory. The task workspace is force-included in fingerprints, so the stray file showed up as
+// a path the active delegation changed; for a reviewer that is a forbidden write, and the seal
+// paused the run with DELEGATION_REVIEWER_WRITE_FORBIDDEN although the reviewer did nothing wrong.
+// Now the redelivery of the interrupted event (journal record still pending) removes the debris.
+
+const redisUrl = inject('redisUrl');
+let repo: GitRepo;
+let worker: WorkerProcess | null = null;
+afterEach(async () => {
+  await worker?.stop('SIGKILL');
+  worker = null;
+  repo.cleanup();
+});
+
+describe('a worker killed in the middle of an atomic run-file write', () => {
+  it('leaves no stray temp file behind once the event is redelivered, so a reviewer can still seal', async () => {
+    repo = gitRepoWithTask();
+    const env = batonEnv({ redisUrl, prefix: uniquePrefix('interrupted') });
+    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
+    const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
+      const run = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
+      expect(run.code, run.stderr).toBe(0);
+      return JSON.parse(run.stdout);
+    };
+    // The analysis stage, then a reviewer delegation that has done its work.
+    await task('begin-or-resume');
+    await task('prepare', '--client', 'claude-code');
+    await hook('SubagentStart', 'executor', 'child-1');
+    fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
+    await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude');
+    await hook('SubagentStop', 'executor', 'child-1');
+    await task('advance');
+    expect((await task('prepare', '--client', 'claude-code')).next.stage).toBe('review-analysis');
+    await hook('SubagentStart', 'reviewer', 'child-2');
+    fs.writeFileSync(path.join(repo.taskDir, 'review-analysis.md'), approvedReview('analysis.md'));
+
+    // The worker applying complete-stage is killed after journaling the event and writing the new
+    // run file's temp file, before the rename: exactly what such a kill leaves on disk.
+    const runFile = path.join(repo.taskDir, 'orchestration.json');
+    const event: LifecycleEvent = { intent: 'complete-stage', taskRef: TASK_ID, stage: 'review-analysis', round: 1, artifact: 'review-analysis.md', agent: 'claude' };
+    const outcome = await applyEvent(event, { repoRoot: repo.root, fingerprinter: createFingerprinter() });
+    expect(outcome.writes.map((write) => write.path)).toEqual([runFile]);
+    const eventId = `c-interrupted-${randomUUID()}`;
+    const journal = path.join(repo.root, '.git', 'baton', 'journal');
+    const before = fs.readFileSync(runFile, 'utf8');
+    fs.writeFileSync(
+      path.join(journal, `${eventId}.json`),
+      `${JSON.stringify({
+        v: 1,
+        eventId,
+        state: 'pending',
+        recordedAt: new Date().toISOString(),
+        result: outcome.result,
+        writes: [{ path: runFile, content: outcome.writes[0]!.content, beforeSha256: createHash('sha256').update(before).digest('hex') }],
+      })}\n`,
+    );
+    const stray = `${runFile}.${randomUUID()}.tmp`;
+    fs.writeFileSync(stray, outcome.writes[0]!.content);
+
+    // BullMQ hands the job to the next worker: the redelivery finishes the event...
+    const queue = queueFor(redisUrl, String(env.BATON_PREFIX), repo.root);
+    try {
+      const job = await queue.add(event.intent, envelopeFor(event, repoIdentity(repo.root), 'cli', eventId), { ...JOB_OPTIONS, jobId: eventId });
+      const deadline = Date.now() + 15_000;
+      while (!(await queue.getJob(eventId))?.finishedOn && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const done = await queue.getJob(job.id!);
+      expect(done?.returnvalue).toMatchObject({ status: 'running', changed: true });
+    } finally {
+      await queue.close();
+    }
+    expect(JSON.parse(fs.readFileSync(runFile, 'utf8')).pendingDelegation.status).toBe('stage-completed');
+    // ...and clears the debris, so the reviewer's stop sees only the reviewer's own writes.
+    expect(leftoverTempFiles(repo.taskDir)).toEqual([]);
+    const sealed = await hook('SubagentStop', 'reviewer', 'child-2');
+    expect(sealed.run.pause).toBeNull();
+    expect(sealed.status).toBe('running');
+    const receipt = (JSON.parse(fs.readFileSync(runFile, 'utf8')) as OrchestrationRun).pendingDelegation!;
+    expect(receipt.status).toBe('sealed');
+    expect(receipt.changedPaths.every((changed) => !changed.endsWith('.tmp'))).toBe(true);
+  }, 90_000);
+});

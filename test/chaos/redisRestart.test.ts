@@ -1,0 +1,198 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { OrchestrationRun } from '../../src/core/types.ts';
+import { spooledFiles } from '../../src/queue/spool.ts';
+import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+import { nativePayload } from '../support/lifecycleDriver.ts';
+import { batonEnv, runBaton, startWorkerProcess } from '../support/processes.ts';
+import type { CliRun, WorkerProcess } from '../support/processes.ts';
+import { startPrivateRedis } from '../support/redisServer.ts';
+import type { PrivateRedis } from '../support/redisServer.ts';
+import { doStageWork, sleep } from './support.ts';
+import type { StageNext } from './support.ts';
+
+// ARCHITECTURE.md "Reliability": Redis restarted mid-stream — hooks spool, workers reconnect,
+// nothing is lost. A whole lifecycle runs through the real CLI and hooks while a private
+// redis-server (appendonly) is stopped and started again at random moments. Hooks must always exit
+// 0, and quickly when they spool; CLI commands may fail while Redis is away and are retried with
+// the same --idempotency-key (the documented way to make a retried command apply once). At the end
+// every stage completed exactly once, in order, with the child ids the hooks reported, nothing is
+// left in the spool, and the worker survived every restart.
+
+let redis: PrivateRedis | null = null;
+let repo: GitRepo | null = null;
+let worker: WorkerProcess | null = null;
+
+afterEach(async () => {
+  await worker?.stop('SIGKILL');
+  worker = null;
+  if (redis) {
+    await redis.stop(true);
+    fs.rmSync(redis.dir, { recursive: true, force: true });
+  }
+  redis = null;
+  repo?.cleanup();
+  repo = null;
+});
+
+type Json = Record<string, any>;
+/** What a retried CLI call may meet while Redis is away: answers that mean "nothing decided yet". */
+const TRANSIENT = new Set(['BATON_REDIS_UNAVAILABLE', 'BATON_WORKER_UNAVAILABLE', 'BATON_TIMEOUT', 'BATON_JOB_FAILED']);
+
+describe('Redis stopped and restarted during a stream of lifecycle events', () => {
+  it('hooks spool and exit 0 quickly, commands retry, and everything is applied once, in order', async () => {
+    redis = await startPrivateRedis({ appendonly: true });
+    repo = gitRepoWithTask();
+    const root = repo.root;
+    const env = batonEnv({ redisUrl: redis.url, prefix: uniquePrefix('chaos-redis') }, { BATON_HOOK_BUDGET_MS: '4000' });
+    worker = await startWorkerProcess(['--repo', root], { env });
+    const log: string[] = [];
+    let redisUp = true;
+    const outages = { count: 0 };
+    const stopRedis = async () => {
+      redisUp = false;
+      await redis!.stop();
+      outages.count += 1;
+      log.push(`redis stopped (${outages.count})`);
+    };
+    const startRedis = async () => {
+      await redis!.start();
+      redisUp = true;
+      log.push('redis started');
+    };
+
+    let keyCounter = 0;
+    /** A CLI intent, retried with the same idempotency key until it gets a lifecycle answer. */
+    const task = async (...args: string[]): Promise<Json> => {
+      const key = `chaos-redis-${(keyCounter += 1)}`;
+      for (let attempt = 1; ; attempt += 1) {
+        const run = await runBaton(['task', TASK_ID, ...args, '--idempotency-key', key, '--timeout', '6000'], { env, cwd: root, timeoutMs: 30_000 });
+        // Whatever happens to Redis, the command answers with its one-line JSON result.
+        let json: Json;
+        try {
+          json = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '');
+        } catch {
+          throw new Error(`baton task ${args.join(' ')} printed no JSON result (exit ${run.code}):\n${run.stdout}\n${run.stderr}\n${log.join('\n')}`);
+        }
+        if (!(json.status === 'failed' && TRANSIENT.has(json.error?.code))) return json;
+        log.push(`task ${args[0]} attempt ${attempt}: ${json.error.code}${json.error.message.startsWith('lost') ? ' (lost mid-command)' : ''}`);
+        if (attempt >= 60) throw new Error(`task ${args.join(' ')} never got through:\n${log.join('\n')}`);
+        await sleep(250);
+      }
+    };
+    const hooks: { phase: string; childId: string; run: CliRun; redisWasUp: boolean }[] = [];
+    const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
+      const redisWasUp = redisUp;
+      const run = await runBaton(['hook', 'claude-code'], { env, cwd: root, input: nativePayload('claude-code', phase, role, childId, root), timeoutMs: 30_000 });
+      hooks.push({ phase, childId, run, redisWasUp });
+      log.push(`hook ${phase} ${childId}: exit ${run.code} in ${Math.round(run.ms)} ms${run.stderr.includes('spooled') ? ' (spooled)' : ''}`);
+      expect(run.code, run.stderr).toBe(0);
+      return run;
+    };
+
+    // Random outages while the lifecycle runs (after the first, deterministic one below).
+    let chaos = false;
+    let stopChaos = false;
+    const chaosLoop = (async () => {
+      while (!stopChaos) {
+        await sleep(400 + Math.random() * 1200);
+        if (!chaos || stopChaos) continue;
+        await stopRedis();
+        await sleep(300 + Math.random() * 1200);
+        await startRedis();
+      }
+    })();
+
+    try {
+      expect((await task('begin-or-resume')).status).toBe('running');
+      const childIds: string[] = [];
+      for (let step = 1; step <= 10; step += 1) {
+        const routed = await task('route');
+        const next = routed.next as StageNext;
+        const prepared = await task('prepare', '--client', 'claude-code');
+        expect(prepared.status, JSON.stringify(prepared)).toBe('running');
+        const childId = `child-${step}`;
+        childIds.push(childId);
+        if (step === 1) {
+          // Deterministic outage: the start hook spools, twice (a duplicate delivery), then Redis returns.
+          await stopRedis();
+          const spooled = await hook('SubagentStart', next.role, childId);
+          expect(spooled.stderr).toContain('spooled');
+          await hook('SubagentStart', next.role, childId);
+          expect(spooledFiles(root)).toHaveLength(2);
+          await startRedis();
+          chaos = true;
+        } else {
+          await hook('SubagentStart', next.role, childId);
+        }
+        doStageWork(root, repo.taskDir, next);
+        // The CLI drains the spool before adding its own event, so the start is applied first.
+        const completed = next.stage === 'commit'
+          ? await task('stage-completed', '--agent', 'claude')
+          : await task('complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', 'claude');
+        expect(completed.status, `${JSON.stringify(completed)}\n${log.join('\n')}`).toBe('running');
+        await hook('SubagentStop', next.role, childId);
+        const advanced = await task('advance');
+        if (advanced.status === 'completed') break;
+        expect(advanced.status, `${JSON.stringify(advanced)}\n${log.join('\n')}`).toBe('running');
+      }
+      stopChaos = true;
+      await chaosLoop;
+      if (!redisUp) await startRedis();
+      const context = log.join('\n');
+      if (process.env.CHAOS_VERBOSE) console.log(context);
+
+      const run = JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
+      expect(run.status, context).toBe('completed');
+      expect(run.receipts.map((receipt) => `${receipt.stage}:${receipt.status}:${receipt.childId}`), context).toEqual(
+        ['analysis', 'review-analysis', 'plan', 'review-plan', 'code', 'review-code', 'commit'].map((stage, index) => `${stage}:consumed:child-${index + 1}`),
+      );
+      expect(run.stepCount).toBe(7);
+      expect(spooledFiles(root), context).toEqual([]);
+      // Hooks that met a stopped Redis spooled, exited 0 and did not linger (well within the budget).
+      const spooled = hooks.filter((entry) => entry.run.stderr.includes('spooled'));
+      expect(spooled.length, context).toBeGreaterThanOrEqual(2);
+      for (const entry of spooled) expect(entry.run.ms, `${entry.phase} ${entry.childId} took ${entry.run.ms} ms\n${context}`).toBeLessThan(1_500);
+      // The worker lived through every restart.
+      expect(worker.child.exitCode, `${context}\n${worker.output()}`).toBeNull();
+      expect(outages.count).toBeGreaterThanOrEqual(1);
+    } finally {
+      stopChaos = true;
+      await chaosLoop;
+    }
+  }, 240_000);
+
+  it('a command waiting for its result when Redis stops answers with JSON, not a stack trace (regression)', async () => {
+    redis = await startPrivateRedis({ appendonly: true });
+    repo = gitRepoWithTask();
+    const prefix = uniquePrefix('chaos-redis-lost');
+    const env = batonEnv({ redisUrl: redis.url, prefix });
+    // A worker seems to serve the repository (a heartbeat), but none applies the job: the command waits.
+    const { Redis } = await import('ioredis');
+    const { redisOptionsFromUrl } = await import('../../src/queue/connection.ts');
+    const { heartbeatKey } = await import('../../src/queue/keys.ts');
+    const { queueNameFor, repoIdentity } = await import('../../src/queue/envelope.ts');
+    const client = new Redis(redisOptionsFromUrl(redis.url));
+    await client.zadd(heartbeatKey(prefix, queueNameFor(repoIdentity(repo.root).id)), Date.now() + 60_000, 'phantom-worker');
+    client.disconnect();
+    const pending = runBaton(['task', TASK_ID, 'begin-or-resume', '--timeout', '20000', '--idempotency-key', 'lost-1'], { env, cwd: repo.root });
+    const pendingHook = runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_BUDGET_MS: '8000' }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root) });
+    await sleep(1_500);
+    await redis.stop();
+    // The hook's event is queued; losing Redis while waiting for its result is not the agent's problem.
+    const hookRun = await pendingHook;
+    expect(hookRun.code, hookRun.stderr).toBe(0);
+    expect(hookRun.stderr).toContain('lost the connection to Redis while waiting');
+    const run = await pending;
+    expect(run.code).toBe(1);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+    const result = JSON.parse(run.stdout.trim());
+    expect(result).toMatchObject({ status: 'failed', changed: false, error: { code: 'BATON_REDIS_UNAVAILABLE' } });
+    expect(result.error.message).toContain('lost the connection to Redis');
+    expect(result.error.message).toContain('same --idempotency-key');
+    expect(run.ms).toBeLessThan(10_000);
+  }, 60_000);
+});
