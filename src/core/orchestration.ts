@@ -466,6 +466,15 @@ export async function sealMatching(ctx: OrchestrationContext, client: string, ev
   if (isResult(matched)) return matched;
   const task = resolve(ctx, matched.taskId);
   if (!task.ok) return task.result;
+  // baton (with decision 6): the stop of a child whose delegation was aborted can still arrive
+  // while the next delegation runs; it says nothing about that delegation, so it changes nothing.
+  if (
+    matched.receipt.childId !== event.childId
+    && matched.run.receipts.some((receipt) => receipt.status === 'aborted' && receipt.childId === event.childId)
+  ) {
+    ctx.warnings.push(`ignored the stop of child ${event.childId}: its delegation was aborted`);
+    return reportRun(task.value.taskId, matched.run, false);
+  }
   if (matched.receipt.role !== role) {
     return pauseRun(ctx, task.value, matched.run, 'DELEGATION_ROLE_MISMATCH', `managed role ${role} does not match ${matched.receipt.role}`, true);
   }

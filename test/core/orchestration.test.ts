@@ -559,6 +559,18 @@ describe('abort (decision 6)', () => {
     expect((await h.apply({ intent: 'abort', taskRef: TASK_ID })).error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'no pending delegation exists' });
   });
 
+  it('a late stop of an aborted child changes nothing while the next delegation runs', async () => {
+    const h = await prepareActivated('executor');
+    await h.apply({ intent: 'abort', taskRef: TASK_ID });
+    await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
+    await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
+    await h.apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-2', parentId: 'parent-1', spawnMode: 'fresh' });
+    const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
+    const late = await h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' });
+    expect(late).toMatchObject({ status: 'running', changed: false, warnings: ['ignored the stop of child child-1: its delegation was aborted'] });
+    expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')).toBe(before);
+  });
+
   it('default reason names the aborted delegation', async () => {
     const h = await begin(engineHarness(fixture, { ids: ['run-1', 'receipt-9'] }));
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'codex' });
