@@ -16,6 +16,7 @@
 //   npm run build && node bench/hook.mjs [--rounds 25] [--warmup 3]
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import {
   BUN, PROJECT_ROOT, flags, machineInfo, machineMarkdown, main, makeRepo, round, snapshotBuild, startRedis, startWorker, summarize,
   table, timedRun, writeResults,
@@ -30,7 +31,7 @@ await main(async () => {
   const build = snapshotBuild();
   const redis = await startRedis();
   const repo = makeRepo({ label: 'hook', git: true });
-  const examples = '/work/shared/examples/hooks/claude-code';
+  const examples = fileURLToPath(new URL('../test/fixtures/hooks/claude-code/', import.meta.url));
   const startExample = JSON.parse(fs.readFileSync(path.join(examples, 'SubagentStart.json'), 'utf8'));
   const stopExample = JSON.parse(fs.readFileSync(path.join(examples, 'SubagentStop.json'), 'utf8'));
   const payload = (example, childId) => JSON.stringify({ ...example, cwd: repo.root, agent_id: childId });

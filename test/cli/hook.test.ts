@@ -2,10 +2,11 @@ import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decideHook, parseHookInput } from '../../src/cli/hook.ts';
 import type { HookPayload } from '../../src/cli/hook.ts';
+import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 
 // How native payloads become events (LIFECYCLE.md §10.2–10.3, scenarios 53–55).
 
-const EXAMPLES = '/work/shared/examples/hooks';
+const EXAMPLES = EXAMPLE_HOOKS_DIR;
 
 function payload(value: unknown): HookPayload {
   const parsed = parseHookInput(Buffer.from(JSON.stringify(value)));

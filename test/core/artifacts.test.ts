@@ -14,8 +14,8 @@ import {
   parseArtifactName,
   resolveReviewedInput,
 } from '../../src/core/artifacts.ts';
+import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
-const EXAMPLE_TASK_DIR = '/work/shared/examples/repo/.agents/workspace/active/TASK-20260101-000001';
 
 let dir: string;
 

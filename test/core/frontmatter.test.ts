@@ -9,8 +9,9 @@ import {
   updateTaskFrontmatter,
 } from '../../src/core/frontmatter.ts';
 import type { FrontmatterValue } from '../../src/core/frontmatter.ts';
+import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
-const EXAMPLE_TASK = '/work/shared/examples/repo/.agents/workspace/active/TASK-20260101-000001/task.md';
+const EXAMPLE_TASK = `${EXAMPLE_TASK_DIR}/task.md`;
 
 /** The FrontmatterError `fn` throws (fails the test when it does not throw one). */
 function caught(fn: () => unknown): FrontmatterError {

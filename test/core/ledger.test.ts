@@ -12,8 +12,9 @@ import {
   validateLedgerRows,
 } from '../../src/core/ledger.ts';
 import type { LedgerRow } from '../../src/core/ledger.ts';
+import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
-const EXAMPLE_TASK = '/work/shared/examples/repo/.agents/workspace/active/TASK-20260101-000001/task.md';
+const EXAMPLE_TASK = `${EXAMPLE_TASK_DIR}/task.md`;
 
 const HEADER = '| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|';
 

@@ -17,6 +17,7 @@ import {
   writeTask,
 } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
+import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
 // Scenarios of SCENARIOS.md §1 (Orchestration) and ARCHITECTURE.md's decisions, through the
 // engine's one entry point with an injected clock, id source and fingerprints.
@@ -194,7 +195,7 @@ describe('route', () => {
   });
 
   it('routes the example task (analysis r2 approved) to plan-task round 1', async () => {
-    const example = '/work/shared/examples/repo/.agents/workspace/active/TASK-20260101-000001';
+    const example = EXAMPLE_TASK_DIR;
     if (!fs.existsSync(example)) return;
     fs.cpSync(example, dir, { recursive: true });
     for (const [name, age] of [['analysis.md', 40], ['review-analysis.md', 30], ['analysis-r2.md', 20], ['review-analysis-r2.md', 10]] as const) {

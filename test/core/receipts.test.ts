@@ -13,8 +13,9 @@ import {
 } from '../../src/core/receipts.ts';
 import type { ActivationEvent, PrepareDelegationInput } from '../../src/core/receipts.ts';
 import type { DelegationReceipt, ReceiptOutcome } from '../../src/core/types.ts';
+import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
-const EXAMPLE_RUN = '/work/shared/examples/repo/.agents/workspace/active/TASK-20260101-000001/orchestration.json';
+const EXAMPLE_RUN = `${EXAMPLE_TASK_DIR}/orchestration.json`;
 const TASK = 'TASK-20260101-000001';
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T00:01:00.000Z';

@@ -10,8 +10,8 @@ import {
   latestReviewApproved,
   parseReviewSummary,
 } from '../../src/core/reviewSummary.ts';
+import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
-const EXAMPLE_TASK_DIR = '/work/shared/examples/repo/.agents/workspace/active/TASK-20260101-000001';
 
 const NOT_FOUND_SECTION = { ok: false, code: 'REVIEW_SUMMARY_NOT_FOUND', message: 'review artifact must contain one review summary section' };
 const NOT_FOUND_LINES = { ok: false, code: 'REVIEW_SUMMARY_NOT_FOUND', message: 'review summary verdict or finding count line is missing or repeated' };

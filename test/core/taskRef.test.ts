@@ -5,8 +5,9 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { REPO_ROOT_NOT_FOUND_MESSAGE, TASK_ID_PATTERN, readShortIdLength, resolveTaskRef } from '../../src/core/taskRef.ts';
+import { EXAMPLE_AGENTS_DIR } from '../support/fixturePaths.ts';
 
-const EXAMPLE_AGENTS = '/work/shared/examples/repo/.agents';
+const EXAMPLE_AGENTS = EXAMPLE_AGENTS_DIR;
 const TASK = 'TASK-20260101-000001';
 const OTHER = 'TASK-20260202-000002';
 
@@ -436,7 +437,7 @@ describe('resolveTaskRef: hostile references', () => {
     ['traversal after a task id', `${TASK}/../../x`],
     ['task id with a trailing slash', `${TASK}/`],
     ['an absolute path', '/etc/passwd'],
-    ['the absolute task directory', `/work/.agents/workspace/active/${TASK}`],
+    ['the absolute task directory', `/srv/app/.agents/workspace/active/${TASK}`],
     ['a NUL byte', `${TASK}\0`],
     ['a NUL byte in a short id', '1\0'],
     ['a lone #', '#'],

@@ -10,6 +10,7 @@ import { TASK_ID, tempRepo, uniquePrefix, writeTask } from '../support/fixtures.
 import type { Fixture } from '../support/fixtures.ts';
 import { batonEnv, runBaton } from '../support/processes.ts';
 import { changedPaths, params, snapshotTree, FUZZ_TIMEOUT } from './support.ts';
+import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 
 // Hook payloads (ARCHITECTURE.md "Reliability": malformed or oversized hook payloads get a clear
 // error and change nothing). In process: parseHookInput and decideHook never throw, and every event
@@ -17,7 +18,7 @@ import { changedPaths, params, snapshotTree, FUZZ_TIMEOUT } from './support.ts';
 // payloads always exits 0, 1 or 2 with a message (never a stack trace) and touches nothing but
 // baton's own state under .git/baton.
 
-const EXAMPLES = '/work/shared/examples/hooks';
+const EXAMPLES = EXAMPLE_HOOKS_DIR;
 const examples = ['claude-code/SubagentStart.json', 'claude-code/SubagentStop.json', 'claude-code/PreToolUse-Task.json', 'codex/SubagentStart.json', 'codex/SubagentStop.json']
   .map((name) => JSON.parse(fs.readFileSync(path.join(EXAMPLES, name), 'utf8')) as Record<string, unknown>);
 

@@ -10,13 +10,14 @@ import { FINDING_SEVERITIES, LEDGER_STAGES, LEDGER_STATUSES, parseLedger, summar
 import { parseReviewSummary } from '../../src/core/reviewSummary.ts';
 import { TASK_ID_PATTERN, resolveTaskRef } from '../../src/core/taskRef.ts';
 import { changedPaths, documentText, expectNoCrash, params, snapshotTree, FUZZ_TIMEOUT } from './support.ts';
+import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
 // Bad input gets a clear error (ARCHITECTURE.md "Reliability"): CLI flags, task references,
 // frontmatter, review summaries and ledgers, fuzzed around valid documents and with arbitrary text.
 // "Clear error" means: a usage-error / failure result with a message, or (for the parsers that
 // throw by contract) a FrontmatterError; never any other exception.
 
-const EXAMPLE = '/work/shared/examples/repo/.agents/workspace/active/TASK-20260101-000001';
+const EXAMPLE = EXAMPLE_TASK_DIR;
 const read = (name: string) => fs.readFileSync(path.join(EXAMPLE, name), 'utf8');
 
 describe('baton task flags (parseTaskCommand)', () => {
