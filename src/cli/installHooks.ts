@@ -9,7 +9,7 @@ import { batonCommandLine } from './runtime.ts';
 
 // `baton install-hooks claude-code|codex`: wires a client to baton in one repository. It merges
 // baton's hook entries into the client's settings (keeping every other entry; replacing only
-// baton's own earlier ones) and writes the lifecycle subagent profiles (LIFECYCLE.md §10.1).
+// baton's own earlier ones) and writes the lifecycle subagent profiles (docs/lifecycle.md §10.1).
 // Everything is computed before anything is written, so a settings file baton cannot read stops
 // the command with nothing changed; a second run changes no byte.
 
@@ -118,7 +118,7 @@ function readSettings(file: string, label: string): { settings: Settings; text: 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Subagent profiles (LIFECYCLE.md §10.1)
+// Subagent profiles (docs/lifecycle.md §10.1)
 
 type Profile = Readonly<{ name: string; description: string; instructions: string }>;
 
