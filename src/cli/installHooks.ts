@@ -224,7 +224,7 @@ export async function run(argv: string[]): Promise<number> {
     .description("Wire an agent client to baton in this repository: hook entries in its settings (merged, never clobbered) and the lifecycle subagent profiles.")
     .argument('<client>', 'claude-code or codex')
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)');
-  const exit = parseCommand(program, argv);
+  const exit = parseCommand(program, argv, { redis: 'baton install-hooks only writes settings files; it does not use Redis (hooks find it through REDIS_URL, or the private redis-server of baton start)' });
   if (exit !== null) return exit;
   const client = program.args[0];
   if (client !== 'claude-code' && client !== 'codex') {
