@@ -18,7 +18,7 @@ afterAll(() => repo.cleanup());
 
 /** Environment without a Redis address, so nothing can reach a Redis by accident. */
 function env(): NodeJS.ProcessEnv {
-  const copy = { ...process.env, BATON_DEFAULT_REDIS_URL: UNREACHABLE_REDIS, NO_COLOR: '1' };
+  const copy: NodeJS.ProcessEnv = { ...process.env, BATON_DEFAULT_REDIS_URL: UNREACHABLE_REDIS, NO_COLOR: '1' };
   delete copy.REDIS_URL;
   return copy;
 }
