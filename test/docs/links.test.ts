@@ -10,9 +10,11 @@ import { PROJECT_ROOT } from '../support/processes.ts';
 const DOCS_DIR = path.join(PROJECT_ROOT, 'docs');
 const CODE_DIRS = ['src', 'test', 'bench', 'scripts'];
 
+/** The README, docs/ and the other hand-written READMEs (bench/results holds generated files). */
 function markdownFiles(): string[] {
   const docs = fs.readdirSync(DOCS_DIR).filter((name) => name.endsWith('.md')).map((name) => path.join(DOCS_DIR, name));
-  return [path.join(PROJECT_ROOT, 'README.md'), ...docs];
+  const readmes = codeFiles().filter((file) => path.basename(file) === 'README.md');
+  return [path.join(PROJECT_ROOT, 'README.md'), ...docs, ...readmes];
 }
 
 function codeFiles(): string[] {
@@ -51,7 +53,7 @@ function relativeLinksOf(file: string): string[] {
   return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!).filter((target) => !/^[a-z]+:/i.test(target));
 }
 
-describe('README.md and docs/', () => {
+describe('README.md, docs/ and the other READMEs', () => {
   it('has the documents the README and the comments point to', () => {
     for (const name of ['README.md', 'architecture.md', 'lifecycle.md', 'scenarios.md', 'differences.md']) {
       expect(fs.existsSync(path.join(DOCS_DIR, name)), `docs/${name}`).toBe(true);
