@@ -7,8 +7,6 @@ import { writeFileAtomic } from '../core/runStore.ts';
 import { defaultRedisUrl, privateRedisDir, privateRedisUrl } from './common.ts';
 import { RedisServerError, findRedisServer, launchRedisServer } from '../redisServer/launch.ts';
 
-export { findRedisServer } from '../redisServer/launch.ts';
-
 // Finding a Redis for `baton start` and `baton demo`: the configured one (--redis, $REDIS_URL), else
 // whatever answers on the default address, else a private redis-server for this repository on a
 // unix socket (append-only, noeviction, data under <gitdir>/baton/redis), else clear instructions.
