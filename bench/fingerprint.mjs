@@ -137,7 +137,7 @@ async function loadFingerprinter() {
   const { build } = await import('esbuild');
   const out = path.join(ROOT, 'bench', '.work', 'fingerprint.mjs');
   await build({
-    entryPoints: [path.join(ROOT, 'src/core/fingerprint/index.ts')],
+    entryPoints: [path.join(ROOT, 'src/fingerprint/index.ts')],
     outfile: out,
     bundle: true,
     format: 'esm',

@@ -57,7 +57,7 @@ export async function run(argv: string[]): Promise<number> {
     }
     cleanups.push(() => redis.stop());
     const { startBatonWorker } = await import('../workers/worker.ts');
-    const { createFingerprinter } = await import('../core/fingerprint/index.ts');
+    const { createFingerprinter } = await import('../fingerprint/index.ts');
     const { DEFAULT_PREFIX } = await import('../queue/keys.ts');
     const { repoIdentity } = await import('../queue/envelope.ts');
     const config = { redisUrl: redis.url, prefix: options.prefix ?? process.env.BATON_PREFIX ?? DEFAULT_PREFIX };

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { findRepoRoot } from '../core/repoRoot.ts';
-import { createFingerprinter } from '../core/fingerprint/index.ts';
+import { createFingerprinter } from '../fingerprint/index.ts';
 import { acceptUnusedOptions, warnUnusedOptions } from './options.ts';
 import type { UnusedOptions } from './options.ts';
 

@@ -57,7 +57,7 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
   const { startBatonWorker } = await import('../workers/worker.ts');
-  const { createFingerprinter } = await import('../core/fingerprint/index.ts');
+  const { createFingerprinter } = await import('../fingerprint/index.ts');
   const { DEFAULT_PREFIX } = await import('../queue/keys.ts');
   let worker;
   try {

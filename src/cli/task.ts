@@ -107,6 +107,6 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
 /** `--worker inline`: serve the repository queue in this process until our job is done. */
 async function startInlineWorker(config: QueueConfig, repo: RepoIdentity) {
   const { startBatonWorker } = await import('../workers/worker.ts');
-  const { createFingerprinter } = await import('../core/fingerprint/index.ts');
+  const { createFingerprinter } = await import('../fingerprint/index.ts');
   return startBatonWorker({ queue: config, repos: [repo.root], createFingerprinter: () => createFingerprinter() });
 }

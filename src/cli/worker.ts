@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
-import { createFingerprinter } from '../core/fingerprint/index.ts';
+import { createFingerprinter } from '../fingerprint/index.ts';
 import { startBatonWorker } from '../workers/worker.ts';
 import { lookupRepoRoot, queueConfigFrom } from './common.ts';
 import { dashboardToken } from './dashboard.ts';

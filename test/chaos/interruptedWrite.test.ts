@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { applyEvent } from '../../src/core/engine.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
-import { createFingerprinter } from '../../src/core/fingerprint/index.ts';
+import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { envelopeFor, repoIdentity } from '../../src/queue/envelope.ts';
 import { JOB_OPTIONS } from '../../src/queue/keys.ts';

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
 import { applyEventNow } from '../../src/core/engine.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
-import { createFingerprinter } from '../../src/core/fingerprint/index.ts';
+import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import { parseRunText } from '../../src/core/runStore.ts';
 import type { DelegationReceipt, OrchestrationResult, OrchestrationRun } from '../../src/core/types.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';

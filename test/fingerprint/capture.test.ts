@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createFingerprinter } from '../../src/core/fingerprint/index.ts';
+import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import {
   cleanup,
   commitAll,

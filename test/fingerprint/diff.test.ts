@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createFingerprinter, EMPTY_TREE_OID } from '../../src/core/fingerprint/index.ts';
+import { createFingerprinter, EMPTY_TREE_OID } from '../../src/fingerprint/index.ts';
 import { cleanup, commitAll, git, gitDiff, makeRepo, writeFiles } from './helpers.ts';
 
 afterAll(cleanup);
@@ -86,7 +86,7 @@ describe('diff matches git diff --name-only --no-renames', () => {
   });
 
   it('the module-level convenience functions work', async () => {
-    const { captureWorkspace, diffWorkspace } = await import('../../src/core/fingerprint/index.ts');
+    const { captureWorkspace, diffWorkspace } = await import('../../src/fingerprint/index.ts');
     const root = makeRepo({ 'a.txt': 'a' });
     const a = await captureWorkspace(root);
     writeFiles(root, { 'b.txt': 'b' });

@@ -3,11 +3,11 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createFingerprinter } from '../../src/core/fingerprint/index.ts';
-import { readIndex } from '../../src/core/fingerprint/indexFile.ts';
-import { hashObject, ObjectDatabase } from '../../src/core/fingerprint/objects.ts';
-import { PackIndexSet } from '../../src/core/fingerprint/packIndex.ts';
-import { compareCodePoints, parseTree, serializeTree, sortTreeEntries } from '../../src/core/fingerprint/tree.ts';
+import { createFingerprinter } from '../../src/fingerprint/index.ts';
+import { readIndex } from '../../src/fingerprint/indexFile.ts';
+import { hashObject, ObjectDatabase } from '../../src/fingerprint/objects.ts';
+import { PackIndexSet } from '../../src/fingerprint/packIndex.ts';
+import { compareCodePoints, parseTree, serializeTree, sortTreeEntries } from '../../src/fingerprint/tree.ts';
 import { cleanup, commitAll, GIT_ENV, git, gitFingerprint, makeRepo, writeFiles } from './helpers.ts';
 
 afterAll(cleanup);

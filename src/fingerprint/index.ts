@@ -15,7 +15,7 @@
 // - file names must be valid UTF-8; core.precomposeUnicode and case-insensitive file systems are not
 //   emulated.
 import path from 'node:path';
-import type { WorkspaceFingerprinter } from '../types.ts';
+import type { WorkspaceFingerprinter } from '../core/types.ts';
 import { buildFingerprint, HeadTrees, type CaptureStats } from './capture.ts';
 import { diffTrees, resolveTreeId } from './diff.ts';
 import { rootStack, RuleFileCache } from './ignoreRules.ts';
