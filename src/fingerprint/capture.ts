@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import { Buffer } from 'node:buffer';
 import type { IndexSnapshot } from './indexFile.ts';
-import { descend, isExcluded, matcherFor, pushLevel, type RuleFileCache, type RuleStack } from './ignoreRules.ts';
+import { isExcluded, matcherFor, pushLevel, type RuleFileCache, type RuleStack } from './ignoreRules.ts';
 import { hashWrapped, type ObjectDatabase } from './objects.ts';
 import { findGitDir, readCommonDir, resolveHead, type RepoConfig } from './repository.ts';
 import {
@@ -260,7 +260,7 @@ async function enterDir(
     rel,
     abs,
     list,
-    stack === null ? null : descend(stack, rel, name),
+    stack,
     childHeadDir(ctx.headTrees, parentHead, name),
   );
   return oid ? { name, mode: MODE_TREE, oid } : null;

@@ -43,15 +43,13 @@ export type RuleFile = {
 };
 
 /**
- * The rule files in force in a directory, deepest first. `tainted` holds levels that exclude one of
- * this directory's ancestors even though a deeper level re-included it; for those, the library's
- * "an ignored parent decides" shortcut must not be taken (git never looks at parents when matching).
- * Only used when the library's direct matcher is unavailable (see DIRECT).
+ * The rule files in force in a directory, deepest first. Paths are matched against each file's
+ * patterns alone (see testWithoutParents), so a directory that one level excludes and a deeper level
+ * re-includes cannot mislead the levels below it.
  */
 export type RuleStack = {
   readonly levels: readonly RuleLevel[];
   readonly exclude: RuleLevel | null;
-  readonly tainted: ReadonlySet<RuleLevel>;
 };
 
 type CompiledFile = { text: string; file: RuleFile | null };
@@ -136,40 +134,38 @@ function patternShape(text: string): Shape {
   return shape;
 }
 
-const NO_TAINT: ReadonlySet<RuleLevel> = new Set();
 const IGNORED: Verdict = { ignored: true, unignored: false };
 const UNIGNORED: Verdict = { ignored: false, unignored: true };
 const NEUTRAL: Verdict = { ignored: false, unignored: false };
 
 export function rootStack(exclude: RuleFile | null): RuleStack {
-  return { levels: [], exclude: exclude ? { ...exclude, base: '' } : null, tainted: NO_TAINT };
+  return { levels: [], exclude: exclude ? { ...exclude, base: '' } : null };
 }
 
 /** The stack for a subdirectory that has its own `.gitignore`. */
 export function pushLevel(stack: RuleStack, base: string, file: RuleFile): RuleStack {
-  return { levels: [{ ...file, base }, ...stack.levels], exclude: stack.exclude, tainted: stack.tainted };
+  return { levels: [{ ...file, base }, ...stack.levels], exclude: stack.exclude };
 }
 
 type LevelMatcher = { level: RuleLevel; byName: boolean };
 
 /** The rule files in force for the entries of one directory, each with how to test them there. */
-export type DirMatcher = { stack: RuleStack; levels: LevelMatcher[]; exclude: LevelMatcher | null };
+export type DirMatcher = { levels: LevelMatcher[]; exclude: LevelMatcher | null };
 
 /** Prepares matching for the entries of directory `dirRel` (repo-relative, '' for the root). */
 export function matcherFor(stack: RuleStack, dirRel: string): DirMatcher {
   const levels: LevelMatcher[] = [];
   for (const level of stack.levels) {
-    const m = levelMatcher(stack, level, dirRel);
+    const m = levelMatcher(level, dirRel);
     if (m) levels.push(m);
   }
-  const exclude = stack.exclude ? levelMatcher(stack, stack.exclude, dirRel) : null;
-  return { stack, levels, exclude };
+  const exclude = stack.exclude ? levelMatcher(stack.exclude, dirRel) : null;
+  return { levels, exclude };
 }
 
-function levelMatcher(stack: RuleStack, level: RuleLevel, dirRel: string): LevelMatcher | null {
+function levelMatcher(level: RuleLevel, dirRel: string): LevelMatcher | null {
   if (level.basenameOnly) return { level, byName: true };
-  const tainted = stack.tainted.size > 0 && stack.tainted.has(level);
-  if (!level.pathAnywhere && !tainted) {
+  if (!level.pathAnywhere) {
     const d = level.base === '' ? dirRel : dirRel === level.base ? '' : dirRel.slice(level.base.length + 1);
     if (!level.pathDirs.has(d)) return level.nameIg ? { level, byName: true } : null;
   }
@@ -180,40 +176,18 @@ function levelMatcher(stack: RuleStack, level: RuleLevel, dirRel: string): Level
 export function isExcluded(m: DirMatcher, relPath: string, name: string, isDir: boolean): boolean {
   const levels = m.levels;
   for (let i = 0; i < levels.length; i++) {
-    const v = test(m.stack, levels[i] as LevelMatcher, relPath, name, isDir);
+    const v = test(levels[i] as LevelMatcher, relPath, name, isDir);
     if (v.ignored) return true;
     if (v.unignored) return false;
   }
   if (m.exclude) {
-    const v = test(m.stack, m.exclude, relPath, name, isDir);
+    const v = test(m.exclude, relPath, name, isDir);
     if (v.ignored) return true;
   }
   return false;
 }
 
-/**
- * After deciding to descend into directory `relPath`: the levels that would exclude it on their own
- * (but were overridden by a deeper level) become tainted for everything below.
- */
-export function descend(stack: RuleStack, relPath: string, name: string): RuleStack {
-  if (DIRECT) return stack; // parents are never consulted: nothing can be misled
-  let tainted: Set<RuleLevel> | null = null;
-  const all = stack.exclude ? [...stack.levels, stack.exclude] : stack.levels;
-  for (const level of all) {
-    // Basename-only levels never look at parents, so they cannot be misled.
-    if (level.basenameOnly || stack.tainted.has(level)) continue;
-    if (test(stack, { level, byName: false }, relPath, name, true).ignored) {
-      tainted ??= new Set(stack.tainted);
-      tainted.add(level);
-    }
-  }
-  return tainted ? { levels: stack.levels, exclude: stack.exclude, tainted } : stack;
-}
-
-/** The `ignore` package's rule matcher without parent inheritance, if this version exposes it. */
-const DIRECT = typeof (ignore() as unknown as { _rules?: Partial<RuleManager> })._rules?.test === 'function';
-
-function test(stack: RuleStack, m: LevelMatcher, relPath: string, name: string, isDir: boolean): Verdict {
+function test(m: LevelMatcher, relPath: string, name: string, isDir: boolean): Verdict {
   const level = m.level;
   if (m.byName) {
     const key = isDir ? name + '/' : name;
@@ -230,8 +204,7 @@ function test(stack: RuleStack, m: LevelMatcher, relPath: string, name: string, 
   const p = isDir ? rel + '/' : rel;
   // git matches each path against the patterns alone (it never descends into excluded directories),
   // which is exactly the direct test; the public test() adds parent inheritance and a result cache.
-  if (DIRECT || (stack.tainted.size > 0 && stack.tainted.has(level))) return testWithoutParents(level.ig, p);
-  return level.ig.test(p);
+  return testWithoutParents(level.ig, p);
 }
 
 type RuleManager = { test(path: string, mode: string): Verdict };
@@ -239,15 +212,14 @@ type RuleManager = { test(path: string, mode: string): Verdict };
 /**
  * Matches one path against the rules, without the library's parent-directory shortcut and its
  * per-instance result cache (which costs more than the match when every path is new). The `ignore`
- * package has no public API for this, so this reaches its rule list (`_rules.test`, present in 7.x)
- * and falls back to the public test if it is missing. Used for basename-only rule files (where
- * parents never matter) and for tainted levels (see RuleStack).
+ * package has no public API for this: this reaches its rule list (`_rules.test`, present in 7.x,
+ * the pinned major version). A version without it is refused rather than matched differently.
  */
 function testWithoutParents(ig: Ignore, p: string): Verdict {
-  const rules = (ig as unknown as { _rules?: RuleManager })._rules;
-  if (rules && typeof rules.test === 'function') {
-    const v = rules.test(p, 'regex');
-    return { ignored: v.ignored, unignored: v.unignored };
+  const rules = (ig as unknown as { _rules?: Partial<RuleManager> })._rules;
+  if (typeof rules?.test !== 'function') {
+    throw new Error("the 'ignore' package no longer exposes _rules.test; baton's gitignore matching needs ignore 7.x");
   }
-  return ig.test(p);
+  const v = (rules as RuleManager).test(p, 'regex');
+  return { ignored: v.ignored, unignored: v.unignored };
 }

@@ -60,8 +60,6 @@ export type CaptureResult = { fingerprint: string; stats: CaptureStats & { ms: n
 export interface Fingerprinter extends WorkspaceFingerprinter {
   /** capture() with counters: files seen, hashed, taken from the index or the cache, trees built. */
   captureWithStats(repoRoot: string): Promise<CaptureResult>;
-  /** Drops cached state for one repository, or for all. */
-  forget(repoRoot?: string): void;
 }
 
 type RepoState = {
@@ -191,14 +189,6 @@ export function createFingerprinter(options: FingerprinterOptions = {}): Fingerp
         }
       });
     },
-    forget(repoRoot?: string): void {
-      for (const [root, state] of states) {
-        if (repoRoot === undefined || root === path.resolve(repoRoot)) {
-          retire(state);
-          states.delete(root);
-        }
-      }
-    },
   };
 }
 
@@ -209,21 +199,4 @@ function normalizeForcePath(p: string | null): string | null {
     throw new Error(`forcePath must be a path inside the repository, got ${JSON.stringify(p)}`);
   }
   return norm;
-}
-
-let defaultInstance: Fingerprinter | undefined;
-
-function defaultFingerprinter(): Fingerprinter {
-  defaultInstance ??= createFingerprinter();
-  return defaultInstance;
-}
-
-/** Fingerprint of the work tree at `repoRoot`, with a module-wide (caching) fingerprinter. */
-export function captureWorkspace(repoRoot: string): Promise<string> {
-  return defaultFingerprinter().capture(repoRoot);
-}
-
-/** Repo-relative paths that differ between two fingerprints, in `git diff --name-only` order. */
-export function diffWorkspace(repoRoot: string, before: string, after: string): Promise<string[]> {
-  return defaultFingerprinter().diff(repoRoot, before, after);
 }

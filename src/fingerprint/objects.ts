@@ -87,11 +87,6 @@ export class ObjectDatabase {
     for (const alt of this.alternates) alt.close();
   }
 
-  /** Forget which objects are known to exist (objects can be pruned by `git gc`). */
-  forgetKnown(): void {
-    this.known.clear();
-  }
-
   loosepath(oid: string): string {
     return path.join(this.objectsDir, oid.slice(0, 2), oid.slice(2));
   }
@@ -112,11 +107,6 @@ export class ObjectDatabase {
     if (fs.existsSync(this.loosepath(oid))) return true;
     for (const alt of this.alternates) if (alt.has(oid)) return true;
     return false;
-  }
-
-  /** Records that an object is present without checking (e.g. a blob the index refers to). */
-  markKnown(oid: string): void {
-    this.known.add(oid);
   }
 
   /** Hashes an object and writes it as a loose object unless it already exists. Returns its id. */

@@ -2,6 +2,7 @@
 // a fingerprint needs, straight from the files (no git binary, no environment variables).
 import fs from 'node:fs';
 import path from 'node:path';
+import { gitDirOf } from '../core/repoRoot.ts';
 
 export type RepoConfig = {
   /** core.fileMode (default true): whether the executable bit of the work tree is trusted. */
@@ -46,24 +47,11 @@ export function openRepository(repoRoot: string): RepoLayout {
  * directory (what git's is_nonbare_repository_dir checks: HEAD, objects/ and refs/ present).
  */
 export function findGitDir(dir: string): string | null {
-  const dotGit = path.join(dir, '.git');
-  let st: fs.Stats | undefined;
+  let gitDir: string;
   try {
-    st = fs.statSync(dotGit);
+    gitDir = gitDirOf(dir);
   } catch {
-    return null;
-  }
-  let gitDir = dotGit;
-  if (!st.isDirectory()) {
-    let text: string;
-    try {
-      text = fs.readFileSync(dotGit, 'utf8');
-    } catch {
-      return null;
-    }
-    const match = /^gitdir:\s*(.+?)\s*$/m.exec(text);
-    if (!match?.[1]) return null;
-    gitDir = path.resolve(dir, match[1]);
+    return null; // no .git, unreadable, or a `.git` file without a `gitdir:` line
   }
   return isGitDirectory(gitDir) ? gitDir : null;
 }

@@ -58,12 +58,10 @@ export function sortTreeEntries(entries: TreeEntry[]): TreeEntry[] {
   return entries.sort(compareTreeEntries);
 }
 
-/** The content of a tree object (without the `tree <size>\0` header) for entries already in git order. */
-export function serializeTree(entries: readonly TreeEntry[]): Buffer {
-  return serializeTreeWrapped(entries, false);
-}
-
-/** Like serializeTree; with `wrapped`, the bytes start with the `tree <size>\0` object header. */
+/**
+ * The content of a tree object for entries already in git order; with `wrapped`, the bytes start with
+ * the `tree <size>\0` object header.
+ */
 export function serializeTreeWrapped(entries: readonly TreeEntry[], wrapped: boolean): Buffer {
   let size = 0;
   for (const e of entries) size += e.mode.length + 2 + Buffer.byteLength(e.name) + 20;

@@ -84,13 +84,4 @@ describe('diff matches git diff --name-only --no-renames', () => {
     await expect(fp.diff(root, tree, blob)).rejects.toThrow(/is a blob, not a tree/);
     expect(await fp.diff(root, tree.toUpperCase(), tree)).toEqual([]);
   });
-
-  it('the module-level convenience functions work', async () => {
-    const { captureWorkspace, diffWorkspace } = await import('../../src/fingerprint/index.ts');
-    const root = makeRepo({ 'a.txt': 'a' });
-    const a = await captureWorkspace(root);
-    writeFiles(root, { 'b.txt': 'b' });
-    const b = await captureWorkspace(root);
-    expect(await diffWorkspace(root, a, b)).toEqual(['b.txt']);
-  });
 });
