@@ -1,27 +1,10 @@
 import { Command } from 'commander';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
 import { queueConfigFrom } from './common.ts';
+import { dashboardToken, EXIT_FAILURE, ServiceHost } from './serviceHost.ts';
 
 // `baton dashboard`: bull-board over every repository queue recorded in Redis, refreshed as new
 // repositories appear. Loopback and read-only by default; any other bind needs a token.
-
-/** `--token`, else $BATON_DASHBOARD_TOKEN; empty means none. */
-export function dashboardToken(option: string | undefined, env: Record<string, string | undefined> = process.env): string | null {
-  return option || env.BATON_DASHBOARD_TOKEN || null;
-}
-
-/** Resolves on the first SIGINT/SIGTERM with its name. */
-export function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const handler = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', handler);
-      process.off('SIGTERM', handler);
-      resolve(signal);
-    };
-    process.on('SIGINT', handler);
-    process.on('SIGTERM', handler);
-  });
-}
 
 type DashboardCommandOptions = {
   port: number;
@@ -46,33 +29,20 @@ export async function run(argv: string[]): Promise<number> {
   const exit = parseCommand(program, argv, { repo: 'baton dashboard shows every repository recorded in Redis (baton worker --dashboard shows the ones it serves)' });
   if (exit !== null) return exit;
   const options = program.opts<DashboardCommandOptions>();
-  const { bindProblem, describeDashboard, redisQueueSource, startDashboard } = await import('../dashboard/index.ts');
+  const host = new ServiceHost('baton dashboard');
   const token = dashboardToken(options.token);
-  const problem = bindProblem(options.host, token);
-  if (problem) {
-    process.stderr.write(`baton dashboard: ${problem}\n`);
-    return 2;
-  }
-  const config = queueConfigFrom(options.redis, options.prefix);
-  const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
+  const refused = await host.refuseBind(options.host, token);
+  if (refused !== null) return refused;
+  const { describeDashboard, redisQueueSource } = await import('../dashboard/index.ts');
   let source;
   try {
-    source = await redisQueueSource(config);
+    source = await redisQueueSource(queueConfigFrom(options.redis, options.prefix));
   } catch (error) {
-    process.stderr.write(`baton dashboard: cannot reach Redis (${(error as Error).message}); start Redis or point --redis / REDIS_URL at it\n`);
-    return 1;
+    return host.fail(`cannot reach Redis (${(error as Error).message}); start Redis or point --redis / REDIS_URL at it`);
   }
   const started = performance.now();
-  let dashboard;
-  try {
-    dashboard = await startDashboard({ source, host: options.host, port: options.port, token, allowWrites: options.allowWrites, refreshMs: options.refresh, log });
-  } catch (error) {
-    process.stderr.write(`baton dashboard: ${(error as Error).message}\n`);
-    return 1;
-  }
+  const dashboard = await host.dashboard({ source, host: options.host, port: options.port, token, allowWrites: options.allowWrites, refreshMs: options.refresh });
+  if (!dashboard) return EXIT_FAILURE;
   process.stdout.write(`baton ${describeDashboard(dashboard)} — ${(performance.now() - started).toFixed(0)} ms\n`);
-  const signal = await untilSignal();
-  log(`${signal}: stopping the dashboard`);
-  await dashboard.close();
-  return 0;
+  return host.serveUntilSignal('stopping the dashboard');
 }

@@ -2,8 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Command, Option } from 'commander';
-import { dashboardToken, untilSignal } from './dashboard.ts';
+import { queueConfigFrom } from './common.ts';
 import { parseCommand, portNumber } from './options.ts';
+import { dashboardToken, EXIT_FAILURE, EXIT_OK, ServiceHost, timestampedLog, untilSignal } from './serviceHost.ts';
 
 // `baton demo`: a complete lifecycle, seven stages to a completed run, in a temporary repository,
 // through the real pieces: a worker (in this process), the repository queue, real `baton hook`
@@ -30,44 +31,25 @@ export async function run(argv: string[]): Promise<number> {
   if (exit !== null) return exit;
   const options = program.opts<DemoOptions>();
   const out = (line: string) => process.stdout.write(`${line}\n`);
+  // The worker's log is kept and shown only when the lifecycle stops.
   const workerLog: string[] = [];
-  const log = (line: string) => workerLog.push(`${new Date().toISOString()} ${line}`);
+  const host = new ServiceHost('baton demo', timestampedLog((line) => workerLog.push(line)));
 
   const { createDemoRepository } = await import('../demo/repo.ts');
-  const { resolveRedis, RedisUnavailableError } = await import('./localRedis.ts');
   const repo = await createDemoRepository();
-  const cleanups: (() => Promise<void> | void)[] = [() => repo.remove()];
-  const cleanUp = async () => {
-    for (const step of cleanups.splice(0).reverse()) {
-      try {
-        await step();
-      } catch (error) {
-        process.stderr.write(`baton demo: cleanup: ${(error as Error).message}\n`);
-      }
-    }
-  };
+  host.onStop(() => repo.remove());
   try {
-    let redis;
-    try {
-      redis = await resolveRedis({ redisOption: options.redis, repoRoot: repo.root, log });
-    } catch (error) {
-      if (!(error instanceof RedisUnavailableError)) throw error;
-      process.stderr.write(`baton demo: ${error.message}\n`);
-      return 1;
-    }
-    cleanups.push(() => redis.stop());
-    const { startBatonWorker } = await import('../workers/worker.ts');
-    const { createFingerprinter } = await import('../fingerprint/index.ts');
-    const { DEFAULT_PREFIX } = await import('../queue/keys.ts');
+    const redis = await host.redis(options.redis, repo.root);
+    if (!redis) return EXIT_FAILURE;
     const { repoIdentity } = await import('../queue/envelope.ts');
-    const config = { redisUrl: redis.url, prefix: options.prefix ?? process.env.BATON_PREFIX ?? DEFAULT_PREFIX };
-    const worker = await startBatonWorker({ queue: config, repos: [repo.root], createFingerprinter: () => createFingerprinter(), log });
+    const config = queueConfigFrom(redis.url, options.prefix);
     const identity = repoIdentity(repo.root);
-    cleanups.push(() => forgetDemoQueue(config, identity.id));
-    cleanups.push(() => worker.close(5_000).then(() => undefined));
-    const { describeDashboard, startDashboard, workerQueueSource } = await import('../dashboard/index.ts');
-    const dashboard = await startDashboard({ source: workerQueueSource(worker), port: options.port, token: dashboardToken(undefined), log });
-    cleanups.push(() => dashboard.close());
+    // Registered before the worker, so it runs once the worker has stopped (steps run newest first).
+    host.onStop(() => forgetDemoQueue(config, identity.id));
+    const worker = await host.worker({ queue: config, repos: [repo.root] }, 5_000);
+    const { describeDashboard, workerQueueSource } = await import('../dashboard/index.ts');
+    const dashboard = await host.dashboard({ source: workerQueueSource(worker), port: options.port, token: dashboardToken(undefined) });
+    if (!dashboard) return EXIT_FAILURE;
 
     out('baton demo');
     out(`  repository  ${repo.root} (made with isomorphic-git; task ${repo.taskId}, short id 01)`);
@@ -77,9 +59,9 @@ export async function run(argv: string[]): Promise<number> {
     out(`driving the lifecycle with ${options.client} hooks: prepare → SubagentStart hook → subagent work → complete → SubagentStop hook → advance`);
 
     const { driveLifecycle } = await import('../demo/driver.ts');
-    const { queueDriverIO } = await import('../demo/io.ts');
+    const { queueDriverIO } = await import('./demoDriverIO.ts');
     const io = await queueDriverIO({ config, repo: identity, taskRef: '01', client: options.client });
-    cleanups.push(() => io.close());
+    host.onStop(() => io.close());
     const started = performance.now();
     let final;
     try {
@@ -92,8 +74,7 @@ export async function run(argv: string[]): Promise<number> {
           out(`  [${stage.index}] ${`${stage.stage} r${stage.round}`.padEnd(18)} ${stage.role.padEnd(8)}  ${stage.actions.join(' → ')}  (${stage.ms.toFixed(0)} ms)`),
       }));
     } catch (error) {
-      process.stderr.write(`baton demo: the lifecycle stopped: ${(error as Error).message}\nworker log:\n${workerLog.join('\n')}\n`);
-      return 1;
+      return host.fail(`the lifecycle stopped: ${(error as Error).message}\nworker log:\n${workerLog.join('\n')}`);
     }
     const run = JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as {
       status: string;
@@ -112,9 +93,9 @@ export async function run(argv: string[]): Promise<number> {
     } else {
       out(`dashboard: ${dashboard.url} (stops now; 'baton demo --keep-open' keeps it up)`);
     }
-    return run.status === 'completed' ? 0 : 1;
+    return run.status === 'completed' ? EXIT_OK : EXIT_FAILURE;
   } finally {
-    await cleanUp();
+    await host.stop();
   }
 }
 

@@ -1,8 +1,7 @@
 import { Command } from 'commander';
-import { lookupRepoRoot } from './common.ts';
-import { dashboardToken, untilSignal } from './dashboard.ts';
+import { queueConfigFrom } from './common.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
-import type { RunningDashboard } from '../dashboard/index.ts';
+import { dashboardToken, EXIT_FAILURE, EXIT_USAGE, ServiceHost } from './serviceHost.ts';
 
 // `baton start` (what `npm start` runs): the main job for the current repository — a worker and
 // its dashboard — with Redis found or started for it (localRedis.ts). Ctrl-C stops the dashboard,
@@ -33,70 +32,39 @@ export async function run(argv: string[]): Promise<number> {
   const exit = parseCommand(program, argv);
   if (exit !== null) return exit;
   const options = program.opts<StartOptions>();
-  const root = lookupRepoRoot(options.repo);
-  if (!root.ok) {
-    process.stderr.write(`baton start: ${root.message}; run it inside a git repository or pass --repo DIR\n`);
-    return 1;
-  }
-  const { bindProblem, describeDashboard, startDashboard, workerQueueSource, DashboardConfigError, DEFAULT_DASHBOARD_PORT } = await import('../dashboard/index.ts');
+  const host = new ServiceHost('baton start');
+  const root = host.repoRoot(options.repo);
+  if (root === null) return EXIT_USAGE;
   const token = dashboardToken(options.token);
-  const problem = bindProblem(options.host, token);
-  if (problem) {
-    process.stderr.write(`baton start: ${problem}\n`);
-    return 2;
-  }
+  const refused = await host.refuseBind(options.host, token);
+  if (refused !== null) return refused;
   const started = performance.now();
-  const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-  const { resolveRedis, RedisUnavailableError } = await import('./localRedis.ts');
-  let redis;
-  try {
-    redis = await resolveRedis({ redisOption: options.redis, repoRoot: root.root, log });
-  } catch (error) {
-    if (!(error instanceof RedisUnavailableError)) throw error;
-    process.stderr.write(`baton start: ${error.message}\n`);
-    return 1;
-  }
-  const { startBatonWorker } = await import('../workers/worker.ts');
-  const { createFingerprinter } = await import('../fingerprint/index.ts');
-  const { DEFAULT_PREFIX } = await import('../queue/keys.ts');
+  const redis = await host.redis(options.redis, root);
+  if (!redis) return EXIT_FAILURE;
+  const { describeDashboard, workerQueueSource } = await import('../dashboard/index.ts');
   let worker;
   try {
-    worker = await startBatonWorker({
-      queue: { redisUrl: redis.url, prefix: options.prefix ?? process.env.BATON_PREFIX ?? DEFAULT_PREFIX },
-      repos: [root.root],
-      createFingerprinter: () => createFingerprinter(),
-      log,
-      onJob: (repository, job, elapsedMs) => {
-        const { result, envelope } = job;
-        const outcome = result.error ? `${result.status} ${result.error.code}` : result.status;
-        log(`${envelope.source} ${envelope.intent} ${envelope.taskRef} -> ${outcome}${job.replayed ? ' (duplicate)' : ''} ${elapsedMs.toFixed(1)}ms`);
-      },
-    });
+    worker = await host.worker({ queue: queueConfigFrom(redis.url, options.prefix), repos: [root] }, options.shutdownDeadline);
   } catch (error) {
-    await redis.stop();
+    await host.stop();
     throw error;
   }
-  let dashboard: RunningDashboard;
-  const dashboardOptions = { source: workerQueueSource(worker), host: options.host, token, allowWrites: options.allowWrites, log };
-  try {
-    try {
-      dashboard = await startDashboard({ ...dashboardOptions, port: options.port ?? DEFAULT_DASHBOARD_PORT });
-    } catch (error) {
-      // The default port is only a preference; an explicit one is a demand.
-      if (options.port !== undefined || !(error instanceof DashboardConfigError) || error.code !== 'EADDRINUSE') throw error;
-      dashboard = await startDashboard({ ...dashboardOptions, port: 0 });
-      log(`dashboard: port ${DEFAULT_DASHBOARD_PORT} is taken, using ${dashboard.port}`);
-    }
-  } catch (error) {
-    process.stderr.write(`baton start: ${(error as Error).message}\n`);
-    await worker.close(options.shutdownDeadline);
-    await redis.stop();
-    return 1;
+  const dashboard = await host.dashboard({
+    source: workerQueueSource(worker),
+    host: options.host,
+    port: options.port,
+    token,
+    allowWrites: options.allowWrites,
+    fallbackToFreePort: true,
+  });
+  if (!dashboard) {
+    await host.stop();
+    return EXIT_FAILURE;
   }
   const ms = (performance.now() - started).toFixed(0);
   process.stdout.write(
     [
-      `baton start: serving ${root.root}`,
+      `baton start: serving ${root}`,
       `  redis      ${redis.describe}`,
       `  worker     ${worker.id}`,
       `  ${describeDashboard(dashboard).replace('dashboard: ', 'dashboard  ')}`,
@@ -105,11 +73,5 @@ export async function run(argv: string[]): Promise<number> {
       '',
     ].join('\n'),
   );
-  const signal = await untilSignal();
-  log(`${signal}: stopping the dashboard, finishing the active job (deadline ${options.shutdownDeadline} ms), then stopping`);
-  await dashboard.close();
-  const { clean } = await worker.close(options.shutdownDeadline);
-  await redis.stop();
-  log(clean ? 'stopped' : 'stopped at the deadline; an unfinished job will be handed to the next worker');
-  return clean ? 0 : 1;
+  return host.serveUntilSignal(`stopping the dashboard, finishing the active job (deadline ${options.shutdownDeadline} ms), then stopping`);
 }

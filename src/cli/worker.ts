@@ -1,10 +1,7 @@
 import { Command } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
-import { createFingerprinter } from '../fingerprint/index.ts';
-import { startBatonWorker } from '../workers/worker.ts';
-import { lookupRepoRoot, queueConfigFrom } from './common.ts';
-import { dashboardToken } from './dashboard.ts';
-import type { RunningDashboard } from '../dashboard/index.ts';
+import { queueConfigFrom } from './common.ts';
+import { dashboardToken, EXIT_FAILURE, EXIT_USAGE, ServiceHost } from './serviceHost.ts';
 
 // `baton worker`: serve repositories until SIGINT/SIGTERM, then finish the active job and exit
 // (or stop at the shutdown deadline).
@@ -49,80 +46,49 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 export async function runWorker(options: WorkerCommandOptions): Promise<number> {
+  const host = new ServiceHost('baton worker');
   if (options.discover && options.allowRoot.length === 0) {
-    process.stderr.write('baton worker: --discover needs at least one --allow-root DIR (the directories it may serve)\n');
-    return 2;
+    return host.fail('--discover needs at least one --allow-root DIR (the directories it may serve)', EXIT_USAGE);
   }
   const repos: string[] = [];
   const requested = options.repo.length > 0 ? options.repo : options.discover ? [] : [undefined];
   for (const option of requested) {
-    const root = lookupRepoRoot(option);
-    if (!root.ok) {
-      process.stderr.write(`baton worker: ${root.message}${option ? ` (${option})` : ''}\n`);
-      return 2;
-    }
-    repos.push(root.root);
+    const root = host.repoRoot(option);
+    if (root === null) return EXIT_USAGE;
+    repos.push(root);
   }
   const token = dashboardToken(options.token);
   if (options.dashboard) {
-    const { bindProblem } = await import('../dashboard/index.ts');
-    const problem = bindProblem(options.host ?? '127.0.0.1', token);
-    if (problem) {
-      process.stderr.write(`baton worker: ${problem}\n`);
-      return 2;
-    }
+    const refused = await host.refuseBind(options.host ?? '127.0.0.1', token);
+    if (refused !== null) return refused;
   }
-  const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
-  const worker = await startBatonWorker({
-    // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
-    queue: queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined),
-    repos,
-    discoverRoots: options.discover ? options.allowRoot : [],
-    createFingerprinter: () => createFingerprinter(),
-    log,
-    lockDurationMs: options.lockDuration,
-    stalledIntervalMs: options.stalledInterval,
-    onJob: options.quiet
-      ? undefined
-      : (repository, job, elapsedMs) => {
-          const { result, envelope } = job;
-          const outcome = result.error ? `${result.status} ${result.error.code}` : result.status;
-          log(`${repository.root} ${envelope.intent} ${envelope.taskRef} -> ${outcome}${job.replayed ? ' (duplicate, first result returned)' : ''} ${elapsedMs.toFixed(1)}ms`);
-        },
-  });
-  let dashboard: RunningDashboard | null = null;
+  const worker = await host.worker(
+    {
+      // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
+      queue: queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined),
+      repos,
+      discoverRoots: options.discover ? options.allowRoot : [],
+      lockDurationMs: options.lockDuration,
+      stalledIntervalMs: options.stalledInterval,
+      quiet: options.quiet,
+    },
+    options.shutdownDeadline,
+  );
   if (options.dashboard) {
-    const { describeDashboard, startDashboard, workerQueueSource } = await import('../dashboard/index.ts');
-    try {
-      dashboard = await startDashboard({
-        source: workerQueueSource(worker),
-        host: options.host,
-        port: options.port,
-        token,
-        allowWrites: options.allowWrites,
-        log,
-      });
-    } catch (error) {
-      process.stderr.write(`baton worker: ${(error as Error).message}\n`);
-      await worker.close(options.shutdownDeadline);
-      return 1;
+    const { describeDashboard, workerQueueSource } = await import('../dashboard/index.ts');
+    const dashboard = await host.dashboard({
+      source: workerQueueSource(worker),
+      host: options.host,
+      port: options.port,
+      token,
+      allowWrites: options.allowWrites,
+    });
+    if (!dashboard) {
+      await host.stop();
+      return EXIT_FAILURE;
     }
     process.stdout.write(`baton ${describeDashboard(dashboard)}\n`);
   }
-  const stopped = new Promise<number>((resolve) => {
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log(`${signal}: finishing the active job, then stopping (deadline ${options.shutdownDeadline} ms)`);
-      void (dashboard?.close() ?? Promise.resolve()).then(() => worker.close(options.shutdownDeadline)).then(({ clean }) => {
-        log(clean ? 'stopped' : 'stopped at the deadline; an unfinished job will be handed to the next worker');
-        resolve(clean ? 0 : 1);
-      });
-    };
-    process.on('SIGINT', () => stop('SIGINT'));
-    process.on('SIGTERM', () => stop('SIGTERM'));
-  });
   process.stdout.write(`baton worker ${worker.id} ready: ${worker.served().map((repo) => repo.root).join(', ') || '(discovering)'}\n`);
-  return stopped;
+  return host.serveUntilSignal(`finishing the active job, then stopping (deadline ${options.shutdownDeadline} ms)`);
 }

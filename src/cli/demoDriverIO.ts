@@ -6,12 +6,12 @@ import { RepositoryQueueClient } from '../queue/client.ts';
 import { envelopeFor, randomEventId } from '../queue/envelope.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 import type { QueueConfig } from '../queue/keys.ts';
-import { parseTaskCommand } from '../cli/taskArgs.ts';
-import { batonArgv } from '../cli/runtime.ts';
-import type { DriverIO, HookClient, JsonResult } from './driver.ts';
+import { parseTaskCommand } from './taskArgs.ts';
+import { batonArgv } from './runtime.ts';
+import type { DriverIO, HookClient, JsonResult } from '../demo/driver.ts';
 
-// The demo's DriverIO: lifecycle intents go through the repository queue exactly as `baton task`
-// sends them (one connection for the whole demo instead of one process per intent), and native
+// `baton demo`'s DriverIO (the interface src/demo/driver.ts drives baton through): lifecycle
+// intents go through the repository queue exactly as `baton task` sends them (one connection for the whole demo instead of one process per intent), and native
 // hook events go through real `baton hook <client>` processes.
 
 const noFingerprints: WorkspaceFingerprinter = {

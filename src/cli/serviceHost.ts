@@ -1,0 +1,184 @@
+import type { DashboardOptions, RunningDashboard } from '../dashboard/index.ts';
+import type { QueueConfig } from '../queue/keys.ts';
+import type { ProcessedJob, ServedRepository } from '../workers/processor.ts';
+import type { BatonWorker, BatonWorkerOptions } from '../workers/worker.ts';
+import type { ResolvedRedis } from './localRedis.ts';
+import { lookupRepoRoot } from './common.ts';
+
+// What the long-running commands (`worker`, `start`, `demo`, `dashboard`) share: the timestamped
+// log, the job line, exit codes, the repository lookup, Redis, the worker, the dashboard, and
+// stopping everything in reverse order on SIGINT/SIGTERM. Heavy modules are imported when used, so
+// `--help` and usage errors stay fast.
+
+export const EXIT_OK = 0;
+/** Something failed (Redis unreachable, port in use, a job left unfinished at the deadline). */
+export const EXIT_FAILURE = 1;
+/** The command line is wrong: a bad option, no repository at --repo, a refused dashboard bind. */
+export const EXIT_USAGE = 2;
+
+export type ServiceLog = (line: string) => void;
+
+/** A log whose lines start with an ISO timestamp; written to stderr unless `sink` takes them. */
+export function timestampedLog(sink: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): ServiceLog {
+  return (line) => sink(`${new Date().toISOString()} ${line}`);
+}
+
+/** One line per applied job: repository, source, intent, task, outcome, time. */
+export function jobLine(repository: ServedRepository, job: ProcessedJob, elapsedMs: number): string {
+  const { result, envelope } = job;
+  const outcome = result.error ? `${result.status} ${result.error.code}` : result.status;
+  const replayed = job.replayed ? ' (duplicate, first result returned)' : '';
+  return `${repository.root} ${envelope.source} ${envelope.intent} ${envelope.taskRef} -> ${outcome}${replayed} ${elapsedMs.toFixed(1)}ms`;
+}
+
+/** `--token`, else $BATON_DASHBOARD_TOKEN; empty means none. */
+export function dashboardToken(option: string | undefined, env: Record<string, string | undefined> = process.env): string | null {
+  return option || env.BATON_DASHBOARD_TOKEN || null;
+}
+
+/**
+ * Resolves on the first SIGINT/SIGTERM with its name. Later signals are reported and ignored: the
+ * stop that follows is bounded by the shutdown deadline, and cutting it short would abandon the
+ * active job's journal entry half-way.
+ */
+export function untilSignal(onRepeat: (signal: NodeJS.Signals) => void = () => undefined): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    let received = false;
+    const handler = (signal: NodeJS.Signals) => {
+      if (received) return onRepeat(signal);
+      received = true;
+      resolve(signal);
+    };
+    process.on('SIGINT', handler);
+    process.on('SIGTERM', handler);
+  });
+}
+
+type StopStep = () => Promise<unknown> | unknown;
+
+/** One running service command: its name for messages, its log, and what to stop, newest first. */
+export class ServiceHost {
+  readonly command: string;
+  readonly log: ServiceLog;
+  private readonly stopSteps: StopStep[] = [];
+  /** Set when a worker stopped at its deadline with a job unfinished. */
+  private jobUnfinished = false;
+  /** Set when a stop step failed (reported as it happened). */
+  private stepFailed = false;
+
+  constructor(command: string, log: ServiceLog = timestampedLog()) {
+    this.command = command;
+    this.log = log;
+  }
+
+  /** Prints `<command>: <message>` on stderr and returns `exitCode`. */
+  fail(message: string, exitCode: number = EXIT_FAILURE): number {
+    process.stderr.write(`${this.command}: ${message}\n`);
+    return exitCode;
+  }
+
+  /** The repository at `--repo DIR` (else of the working directory), or null after a usage error. */
+  repoRoot(option: string | undefined): string | null {
+    const found = lookupRepoRoot(option);
+    if (found.ok) return found.root;
+    this.fail(`${found.message}${option ? ` (${option})` : ''}; run it inside a git repository or pass --repo DIR`, EXIT_USAGE);
+    return null;
+  }
+
+  /** Null when the dashboard may bind `host`; otherwise prints why not and returns EXIT_USAGE. */
+  async refuseBind(host: string, token: string | null): Promise<number | null> {
+    const { bindProblem } = await import('../dashboard/index.ts');
+    const problem = bindProblem(host, token);
+    return problem ? this.fail(problem, EXIT_USAGE) : null;
+  }
+
+  /** Redis for a service (localRedis.ts), stopped last; null after printing why there is none. */
+  async redis(redisOption: string | undefined, repoRoot: string): Promise<ResolvedRedis | null> {
+    const { resolveRedis, RedisUnavailableError } = await import('./localRedis.ts');
+    try {
+      const redis = await resolveRedis({ redisOption, repoRoot, log: this.log });
+      this.onStop(() => redis.stop());
+      return redis;
+    } catch (error) {
+      if (!(error instanceof RedisUnavailableError)) throw error;
+      this.fail(error.message);
+      return null;
+    }
+  }
+
+  /** A worker with real fingerprints, logging every job unless `quiet`; stopped with `deadlineMs`. */
+  async worker(
+    options: Omit<BatonWorkerOptions, 'createFingerprinter' | 'log' | 'onJob'> & { queue: QueueConfig; quiet?: boolean },
+    deadlineMs: number,
+  ): Promise<BatonWorker> {
+    const { startBatonWorker } = await import('../workers/worker.ts');
+    const { createFingerprinter } = await import('../fingerprint/index.ts');
+    const { quiet, ...workerOptions } = options;
+    const log = this.log;
+    const worker = await startBatonWorker({
+      ...workerOptions,
+      createFingerprinter: () => createFingerprinter(),
+      log,
+      onJob: quiet ? undefined : (repository, job, elapsedMs) => log(jobLine(repository, job, elapsedMs)),
+    });
+    this.onStop(async () => {
+      const { clean } = await worker.close(deadlineMs);
+      if (!clean) this.jobUnfinished = true;
+    });
+    return worker;
+  }
+
+  /**
+   * A dashboard, closed before the worker. With `fallbackToFreePort`, a taken default port (no
+   * --port given) is only a preference: a free port is used instead. Null after printing a failure.
+   */
+  async dashboard(options: DashboardOptions & { fallbackToFreePort?: boolean }): Promise<RunningDashboard | null> {
+    const { startDashboard, DashboardConfigError, DEFAULT_DASHBOARD_PORT } = await import('../dashboard/index.ts');
+    const { fallbackToFreePort, ...dashboardOptions } = options;
+    let dashboard: RunningDashboard;
+    try {
+      try {
+        dashboard = await startDashboard({ ...dashboardOptions, log: dashboardOptions.log ?? this.log });
+      } catch (error) {
+        if (!fallbackToFreePort || options.port !== undefined || !(error instanceof DashboardConfigError) || error.code !== 'EADDRINUSE') throw error;
+        dashboard = await startDashboard({ ...dashboardOptions, log: dashboardOptions.log ?? this.log, port: 0 });
+        this.log(`dashboard: port ${DEFAULT_DASHBOARD_PORT} is taken, using ${dashboard.port}`);
+      }
+    } catch (error) {
+      this.fail((error as Error).message);
+      return null;
+    }
+    this.onStop(() => dashboard.close());
+    return dashboard;
+  }
+
+  /** Registers something to stop; steps run newest first. */
+  onStop(step: StopStep): void {
+    this.stopSteps.push(step);
+  }
+
+  /** Runs the stop steps, newest first; a failing step is reported and the others still run. */
+  async stop(): Promise<void> {
+    for (const step of this.stopSteps.splice(0).reverse()) {
+      try {
+        await step();
+      } catch (error) {
+        this.stepFailed = true;
+        process.stderr.write(`${this.command}: stopping: ${(error as Error).message}\n`);
+      }
+    }
+  }
+
+  /**
+   * Serves until SIGINT/SIGTERM, then stops everything. EXIT_OK when every step stopped cleanly
+   * (a worker finished its active job), else EXIT_FAILURE.
+   */
+  async serveUntilSignal(plan: string): Promise<number> {
+    const signal = await untilSignal((again) => this.log(`${again}: already stopping`));
+    this.log(`${signal}: ${plan}`);
+    await this.stop();
+    if (this.jobUnfinished) this.log('stopped at the deadline; an unfinished job will be handed to the next worker');
+    else this.log(this.stepFailed ? 'stopped, with the errors above' : 'stopped');
+    return this.jobUnfinished || this.stepFailed ? EXIT_FAILURE : EXIT_OK;
+  }
+}

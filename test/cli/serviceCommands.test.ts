@@ -1,0 +1,100 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT_NOT_FOUND_MESSAGE } from '../../src/core/repoRoot.ts';
+import type { ProcessedJob, ServedRepository } from '../../src/workers/processor.ts';
+import { EXIT_FAILURE, EXIT_USAGE, jobLine, ServiceHost, timestampedLog } from '../../src/cli/serviceHost.ts';
+import { runBaton } from '../support/processes.ts';
+
+// The service commands (worker, start, demo, dashboard) share one host (src/cli/serviceHost.ts):
+// one exit code for a repository that is not there, one log format, one stop order.
+
+const UNREACHABLE_REDIS = 'unix:///nonexistent/baton-test/redis.sock';
+const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-no-repo-')));
+const missing = path.join(outside, 'no-such-dir');
+afterAll(() => fs.rmSync(outside, { recursive: true, force: true }));
+
+/** Environment without a Redis address, so nothing can reach a Redis by accident. */
+function env(): NodeJS.ProcessEnv {
+  const copy: NodeJS.ProcessEnv = { ...process.env, BATON_DEFAULT_REDIS_URL: UNREACHABLE_REDIS, NO_COLOR: '1', PATH: '/nonexistent' };
+  delete copy.REDIS_URL;
+  return copy;
+}
+
+const HINT = 'run it inside a git repository or pass --repo DIR';
+
+describe('a service command pointed at no repository exits 2 (usage) before touching Redis', () => {
+  it.each([['worker'], ['start']])('baton %s --repo <not a repository>', async (command) => {
+    const run = await runBaton([command, '--repo', missing], { env: env(), cwd: outside });
+    expect(run.code).toBe(EXIT_USAGE);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe(`baton ${command}: ${REPO_ROOT_NOT_FOUND_MESSAGE} (${missing}); ${HINT}\n`);
+  });
+
+  it.each([['worker'], ['start']])('baton %s outside any repository', async (command) => {
+    const run = await runBaton([command], { env: env(), cwd: outside });
+    expect(run.code).toBe(EXIT_USAGE);
+    expect(run.stderr).toBe(`baton ${command}: ${REPO_ROOT_NOT_FOUND_MESSAGE}; ${HINT}\n`);
+  });
+
+  it('baton dashboard serves no single repository: --repo <not a repository> is ignored with a warning', async () => {
+    const run = await runBaton(['dashboard', '--repo', missing, '--redis', UNREACHABLE_REDIS], { env: env(), cwd: outside });
+    expect(run.stderr).toContain('baton dashboard: warning: --repo is ignored');
+    expect(run.stderr).not.toContain(REPO_ROOT_NOT_FOUND_MESSAGE);
+    // It went on to Redis, which does not answer here.
+    expect(run.code).toBe(EXIT_FAILURE);
+    expect(run.stderr).toContain('baton dashboard: cannot reach Redis');
+  });
+
+  it('baton demo makes its own repository: --repo <not a repository> is ignored with a warning', async () => {
+    const run = await runBaton(['demo', '--repo', missing, '--redis', UNREACHABLE_REDIS], { env: env(), cwd: outside, timeoutMs: 30_000 });
+    expect(run.stderr).toContain('baton demo: warning: --repo is ignored');
+    expect(run.stderr).not.toContain(REPO_ROOT_NOT_FOUND_MESSAGE);
+    expect(run.code).toBe(EXIT_FAILURE);
+    expect(run.stderr).toContain('baton demo: Redis at');
+    expect(run.stderr).toContain('does not answer');
+  });
+});
+
+describe('ServiceHost', () => {
+  it('timestampedLog prefixes each line with an ISO timestamp', () => {
+    const lines: string[] = [];
+    timestampedLog((line) => lines.push(line))('worker ready');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z worker ready$/);
+  });
+
+  it('jobLine names the repository, the source, the intent, the task, the outcome and the time', () => {
+    const repository = { root: '/repo' } as ServedRepository;
+    const job = (result: object, replayed: boolean) =>
+      ({ envelope: { source: 'hook', intent: 'hook-stop', taskRef: 'auto' }, result, replayed }) as unknown as ProcessedJob;
+    expect(jobLine(repository, job({ status: 'running' }, false), 3.14159)).toBe('/repo hook hook-stop auto -> running 3.1ms');
+    expect(jobLine(repository, job({ status: 'failed', error: { code: 'ORCHESTRATION_RUN_MISSING' } }, true), 12)).toBe(
+      '/repo hook hook-stop auto -> failed ORCHESTRATION_RUN_MISSING (duplicate, first result returned) 12.0ms',
+    );
+  });
+
+  it('stop() runs the steps newest first, reports a failing one and still runs the rest', async () => {
+    const order: string[] = [];
+    const host = new ServiceHost('baton test', () => undefined);
+    host.onStop(() => void order.push('redis'));
+    host.onStop(() => {
+      order.push('worker');
+      throw new Error('worker would not close');
+    });
+    host.onStop(async () => void order.push('dashboard'));
+    const written: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string) => written.push(chunk)) as typeof process.stderr.write;
+    try {
+      await host.stop();
+    } finally {
+      process.stderr.write = write;
+    }
+    expect(order).toEqual(['dashboard', 'worker', 'redis']);
+    expect(written).toEqual(['baton test: stopping: worker would not close\n']);
+    await host.stop(); // each step runs once
+    expect(order).toHaveLength(3);
+  });
+});
