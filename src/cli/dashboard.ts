@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
 import { queueConfigFrom } from './common.ts';
-import { dashboardToken, EXIT_FAILURE, ServiceHost } from './serviceHost.ts';
+import { dashboardOptions, dashboardToken, EXIT_FAILURE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton dashboard`: bull-board over every repository queue recorded in Redis, refreshed as new
 // repositories appear. Loopback and read-only by default; any other bind needs a token.
@@ -19,13 +19,8 @@ type DashboardCommandOptions = {
 export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton dashboard')
     .description('Serve the queue dashboard (bull-board) over every repository queue recorded in Redis.')
-    .option('--port <n>', 'port (0 picks a free port)', portNumber, 3000)
-    .option('--host <host>', 'bind address; anything but 127.0.0.1/localhost/::1 needs a token', '127.0.0.1')
-    .option('--redis <url>', 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379)')
-    .option('--prefix <prefix>', 'Redis key prefix (default: $BATON_PREFIX, then baton)')
-    .option('--token <secret>', 'require this token (default: $BATON_DASHBOARD_TOKEN)')
-    .option('--allow-writes', 'allow retrying, removing and promoting jobs (read-only otherwise)')
-    .option('--refresh <ms>', 'how often to look for new repositories', milliseconds, 2_000);
+    .option('--port <n>', 'port (0 picks a free port)', portNumber, 3000);
+  dashboardOptions(queueOptions(program, REDIS_HELP.running)).option('--refresh <ms>', 'how often to look for new repositories', milliseconds, 2_000);
   const exit = parseCommand(program, argv, { repo: 'baton dashboard shows every repository recorded in Redis (baton worker --dashboard shows the ones it serves)' });
   if (exit !== null) return exit;
   const options = program.opts<DashboardCommandOptions>();

@@ -4,7 +4,7 @@ import { Queue } from 'bullmq';
 import { Command, Option } from 'commander';
 import { queueConfigFrom } from './common.ts';
 import { parseCommand, portNumber } from './options.ts';
-import { dashboardToken, EXIT_FAILURE, EXIT_OK, ServiceHost, timestampedLog, untilSignal } from './serviceHost.ts';
+import { dashboardToken, EXIT_FAILURE, EXIT_OK, queueOptions, REDIS_HELP, ServiceHost, timestampedLog, untilSignal } from './serviceHost.ts';
 
 // `baton demo`: a complete lifecycle, seven stages to a completed run, in a temporary repository,
 // through the real pieces: a worker (in this process), the repository queue, real `baton hook`
@@ -23,10 +23,8 @@ export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton demo')
     .description('Drive a complete lifecycle in a temporary repository through a worker, the queue and real hooks.')
     .option('--keep-open', 'keep the dashboard (and the temporary repository) up until Ctrl-C')
-    .option('--port <n>', 'dashboard port (default: a free port)', portNumber, 0)
-    .option('--redis <url>', 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379, then a private redis-server)')
-    .option('--prefix <prefix>', 'Redis key prefix (default: $BATON_PREFIX, then baton)')
-    .addOption(new Option('--client <client>', 'which client the hooks pretend to be').choices(['claude-code', 'codex']).default('claude-code'));
+    .option('--port <n>', 'dashboard port (default: a free port)', portNumber, 0);
+  queueOptions(program, REDIS_HELP.startsOne).addOption(new Option('--client <client>', 'which client the hooks pretend to be').choices(['claude-code', 'codex']).default('claude-code'));
   const exit = parseCommand(program, argv, { repo: 'baton demo creates its own temporary repository' });
   if (exit !== null) return exit;
   const options = program.opts<DemoOptions>();
@@ -47,8 +45,8 @@ export async function run(argv: string[]): Promise<number> {
     // Registered before the worker, so it runs once the worker has stopped (steps run newest first).
     host.onStop(() => forgetDemoQueue(config, identity.id));
     const worker = await host.worker({ queue: config, repos: [repo.root] }, 5_000);
-    const { describeDashboard, workerQueueSource } = await import('../dashboard/index.ts');
-    const dashboard = await host.dashboard({ source: workerQueueSource(worker), port: options.port, token: dashboardToken(undefined) });
+    const { describeDashboard } = await import('../dashboard/index.ts');
+    const dashboard = await host.workerDashboard(worker, { port: options.port, token: dashboardToken(undefined) });
     if (!dashboard) return EXIT_FAILURE;
 
     out('baton demo');

@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import type { DashboardOptions, RunningDashboard } from '../dashboard/index.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import type { ProcessedJob, ServedRepository } from '../workers/processor.ts';
@@ -29,6 +30,25 @@ export function jobLine(repository: ServedRepository, job: ProcessedJob, elapsed
   const outcome = result.error ? `${result.status} ${result.error.code}` : result.status;
   const replayed = job.replayed ? ' (duplicate, first result returned)' : '';
   return `${repository.root} ${envelope.source} ${envelope.intent} ${envelope.taskRef} -> ${outcome}${replayed} ${elapsedMs.toFixed(1)}ms`;
+}
+
+/** Where --redis looks when it is not given, for a command that reaches a running Redis or starts one. */
+export const REDIS_HELP = {
+  running: 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379)',
+  startsOne: 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379, then a private redis-server)',
+} as const;
+
+/** `--redis` and `--prefix`, as every service command declares them. */
+export function queueOptions(program: Command, redisHelp: string): Command {
+  return program.option('--redis <url>', redisHelp).option('--prefix <prefix>', 'Redis key prefix (default: $BATON_PREFIX, then baton)');
+}
+
+/** `--host`, `--token` and `--allow-writes` of a served dashboard (`--port` differs per command). */
+export function dashboardOptions(program: Command, what = 'dashboard'): Command {
+  return program
+    .option('--host <host>', `${what} bind address; anything but 127.0.0.1/localhost/::1 needs a token`, '127.0.0.1')
+    .option('--token <secret>', `${what} token (default: $BATON_DASHBOARD_TOKEN)`)
+    .option('--allow-writes', `let the ${what} retry, remove and promote jobs (read-only otherwise)`);
 }
 
 /** `--token`, else $BATON_DASHBOARD_TOKEN; empty means none. */
@@ -130,7 +150,8 @@ export class ServiceHost {
 
   /**
    * A dashboard, closed before the worker. With `fallbackToFreePort`, a taken default port (no
-   * --port given) is only a preference: a free port is used instead. Null after printing a failure.
+   * --port given) is only a preference: a free port is used instead. Null after printing the
+   * failure and stopping what was started.
    */
   async dashboard(options: DashboardOptions & { fallbackToFreePort?: boolean }): Promise<RunningDashboard | null> {
     const { startDashboard, DashboardConfigError, DEFAULT_DASHBOARD_PORT } = await import('../dashboard/index.ts');
@@ -146,10 +167,17 @@ export class ServiceHost {
       }
     } catch (error) {
       this.fail((error as Error).message);
+      await this.stop();
       return null;
     }
     this.onStop(() => dashboard.close());
     return dashboard;
+  }
+
+  /** A dashboard over the queues `worker` serves (see dashboard()). */
+  async workerDashboard(worker: BatonWorker, options: Omit<DashboardOptions, 'source' | 'log'> & { fallbackToFreePort?: boolean }): Promise<RunningDashboard | null> {
+    const { workerQueueSource } = await import('../dashboard/index.ts');
+    return this.dashboard({ ...options, source: workerQueueSource(worker) });
   }
 
   /** Registers something to stop; steps run newest first. */

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { queueConfigFrom } from './common.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
-import { dashboardToken, EXIT_FAILURE, EXIT_USAGE, ServiceHost } from './serviceHost.ts';
+import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton start` (what `npm start` runs): the main job for the current repository — a worker and
 // its dashboard — with Redis found or started for it (localRedis.ts). Ctrl-C stops the dashboard,
@@ -22,13 +22,13 @@ export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton start')
     .description('Serve this repository: a baton worker plus its dashboard, with Redis found or started for it.')
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
-    .option('--port <n>', 'dashboard port (default 3000, or a free port when 3000 is taken; 0 picks a free port)', portNumber)
-    .option('--host <host>', 'dashboard bind address; anything but 127.0.0.1/localhost/::1 needs a token', '127.0.0.1')
-    .option('--redis <url>', 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379, then a private redis-server)')
-    .option('--prefix <prefix>', 'Redis key prefix (default: $BATON_PREFIX, then baton)')
-    .option('--token <secret>', 'dashboard token (default: $BATON_DASHBOARD_TOKEN)')
-    .option('--allow-writes', 'let the dashboard retry, remove and promote jobs (read-only otherwise)')
-    .option('--shutdown-deadline <ms>', 'on Ctrl-C, wait at most this long for the active job', milliseconds, 10_000);
+    .option('--port <n>', 'dashboard port (default 3000, or a free port when 3000 is taken; 0 picks a free port)', portNumber);
+  dashboardOptions(queueOptions(program, REDIS_HELP.startsOne)).option(
+    '--shutdown-deadline <ms>',
+    'on Ctrl-C, wait at most this long for the active job',
+    milliseconds,
+    10_000,
+  );
   const exit = parseCommand(program, argv);
   if (exit !== null) return exit;
   const options = program.opts<StartOptions>();
@@ -41,7 +41,7 @@ export async function run(argv: string[]): Promise<number> {
   const started = performance.now();
   const redis = await host.redis(options.redis, root);
   if (!redis) return EXIT_FAILURE;
-  const { describeDashboard, workerQueueSource } = await import('../dashboard/index.ts');
+  const { describeDashboard } = await import('../dashboard/index.ts');
   let worker;
   try {
     worker = await host.worker({ queue: queueConfigFrom(redis.url, options.prefix), repos: [root] }, options.shutdownDeadline);
@@ -49,18 +49,8 @@ export async function run(argv: string[]): Promise<number> {
     await host.stop();
     throw error;
   }
-  const dashboard = await host.dashboard({
-    source: workerQueueSource(worker),
-    host: options.host,
-    port: options.port,
-    token,
-    allowWrites: options.allowWrites,
-    fallbackToFreePort: true,
-  });
-  if (!dashboard) {
-    await host.stop();
-    return EXIT_FAILURE;
-  }
+  const dashboard = await host.workerDashboard(worker, { host: options.host, port: options.port, token, allowWrites: options.allowWrites, fallbackToFreePort: true });
+  if (!dashboard) return EXIT_FAILURE;
   const ms = (performance.now() - started).toFixed(0);
   process.stdout.write(
     [

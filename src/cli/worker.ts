@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
 import { queueConfigFrom } from './common.ts';
-import { dashboardToken, EXIT_FAILURE, EXIT_USAGE, ServiceHost } from './serviceHost.ts';
+import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton worker`: serve repositories until SIGINT/SIGTERM, then finish the active job and exit
 // (or stop at the shutdown deadline).
@@ -17,7 +17,7 @@ export type WorkerCommandOptions = {
   stalledInterval?: number;
   dashboard?: boolean;
   port?: number;
-  host?: string;
+  host: string;
   token?: string;
   allowWrites?: boolean;
   quiet?: boolean;
@@ -28,18 +28,14 @@ export async function run(argv: string[]): Promise<number> {
     .description('Serve repository queues: apply each lifecycle event, one at a time per repository.')
     .option('--repo <dir>', 'repository to serve (repeatable; default: the repository of the working directory)', collect, [])
     .option('--discover', 'also serve any repository that enqueues a job, if it lies inside an --allow-root')
-    .option('--allow-root <dir>', 'root directory that --discover may serve repositories from (repeatable)', collect, [])
-    .option('--redis <url>', 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379)')
-    .option('--prefix <prefix>', 'Redis key prefix (default: $BATON_PREFIX, then baton)')
+    .option('--allow-root <dir>', 'root directory that --discover may serve repositories from (repeatable)', collect, []);
+  queueOptions(program, REDIS_HELP.running)
     .option('--shutdown-deadline <ms>', 'on SIGINT/SIGTERM, wait at most this long for the active job', positiveInteger, 10_000)
     .option('--lock-duration <ms>', 'job lock duration: how soon a killed worker\'s job is handed over', positiveInteger)
     .option('--stalled-interval <ms>', 'how often to look for jobs of killed workers', positiveInteger)
     .option('--dashboard', 'also serve the queue dashboard')
-    .option('--port <n>', 'dashboard port (default 3000; 0 picks a free port)', portNumber)
-    .option('--host <host>', 'dashboard bind address (default 127.0.0.1; any other needs a token)')
-    .option('--token <secret>', 'dashboard token (default: $BATON_DASHBOARD_TOKEN)')
-    .option('--allow-writes', 'let the dashboard retry, remove and promote jobs (read-only otherwise)')
-    .option('--quiet', 'log only problems');
+    .option('--port <n>', 'dashboard port (default 3000; 0 picks a free port)', portNumber);
+  dashboardOptions(program).option('--quiet', 'log only problems');
   const exit = parseCommand(program, argv);
   if (exit !== null) return exit;
   return runWorker(program.opts<WorkerCommandOptions>());
@@ -59,7 +55,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   }
   const token = dashboardToken(options.token);
   if (options.dashboard) {
-    const refused = await host.refuseBind(options.host ?? '127.0.0.1', token);
+    const refused = await host.refuseBind(options.host, token);
     if (refused !== null) return refused;
   }
   const worker = await host.worker(
@@ -75,18 +71,9 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     options.shutdownDeadline,
   );
   if (options.dashboard) {
-    const { describeDashboard, workerQueueSource } = await import('../dashboard/index.ts');
-    const dashboard = await host.dashboard({
-      source: workerQueueSource(worker),
-      host: options.host,
-      port: options.port,
-      token,
-      allowWrites: options.allowWrites,
-    });
-    if (!dashboard) {
-      await host.stop();
-      return EXIT_FAILURE;
-    }
+    const { describeDashboard } = await import('../dashboard/index.ts');
+    const dashboard = await host.workerDashboard(worker, { host: options.host, port: options.port, token, allowWrites: options.allowWrites });
+    if (!dashboard) return EXIT_FAILURE;
     process.stdout.write(`baton ${describeDashboard(dashboard)}\n`);
   }
   process.stdout.write(`baton worker ${worker.id} ready: ${worker.served().map((repo) => repo.root).join(', ') || '(discovering)'}\n`);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { REPO_ROOT_NOT_FOUND_MESSAGE } from '../../src/core/repoRoot.ts';
 import type { ProcessedJob, ServedRepository } from '../../src/workers/processor.ts';
 import { EXIT_FAILURE, EXIT_USAGE, jobLine, ServiceHost, timestampedLog } from '../../src/cli/serviceHost.ts';
@@ -84,16 +84,16 @@ describe('ServiceHost', () => {
       throw new Error('worker would not close');
     });
     host.onStop(async () => void order.push('dashboard'));
-    const written: string[] = [];
-    const write = process.stderr.write;
-    process.stderr.write = ((chunk: string) => written.push(chunk)) as typeof process.stderr.write;
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    let written: unknown[][];
     try {
       await host.stop();
     } finally {
-      process.stderr.write = write;
+      written = stderr.mock.calls.map((call) => [...call]);
+      stderr.mockRestore();
     }
     expect(order).toEqual(['dashboard', 'worker', 'redis']);
-    expect(written).toEqual(['baton test: stopping: worker would not close\n']);
+    expect(written).toEqual([['baton test: stopping: worker would not close\n']]);
     await host.stop(); // each step runs once
     expect(order).toHaveLength(3);
   });
