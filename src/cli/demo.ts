@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Command, Option } from 'commander';
+import { LIFECYCLE_CLIENT_IDS, type LifecycleClientId } from '../core/clients.ts';
+import { runFilePath } from '../core/runStore.ts';
 import { queueConfigFrom } from './common.ts';
 import { parseCommand, portNumber } from './options.ts';
 import { dashboardToken, EXIT_FAILURE, EXIT_OK, queueOptions, REDIS_HELP, ServiceHost, timestampedLog, untilSignal } from './serviceHost.ts';
@@ -16,7 +18,7 @@ type DemoOptions = {
   port: number;
   redis?: string;
   prefix?: string;
-  client: 'claude-code' | 'codex';
+  client: LifecycleClientId;
 };
 
 export async function run(argv: string[]): Promise<number> {
@@ -24,7 +26,7 @@ export async function run(argv: string[]): Promise<number> {
     .description('Drive a complete lifecycle in a temporary repository through a worker, the queue and real hooks.')
     .option('--keep-open', 'keep the dashboard (and the temporary repository) up until Ctrl-C')
     .option('--port <n>', 'dashboard port (default: a free port)', portNumber, 0);
-  queueOptions(program, REDIS_HELP.startsOne).addOption(new Option('--client <client>', 'which client the hooks pretend to be').choices(['claude-code', 'codex']).default('claude-code'));
+  queueOptions(program, REDIS_HELP.startsOne).addOption(new Option('--client <client>', 'which client the hooks pretend to be').choices(LIFECYCLE_CLIENT_IDS).default('claude-code'));
   const exit = parseCommand(program, argv, { repo: 'baton demo creates its own temporary repository' });
   if (exit !== null) return exit;
   const options = program.opts<DemoOptions>();
@@ -74,7 +76,7 @@ export async function run(argv: string[]): Promise<number> {
     } catch (error) {
       return host.fail(`the lifecycle stopped: ${(error as Error).message}\nworker log:\n${workerLog.join('\n')}`);
     }
-    const run = JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as {
+    const run = JSON.parse(fs.readFileSync(runFilePath(repo.taskDir), 'utf8')) as {
       status: string;
       stepCount: number;
       maxSteps: number;

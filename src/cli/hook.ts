@@ -2,6 +2,7 @@ import path from 'node:path';
 import * as z from 'zod/mini';
 import { findRepoRoot } from '../core/repoRoot.ts';
 import { managedDelegationRole } from '../core/receipts.ts';
+import { isLifecycleClientId, type LifecycleClientId } from '../core/clients.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 // The fast path imports no zod and no Redis client until it has an event to deliver.
 import { envelopeFor, eventIdForNative, repoIdentity } from '../queue/eventIds.ts';
@@ -73,7 +74,7 @@ function describeProblem(value: unknown, issues: readonly z.core.$ZodIssue[]): s
   return ` (${issue.path.join('.')}: ${detail})`;
 }
 
-export type HookClient = 'claude-code' | 'codex';
+export type HookClient = LifecycleClientId;
 
 export type HookRun = { exitCode: number; stdout: string; stderr: string };
 
@@ -196,7 +197,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`${args.error}\n${HOOK_USAGE}`);
     return 1;
   }
-  if (args.client !== 'claude-code' && args.client !== 'codex') {
+  if (!isLifecycleClientId(args.client)) {
     process.stderr.write(`${MESSAGES.client}\n`);
     return 1;
   }

@@ -4,6 +4,7 @@ import { Command } from 'commander';
 import { parseCommand } from './options.ts';
 import { z } from 'zod';
 import { writeFileAtomic } from '../core/runStore.ts';
+import { isLifecycleClientId, type LifecycleClientId } from '../core/clients.ts';
 import { lookupRepoRoot } from './common.ts';
 import { batonCommandLine } from './runtime.ts';
 
@@ -13,7 +14,7 @@ import { batonCommandLine } from './runtime.ts';
 // Everything is computed before anything is written, so a settings file baton cannot read stops
 // the command with nothing changed; a second run changes no byte.
 
-export type InstallClient = 'claude-code' | 'codex';
+export type InstallClient = LifecycleClientId;
 export const HOOK_TIMEOUT_SECONDS = 10;
 
 type HookSpec = Readonly<{ event: string; matcher: string; args: readonly string[] }>;
@@ -227,7 +228,7 @@ export async function run(argv: string[]): Promise<number> {
   const exit = parseCommand(program, argv, { redis: 'baton install-hooks only writes settings files; it does not use Redis (hooks find it through REDIS_URL, or the private redis-server of baton start)' });
   if (exit !== null) return exit;
   const client = program.args[0];
-  if (client !== 'claude-code' && client !== 'codex') {
+  if (!isLifecycleClientId(client)) {
     process.stderr.write(`baton install-hooks: unknown client '${client}'; expected claude-code or codex\n`);
     return 2;
   }

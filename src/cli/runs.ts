@@ -1,9 +1,10 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import { parseCommand } from './options.ts';
 import { applyEvent } from '../core/engine.ts';
 import { readRunFile } from '../core/runStore.ts';
+import { taskDirectories } from '../core/taskLayout.ts';
+import { shortIdsByTask } from '../core/taskRef.ts';
 import type { TaskState, WorkspaceFingerprinter } from '../core/types.ts';
 import { lookupRepoRoot } from './common.ts';
 
@@ -29,56 +30,14 @@ export type RunRow =
     }>
   | Readonly<{ taskId: string; shortId: string | null; state: TaskState; dir: string; status: 'corrupt'; error: string }>;
 
-const FLAT_STATES = ['active', 'blocked', 'completed'] as const;
-
 /** route never captures a fingerprint; this seam proves it. */
 const noFingerprints: WorkspaceFingerprinter = {
   capture: () => Promise.reject(new Error('baton runs is read-only')),
   diff: () => Promise.reject(new Error('baton runs is read-only')),
 };
 
-function subdirs(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-/** Every task directory of the repository, with the state its location says. */
-export function taskDirectories(repoRoot: string): { state: TaskState; dir: string }[] {
-  const workspace = path.join(repoRoot, '.agents', 'workspace');
-  const found: { state: TaskState; dir: string }[] = [];
-  for (const state of FLAT_STATES) {
-    for (const name of subdirs(path.join(workspace, state))) found.push({ state, dir: path.join(workspace, state, name) });
-  }
-  const archive = path.join(workspace, 'archive');
-  for (const year of subdirs(archive).filter((name) => /^\d{4}$/.test(name))) {
-    for (const month of subdirs(path.join(archive, year)).filter((name) => /^\d{2}$/.test(name))) {
-      for (const day of subdirs(path.join(archive, year, month)).filter((name) => /^\d{2}$/.test(name))) {
-        for (const name of subdirs(path.join(archive, year, month, day))) found.push({ state: 'archive', dir: path.join(archive, year, month, day, name) });
-      }
-    }
-  }
-  return found;
-}
-
-/** task id → short id, from the active registry; anything unreadable means no short ids. */
-function shortIds(repoRoot: string): Map<string, string> {
-  try {
-    const registry = JSON.parse(fs.readFileSync(path.join(repoRoot, '.agents', 'workspace', 'active', '.short-ids.json'), 'utf8')) as { ids?: Record<string, unknown> };
-    return new Map(Object.entries(registry.ids ?? {}).flatMap(([key, value]) => (typeof value === 'string' ? [[value, key] as const] : [])));
-  } catch {
-    return new Map();
-  }
-}
-
 export async function listRuns(repoRoot: string): Promise<RunRow[]> {
-  const shorts = shortIds(repoRoot);
+  const shorts = shortIdsByTask(repoRoot);
   const rows: RunRow[] = [];
   for (const { state, dir } of taskDirectories(repoRoot)) {
     const read = readRunFile(dir);

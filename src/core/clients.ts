@@ -144,3 +144,19 @@ export function supportsOrchestration(id: AgentClientId): boolean {
     getAgentClientCapability(id, 'orchestration').level !== 'unsupported'
   );
 }
+
+/**
+ * The clients baton runs a lifecycle with through native hooks: exactly those of the matrix that
+ * support orchestration (test/core/clients.test.ts holds the two together).
+ */
+export const LIFECYCLE_CLIENT_IDS = ['claude-code', 'codex'] as const satisfies readonly AgentClientId[];
+export type LifecycleClientId = (typeof LIFECYCLE_CLIENT_IDS)[number];
+
+export function isLifecycleClientId(value: unknown): value is LifecycleClientId {
+  return typeof value === 'string' && (LIFECYCLE_CLIENT_IDS as readonly string[]).includes(value);
+}
+
+/** Agent names a client may report on stage completion, the usual one first: Claude Code skills say `claude`. */
+export function stageAgentNames(client: string): readonly string[] {
+  return client === 'claude-code' ? ['claude', 'claude-code'] : [client];
+}

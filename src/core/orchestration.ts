@@ -1,6 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveTaskRef } from './taskRef.ts';
+import { stateDir } from './taskLayout.ts';
+import { isLifecycleClientId } from './clients.ts';
 import { parseTypedTaskFrontmatter } from './frontmatter.ts';
 import { parseLedger, summarizeLedgerStage, validateLedgerRows } from './ledger.ts';
 import { parseReviewSummary } from './reviewSummary.ts';
@@ -216,7 +218,7 @@ function scanPending(
   warnings: string[],
   predicate: (receipt: DelegationReceipt) => boolean,
 ): PendingMatch[] {
-  const activeRoot = path.join(repoRoot, '.agents', 'workspace', 'active');
+  const activeRoot = stateDir(repoRoot, 'active');
   let entries: fs.Dirent[];
   try {
     entries = fs.readdirSync(activeRoot, { withFileTypes: true });
@@ -283,7 +285,7 @@ export async function prepare(
   if (!run || run.status !== 'running') return failed('ORCHESTRATION_RUN_NOT_RUNNING', 'a running orchestration is required', taskId);
   if (run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_BUSY', 'the run already has a pending delegation', taskId);
   // One pending delegation per repository, whatever the other run's status (0.9.2 guard).
-  const repositoryPending = pendingDelegations(ctx, (receipt) => receipt.client === 'claude-code' || receipt.client === 'codex');
+  const repositoryPending = pendingDelegations(ctx, (receipt) => isLifecycleClientId(receipt.client));
   if (repositoryPending.length > 0) {
     return failed('ORCHESTRATION_DELEGATION_BUSY', 'the repository already has a pending lifecycle delegation', taskId);
   }

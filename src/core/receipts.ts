@@ -1,6 +1,8 @@
 // Delegation receipts (docs/lifecycle.md §6): the evidence trail of one delegated stage,
 // prepared → activated → stage-completed → sealed → consumed (or aborted, a baton addition).
 // Every function is pure: it returns a new frozen receipt or a coded failure, and takes time from options.
+import { stageAgentNames } from './clients.ts';
+import { ACTIVE_TASKS_PATH, RUN_FILE_NAME, TASK_FILE_NAME } from './taskLayout.ts';
 import type { DelegationReceipt, DelegationRole, DelegationStage, ReceiptOutcome, ReceiptStatus } from './types.ts';
 
 const MANAGED_AGENTS: Readonly<Record<string, DelegationRole>> = Object.freeze({
@@ -152,10 +154,6 @@ export function activateDelegation(receipt: DelegationReceipt, event: Activation
   });
 }
 
-/** Agents a client may report on stage completion: Claude Code skills say `claude`. */
-function acceptedAgents(client: string): readonly string[] {
-  return client === 'claude-code' ? ['claude', 'claude-code'] : [client];
-}
 
 /** The stage skill reports its artifact: it must be the delegated one, written by the delegated client. */
 export function completeDelegationStage(receipt: DelegationReceipt, event: StageCompletionEvent): ReceiptOutcome {
@@ -163,7 +161,7 @@ export function completeDelegationStage(receipt: DelegationReceipt, event: Stage
   if (event.stage !== receipt.stage || event.round !== receipt.round || event.artifact !== receipt.artifact) {
     return fail('DELEGATION_STAGE_MISMATCH', 'stage completion identity does not match the active delegation');
   }
-  if (!acceptedAgents(receipt.client).includes(event.agent)) {
+  if (!stageAgentNames(receipt.client).includes(event.agent)) {
     return fail('DELEGATION_AGENT_MISMATCH', `stage agent '${event.agent}' does not match client '${receipt.client}'`);
   }
   return succeed({ ...receipt, status: 'stage-completed', agent: event.agent });
@@ -171,8 +169,8 @@ export function completeDelegationStage(receipt: DelegationReceipt, event: Stage
 
 /** Repo-relative paths a reviewer may change: its own review artifact and core-written task metadata. */
 export function reviewerAllowedPaths(receipt: Pick<DelegationReceipt, 'taskId' | 'artifact'>): readonly string[] {
-  const taskRoot = `.agents/workspace/active/${receipt.taskId}/`;
-  return [`${taskRoot}${receipt.artifact}`, `${taskRoot}task.md`, `${taskRoot}orchestration.json`];
+  const taskRoot = `${ACTIVE_TASKS_PATH}/${receipt.taskId}/`;
+  return [`${taskRoot}${receipt.artifact}`, `${taskRoot}${TASK_FILE_NAME}`, `${taskRoot}${RUN_FILE_NAME}`];
 }
 
 /** Native SubagentStop: the same child ended cleanly; reviewers may only have written their allow-list. */

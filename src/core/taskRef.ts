@@ -5,6 +5,17 @@ import path from 'node:path';
 import { z } from 'zod';
 
 import { REPO_ROOT_NOT_FOUND_MESSAGE } from './repoRoot.ts';
+import {
+  ARCHIVE_STATE,
+  archiveDayDirs,
+  CONFIG_PATH,
+  configPath,
+  FLAT_TASK_STATES,
+  shortIdRegistryPath,
+  stateDir,
+  taskFilePath,
+  workspaceDir,
+} from './taskLayout.ts';
 import type { ResolvedTaskRef, TaskState } from './types.ts';
 
 export const TASK_ID_PATTERN = /^TASK-\d{8}-\d{6}$/;
@@ -15,17 +26,11 @@ const DEFAULT_SHORT_ID_LENGTH = 2;
 // Longer keys would make the registry capacity (10^L − 1) lose integer precision and the
 // reserved-id message absurdly long; no real configuration comes near this.
 const MAX_SHORT_ID_LENGTH = 15;
-const FLAT_STATES = ['active', 'blocked', 'completed'] as const;
-const REGISTRY_NAME = '.short-ids.json';
 
 type Failure = Extract<ResolvedTaskRef, { ok: false }>;
 
 function failure(code: string, message: string, repoRoot: string | null, taskId: string | null): Failure {
   return Object.freeze({ ok: false, code, message, repoRoot, taskId });
-}
-
-function workspaceRoot(repoRoot: string): string {
-  return path.join(repoRoot, '.agents', 'workspace');
 }
 
 /**
@@ -34,7 +39,7 @@ function workspaceRoot(repoRoot: string): string {
  */
 export function readShortIdLength(repoRoot: string): number {
   try {
-    const config: unknown = JSON.parse(fs.readFileSync(path.join(repoRoot, '.agents', '.airc.json'), 'utf8'));
+    const config: unknown = JSON.parse(fs.readFileSync(configPath(repoRoot), 'utf8'));
     const value = (config as { task?: { shortIdLength?: unknown } } | null)?.task?.shortIdLength;
     if (typeof value === 'number' && Number.isFinite(value) && value >= 1) {
       return Math.min(Math.floor(value), MAX_SHORT_ID_LENGTH);
@@ -63,7 +68,7 @@ function normalizeShortId(input: string, length: number): ShortIdKey | null {
       code: 'SHORT_ID_CAPACITY_EXCEEDED',
       message:
         `short id ${value} exceeds shortIdLength=${length} capacity (max=${max}); ` +
-        'archive tasks or raise task.shortIdLength in .agents/.airc.json',
+        `archive tasks or raise task.shortIdLength in ${CONFIG_PATH}`,
     };
   }
   return { ok: true, key: value.toString().padStart(length, '0') };
@@ -86,15 +91,17 @@ function registryEntrySchema(length: number) {
 
 type ShortIdLookup = { ok: true; taskId: string } | { ok: false; code: string; message: string; taskId: string | null };
 
-function lookupShortId(repoRoot: string, key: string, length: number): ShortIdLookup {
-  const activeRoot = path.join(workspaceRoot(repoRoot), 'active');
-  const registryPath = path.join(activeRoot, REGISTRY_NAME);
-  const emptyMessage = `short id '#${key}' not found; active task registry is empty.`;
-  const cleanedMessage =
-    `short id '#${key}' not found in active task registry ` +
-    "(it may have been cleaned up after archival; check 'task-short-id.js list').";
+/** The registry's entries (key → TASK id, in file order) and the key of each task. */
+type ShortIdRegistry = { ok: true; ids: Record<string, unknown>; keyOfTask: Map<string, string> };
+type RegistryFailure = { ok: false; code: string; message: string | null; taskId: string | null };
 
-  if (!fs.existsSync(registryPath)) return { ok: false, code: 'SHORT_ID_REGISTRY_NOT_FOUND', message: emptyMessage, taskId: null };
+/**
+ * Reads and checks `.short-ids.json`. A missing registry fails with SHORT_ID_REGISTRY_NOT_FOUND and no
+ * message (the caller words it); every other failure carries its message.
+ */
+function readShortIdRegistry(repoRoot: string, length: number): ShortIdRegistry | RegistryFailure {
+  const registryPath = shortIdRegistryPath(repoRoot);
+  if (!fs.existsSync(registryPath)) return { ok: false, code: 'SHORT_ID_REGISTRY_NOT_FOUND', message: null, taskId: null };
   let raw: string;
   try {
     raw = fs.readFileSync(registryPath, 'utf8');
@@ -131,15 +138,36 @@ function lookupShortId(repoRoot: string, key: string, length: number): ShortIdLo
     }
     keyOfTask.set(taskId, registryKey);
   }
+  return { ok: true, ids, keyOfTask };
+}
 
+/**
+ * TASK id → short id (registry key) for every registered task; empty when the registry is missing
+ * or fails the checks that resolving a short id makes.
+ */
+export function shortIdsByTask(repoRoot: string): Map<string, string> {
+  const registry = readShortIdRegistry(repoRoot, readShortIdLength(repoRoot));
+  return registry.ok ? registry.keyOfTask : new Map();
+}
+
+function lookupShortId(repoRoot: string, key: string, length: number): ShortIdLookup {
+  const activeRoot = stateDir(repoRoot, 'active');
+  const emptyMessage = `short id '#${key}' not found; active task registry is empty.`;
+  const cleanedMessage =
+    `short id '#${key}' not found in active task registry ` +
+    "(it may have been cleaned up after archival; check 'task-short-id.js list').";
+
+  const registry = readShortIdRegistry(repoRoot, length);
+  if (!registry.ok) return { ok: false, code: registry.code, message: registry.message ?? emptyMessage, taskId: registry.taskId };
+  const { ids, keyOfTask } = registry;
   const taskId = Object.hasOwn(ids, key) ? (ids[key] as string) : undefined;
   if (taskId === undefined) {
     const message = Object.keys(ids).length === 0 ? emptyMessage : cleanedMessage;
     return { ok: false, code: 'SHORT_ID_NOT_FOUND', message, taskId: null };
   }
-  if (!isRegularFile(path.join(activeRoot, taskId, 'task.md'))) {
+  if (!isRegularFile(taskFilePath(path.join(activeRoot, taskId)))) {
     // Same wording agent-infra uses: "empty" when no registered task is still active.
-    const anyActive = [...keyOfTask.keys()].some((id) => isRegularFile(path.join(activeRoot, id, 'task.md')));
+    const anyActive = [...keyOfTask.keys()].some((id) => isRegularFile(taskFilePath(path.join(activeRoot, id))));
     return { ok: false, code: 'SHORT_ID_STALE', message: anyActive ? cleanedMessage : emptyMessage, taskId };
   }
   return { ok: true, taskId };
@@ -178,41 +206,21 @@ function isContainedTask(workspaceReal: string | null, taskMdPath: string): bool
   }
 }
 
-/** Entries of exactly `width` digits, newest first; an unreadable or missing directory has none. */
-function datedEntries(dir: string, width: number): string[] {
-  const pattern = new RegExp(`^\\d{${width}}$`);
-  try {
-    return fs
-      .readdirSync(dir)
-      .filter((name) => pattern.test(name))
-      .sort()
-      .reverse();
-  } catch {
-    return [];
-  }
-}
-
 function locateTask(repoRoot: string, taskId: string): { taskMdPath: string; state: TaskState } | null {
-  const workspace = workspaceRoot(repoRoot);
+  const workspace = workspaceDir(repoRoot);
   let workspaceReal: string | null;
   try {
     workspaceReal = fs.realpathSync.native(workspace);
   } catch {
     workspaceReal = null;
   }
-  for (const state of FLAT_STATES) {
-    const candidate = path.join(workspace, state, taskId, 'task.md');
+  for (const state of FLAT_TASK_STATES) {
+    const candidate = taskFilePath(path.join(stateDir(repoRoot, state), taskId));
     if (isContainedTask(workspaceReal, candidate)) return { taskMdPath: candidate, state };
   }
-  // Archive dates are completion dates, not id dates, so the YYYY/MM/DD tree has to be walked.
-  const archive = path.join(workspace, 'archive');
-  for (const year of datedEntries(archive, 4)) {
-    for (const month of datedEntries(path.join(archive, year), 2)) {
-      for (const day of datedEntries(path.join(archive, year, month), 2)) {
-        const candidate = path.join(archive, year, month, day, taskId, 'task.md');
-        if (isContainedTask(workspaceReal, candidate)) return { taskMdPath: candidate, state: 'archive' };
-      }
-    }
+  for (const day of archiveDayDirs(repoRoot)) {
+    const candidate = taskFilePath(path.join(day, taskId));
+    if (isContainedTask(workspaceReal, candidate)) return { taskMdPath: candidate, state: ARCHIVE_STATE };
   }
   return null;
 }

@@ -1,5 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { stageAgentNames, type LifecycleClientId } from '../core/clients.ts';
+import { activeTaskDir } from '../core/taskLayout.ts';
 
 // Drives one task through the whole lifecycle the way an orchestrator and its fresh subagents do:
 // route → prepare → (native SubagentStart hook) → stage work → complete-stage → (SubagentStop hook)
@@ -7,7 +9,7 @@ import path from 'node:path';
 // the caller's (`DriverIO`): `baton demo` sends intents through the queue in process and spawns
 // real `baton hook` processes; the tests spawn `baton task` too.
 
-export type HookClient = 'claude-code' | 'codex';
+export type HookClient = LifecycleClientId;
 
 export type JsonResult = Record<string, any>;
 
@@ -87,7 +89,7 @@ function expectStatus(what: string, result: JsonResult, expected: string): void 
 
 export async function driveLifecycle(options: DriveOptions): Promise<{ steps: string[]; final: JsonResult; stages: StageReport[] }> {
   const client = options.client ?? 'claude-code';
-  const agent = client === 'claude-code' ? 'claude' : 'codex';
+  const agent = stageAgentNames(client)[0]!;
   const { io } = options;
   const hook = async (payload: string, what: string): Promise<JsonResult> => {
     const run = await io.hook(payload);
@@ -108,7 +110,7 @@ export async function driveLifecycle(options: DriveOptions): Promise<{ steps: st
     const next = routed.next as { role: string; stage: string; round: number; artifact: string };
     const prepared = await io.task(['prepare', '--client', client]);
     expectStatus('prepare', prepared, 'running');
-    const taskDir = path.join(options.root, '.agents', 'workspace', 'active', prepared.taskId as string);
+    const taskDir = activeTaskDir(options.root, prepared.taskId as string);
     const childId = `child-${index}`;
     expectStatus('SubagentStart', await hook(nativePayload(client, 'SubagentStart', next.role, childId, options.root), 'SubagentStart'), 'running');
     const written = stageWork(taskDir, options.root, next.stage, next.artifact);

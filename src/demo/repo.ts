@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { activeTaskDir, shortIdRegistryPath, taskFilePath, WORKSPACE_PATH } from '../core/taskLayout.ts';
 
 // The demo's repository: a real git repository made with node:fs and isomorphic-git (baton never
 // runs git), one commit, `.agents/workspace/` ignored, and one active task with short id 01.
@@ -10,7 +11,7 @@ export const DEMO_TASK_ID = 'TASK-20260101-000001';
 export type DemoRepository = Readonly<{ root: string; taskId: string; taskDir: string; remove(): void }>;
 
 const FILES: Record<string, string> = {
-  '.gitignore': '.agents/workspace/\nnode_modules/\n',
+  '.gitignore': `${WORKSPACE_PATH}/\nnode_modules/\n`,
   'README.md': '# baton demo\n\nA throwaway repository for `baton demo`.\n',
   'src/retry.ts': 'export const retries = Infinity;\n',
 };
@@ -43,10 +44,9 @@ export async function createDemoRepository(parent: string = os.tmpdir()): Promis
     await git.add({ fs, dir: root, filepath: file });
   }
   await git.commit({ fs, dir: root, message: 'initial', author: { name: 'baton demo', email: 'demo@baton.invalid' } });
-  const active = path.join(root, '.agents', 'workspace', 'active');
-  const taskDir = path.join(active, DEMO_TASK_ID);
+  const taskDir = activeTaskDir(root, DEMO_TASK_ID);
   fs.mkdirSync(taskDir, { recursive: true });
-  fs.writeFileSync(path.join(taskDir, 'task.md'), TASK_MD);
-  fs.writeFileSync(path.join(active, '.short-ids.json'), `${JSON.stringify({ version: 1, ids: { '01': DEMO_TASK_ID } }, null, 2)}\n`);
+  fs.writeFileSync(taskFilePath(taskDir), TASK_MD);
+  fs.writeFileSync(shortIdRegistryPath(root), `${JSON.stringify({ version: 1, ids: { '01': DEMO_TASK_ID } }, null, 2)}\n`);
   return { root, taskId: DEMO_TASK_ID, taskDir, remove: () => fs.rmSync(root, { recursive: true, force: true }) };
 }

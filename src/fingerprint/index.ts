@@ -15,6 +15,7 @@
 // - file names must be valid UTF-8; core.precomposeUnicode and case-insensitive file systems are not
 //   emulated.
 import path from 'node:path';
+import { ACTIVE_TASKS_PATH } from '../core/taskLayout.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
 import { buildFingerprint, HeadTrees, type CaptureStats } from './capture.ts';
 import { diffTrees, resolveTreeId } from './diff.ts';
@@ -31,7 +32,7 @@ export { EMPTY_TREE_OID } from './tree.ts';
 export type { CaptureStats } from './capture.ts';
 
 /** The path `git add -f` force-includes: the (git-ignored) active task workspace. */
-export const DEFAULT_FORCE_PATH = '.agents/workspace/active';
+export const DEFAULT_FORCE_PATH = ACTIVE_TASKS_PATH;
 
 export type FingerprinterOptions = {
   /**

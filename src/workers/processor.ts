@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
 import { applyEvent, applyEventNow } from '../core/engine.ts';
+import { workspaceDir } from '../core/taskLayout.ts';
 import { parseEnvelope } from '../queue/envelope.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { EventJournal } from './journal.ts';
@@ -19,7 +20,7 @@ export type ServedRepository = Readonly<{
 }>;
 
 export function servedRepository(id: string, root: string, fingerprinter: WorkspaceFingerprinter, stateDir: string): ServedRepository {
-  return { id, root, fingerprinter, journal: new EventJournal(path.join(stateDir, 'journal'), path.join(root, '.agents', 'workspace')) };
+  return { id, root, fingerprinter, journal: new EventJournal(path.join(stateDir, 'journal'), workspaceDir(root)) };
 }
 
 export type ProcessedJob = Readonly<{ envelope: JobEnvelope; result: OrchestrationResult; replayed: boolean }>;

@@ -7,6 +7,9 @@ import {
   getAgentClientAdapter,
   getAgentClientCapability,
   isAgentClientId,
+  isLifecycleClientId,
+  LIFECYCLE_CLIENT_IDS,
+  stageAgentNames,
   supportsOrchestration,
 } from '../../src/core/clients.ts';
 import type { CapabilityId } from '../../src/core/clients.ts';
@@ -102,5 +105,22 @@ describe('registry', () => {
 
   it('returns { level } objects', () => {
     expect(getAgentClientCapability('codex', 'orchestration')).toEqual({ level: 'experimental' });
+  });
+});
+
+describe('lifecycle clients', () => {
+  it('are exactly the clients of the matrix that support orchestration', () => {
+    expect([...LIFECYCLE_CLIENT_IDS]).toEqual(AGENT_CLIENT_IDS.filter((id) => supportsOrchestration(id)));
+    expect([...LIFECYCLE_CLIENT_IDS]).toEqual(['claude-code', 'codex']);
+  });
+
+  it('isLifecycleClientId accepts only those', () => {
+    for (const id of ['claude-code', 'codex']) expect(isLifecycleClientId(id)).toBe(true);
+    for (const id of ['gemini-cli', 'opencode', 'claude', '', 'toString', undefined, 7]) expect(isLifecycleClientId(id)).toBe(false);
+  });
+
+  it('stage agent names: Claude Code skills report `claude` (or `claude-code`); others their client id', () => {
+    expect(stageAgentNames('claude-code')).toEqual(['claude', 'claude-code']);
+    expect(stageAgentNames('codex')).toEqual(['codex']);
   });
 });

@@ -3,6 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { applyEventNow } from '../../src/core/engine.ts';
+import { runFilePath } from '../../src/core/runStore.ts';
+import { activeTaskDir, taskFilePath } from '../../src/core/taskLayout.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
 import type { OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../../src/core/types.ts';
 
@@ -18,7 +20,7 @@ export function tempRepo(options: { gitDir?: boolean } = {}): Fixture {
   if (options.gitDir !== false) fs.mkdirSync(path.join(root, '.git'));
   return {
     root,
-    taskDir: (taskId = TASK_ID) => path.join(root, '.agents', 'workspace', 'active', taskId),
+    taskDir: (taskId = TASK_ID) => activeTaskDir(root, taskId),
     cleanup: () => fs.rmSync(root, { recursive: true, force: true }),
   };
 }
@@ -30,7 +32,7 @@ export function taskMd(taskId: string = TASK_ID, step = 'requirement-analysis', 
 export function writeTask(fixture: Fixture, taskId: string = TASK_ID, content: string = taskMd(taskId)): string {
   const dir = fixture.taskDir(taskId);
   fs.mkdirSync(dir, { recursive: true });
-  fs.writeFileSync(path.join(dir, 'task.md'), content);
+  fs.writeFileSync(taskFilePath(dir), content);
   return dir;
 }
 
@@ -63,7 +65,7 @@ export function writeApprovedThroughCode(dir: string, manualValidation: number |
 }
 
 export function readRun(dir: string): OrchestrationRun {
-  return JSON.parse(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
+  return JSON.parse(fs.readFileSync(runFilePath(dir), 'utf8')) as OrchestrationRun;
 }
 
 export function fakeFingerprinter(options: { capture?: () => string; diff?: () => string[] } = {}): WorkspaceFingerprinter & { captures: number } {

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { activeTaskDir, shortIdRegistryPath, taskFilePath, WORKSPACE_PATH } from '../../src/core/taskLayout.ts';
 import { TASK_ID, taskMd } from './fixtures.ts';
 
 // A real git repository for integration tests (git is the tests' tool; baton never runs it).
@@ -25,15 +26,15 @@ export type GitRepo = { root: string; taskDir: string; cleanup(): void };
 export function gitRepoWithTask(taskId: string = TASK_ID): GitRepo {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-git-')));
   git(root, ['init', '-q', '-b', 'main']);
-  fs.writeFileSync(path.join(root, '.gitignore'), '.agents/workspace/\nnode_modules/\n');
+  fs.writeFileSync(path.join(root, '.gitignore'), `${WORKSPACE_PATH}/\nnode_modules/\n`);
   fs.mkdirSync(path.join(root, 'src'));
   fs.writeFileSync(path.join(root, 'src', 'retry.ts'), 'export const retries = Infinity;\n');
   fs.writeFileSync(path.join(root, 'README.md'), '# demo\n');
   git(root, ['add', '-A']);
   git(root, ['commit', '-q', '-m', 'initial']);
-  const taskDir = path.join(root, '.agents', 'workspace', 'active', taskId);
+  const taskDir = activeTaskDir(root, taskId);
   fs.mkdirSync(taskDir, { recursive: true });
-  fs.writeFileSync(path.join(taskDir, 'task.md'), taskMd(taskId));
-  fs.writeFileSync(path.join(root, '.agents', 'workspace', 'active', '.short-ids.json'), `${JSON.stringify({ version: 1, ids: { '01': taskId } }, null, 2)}\n`);
+  fs.writeFileSync(taskFilePath(taskDir), taskMd(taskId));
+  fs.writeFileSync(shortIdRegistryPath(root), `${JSON.stringify({ version: 1, ids: { '01': taskId } }, null, 2)}\n`);
   return { root, taskDir, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
 }

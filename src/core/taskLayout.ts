@@ -1,0 +1,110 @@
+// The task workspace layout of agent-infra (docs/lifecycle.md §1), spelled out once:
+//
+//   <repo>/.agents/.airc.json                              configuration (task.shortIdLength)
+//   <repo>/.agents/workspace/active/.short-ids.json        short id → TASK id registry
+//   <repo>/.agents/workspace/{active,blocked,completed}/<TASK-id>/task.md
+//   <repo>/.agents/workspace/archive/YYYY/MM/DD/<TASK-id>/task.md   (the completion date)
+//
+// Paths only, plus reading directory names: no file is written here.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TaskState } from './types.ts';
+
+/** The workspace, repo-relative in POSIX form (what .gitignore and git pathspecs name). */
+export const WORKSPACE_PATH = '.agents/workspace';
+/** The active tasks, repo-relative in POSIX form: force-included in fingerprints like `git add -f`. */
+export const ACTIVE_TASKS_PATH = `${WORKSPACE_PATH}/active`;
+/** The repository's agent-infra configuration, repo-relative. */
+export const CONFIG_PATH = '.agents/.airc.json';
+
+/** States whose tasks sit directly in `<workspace>/<state>/<TASK-id>`, in lookup order. */
+export const FLAT_TASK_STATES = ['active', 'blocked', 'completed'] as const satisfies readonly TaskState[];
+/** Archived tasks sit under `<workspace>/archive/YYYY/MM/DD/<TASK-id>`. */
+export const ARCHIVE_STATE = 'archive' satisfies TaskState;
+
+export const TASK_FILE_NAME = 'task.md';
+/** The orchestration run of a task, next to its task.md (read and written by runStore.ts). */
+export const RUN_FILE_NAME = 'orchestration.json';
+export const SHORT_ID_REGISTRY_NAME = '.short-ids.json';
+
+export function workspaceDir(repoRoot: string): string {
+  return path.join(repoRoot, ...WORKSPACE_PATH.split('/'));
+}
+
+/** `<workspace>/<state>` for a flat state, `<workspace>/archive` for the archive. */
+export function stateDir(repoRoot: string, state: TaskState): string {
+  return path.join(workspaceDir(repoRoot), state);
+}
+
+export function activeTaskDir(repoRoot: string, taskId: string): string {
+  return path.join(stateDir(repoRoot, 'active'), taskId);
+}
+
+export function taskFilePath(taskDir: string): string {
+  return path.join(taskDir, TASK_FILE_NAME);
+}
+
+export function shortIdRegistryPath(repoRoot: string): string {
+  return path.join(stateDir(repoRoot, 'active'), SHORT_ID_REGISTRY_NAME);
+}
+
+export function configPath(repoRoot: string): string {
+  return path.join(repoRoot, ...CONFIG_PATH.split('/'));
+}
+
+/** Entries of exactly `width` digits, newest first; an unreadable or missing directory has none. */
+function datedEntries(dir: string, width: number): string[] {
+  const pattern = new RegExp(`^\\d{${width}}$`);
+  try {
+    return fs
+      .readdirSync(dir)
+      .filter((name) => pattern.test(name))
+      .sort()
+      .reverse();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The archive's day directories (`archive/YYYY/MM/DD`), newest first. Archive dates are completion
+ * dates, not id dates, so finding a task means walking them.
+ */
+export function archiveDayDirs(repoRoot: string): string[] {
+  const archive = stateDir(repoRoot, ARCHIVE_STATE);
+  const days: string[] = [];
+  for (const year of datedEntries(archive, 4)) {
+    for (const month of datedEntries(path.join(archive, year), 2)) {
+      for (const day of datedEntries(path.join(archive, year, month), 2)) days.push(path.join(archive, year, month, day));
+    }
+  }
+  return days;
+}
+
+/** Names of the directories directly inside `dir`, sorted; none when it cannot be read. */
+function subdirs(dir: string): string[] {
+  try {
+    return fs
+      .readdirSync(dir, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort();
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Every task directory of the repository with the state its location says: the flat states in
+ * order, then the archive oldest first. A directory is listed whether or not it holds a task.md.
+ */
+export function taskDirectories(repoRoot: string): { state: TaskState; dir: string }[] {
+  const found: { state: TaskState; dir: string }[] = [];
+  for (const state of FLAT_TASK_STATES) {
+    for (const name of subdirs(stateDir(repoRoot, state))) found.push({ state, dir: path.join(stateDir(repoRoot, state), name) });
+  }
+  for (const day of archiveDayDirs(repoRoot).reverse()) {
+    for (const name of subdirs(day)) found.push({ state: ARCHIVE_STATE, dir: path.join(day, name) });
+  }
+  return found;
+}
