@@ -62,67 +62,32 @@ export function defineAgentClientAdapter(adapter: {
   return Object.freeze({ id: adapter.id, displayName: adapter.displayName, capabilities: Object.freeze(capabilities) });
 }
 
-// The 0.9.2 matrix. Only subagents/orchestration are behaviourally relevant to baton; the other
-// levels describe what each client's integration offers and are informational.
+// The 0.9.2 matrix, one column per client. Only subagents/orchestration are behaviourally relevant
+// to baton; the other levels describe what each client's integration offers and are informational.
+const DISPLAY_NAMES: Readonly<Record<AgentClientId, string>> = {
+  'claude-code': 'Claude Code',
+  codex: 'Codex',
+  'gemini-cli': 'Gemini CLI',
+  opencode: 'OpenCode',
+};
+
+/** Support levels per capability, in AGENT_CLIENT_IDS order: claude-code, codex, gemini-cli, opencode. */
+const MATRIX: Readonly<Record<CapabilityId, readonly [SupportLevel, SupportLevel, SupportLevel, SupportLevel]>> = {
+  instructions: ['integrated', 'integrated', 'integrated', 'integrated'],
+  skills: ['integrated', 'integrated', 'compatible', 'compatible'],
+  commands: ['integrated', 'compatible', 'integrated', 'integrated'],
+  hooks: ['integrated', 'experimental', 'unsupported', 'unsupported'],
+  subagents: ['experimental', 'experimental', 'unsupported', 'unsupported'],
+  orchestration: ['experimental', 'experimental', 'unsupported', 'unsupported'],
+  sandbox: ['compatible', 'compatible', 'compatible', 'compatible'],
+  verification: ['compatible', 'compatible', 'compatible', 'compatible'],
+};
+
 const ADAPTERS: ReadonlyMap<AgentClientId, AgentClientAdapter> = new Map(
-  [
-    defineAgentClientAdapter({
-      id: 'claude-code',
-      displayName: 'Claude Code',
-      capabilities: {
-        instructions: { level: 'integrated' },
-        skills: { level: 'integrated' },
-        commands: { level: 'integrated' },
-        hooks: { level: 'integrated' },
-        subagents: { level: 'experimental' },
-        orchestration: { level: 'experimental' },
-        sandbox: { level: 'compatible' },
-        verification: { level: 'compatible' },
-      },
-    }),
-    defineAgentClientAdapter({
-      id: 'codex',
-      displayName: 'Codex',
-      capabilities: {
-        instructions: { level: 'integrated' },
-        skills: { level: 'integrated' },
-        commands: { level: 'compatible' },
-        hooks: { level: 'experimental' },
-        subagents: { level: 'experimental' },
-        orchestration: { level: 'experimental' },
-        sandbox: { level: 'compatible' },
-        verification: { level: 'compatible' },
-      },
-    }),
-    defineAgentClientAdapter({
-      id: 'gemini-cli',
-      displayName: 'Gemini CLI',
-      capabilities: {
-        instructions: { level: 'integrated' },
-        skills: { level: 'compatible' },
-        commands: { level: 'integrated' },
-        hooks: { level: 'unsupported' },
-        subagents: { level: 'unsupported' },
-        orchestration: { level: 'unsupported' },
-        sandbox: { level: 'compatible' },
-        verification: { level: 'compatible' },
-      },
-    }),
-    defineAgentClientAdapter({
-      id: 'opencode',
-      displayName: 'OpenCode',
-      capabilities: {
-        instructions: { level: 'integrated' },
-        skills: { level: 'compatible' },
-        commands: { level: 'integrated' },
-        hooks: { level: 'unsupported' },
-        subagents: { level: 'unsupported' },
-        orchestration: { level: 'unsupported' },
-        sandbox: { level: 'compatible' },
-        verification: { level: 'compatible' },
-      },
-    }),
-  ].map((adapter) => [adapter.id, adapter] as const),
+  AGENT_CLIENT_IDS.map((id, column) => {
+    const capabilities = Object.fromEntries(CAPABILITY_IDS.map((capability) => [capability, { level: MATRIX[capability][column]! }]));
+    return [id, defineAgentClientAdapter({ id, displayName: DISPLAY_NAMES[id], capabilities })] as const;
+  }),
 );
 
 export function getAgentClientAdapter(id: string): AgentClientAdapter {
