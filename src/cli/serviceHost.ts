@@ -44,11 +44,11 @@ export function queueOptions(program: Command, redisHelp: string): Command {
 }
 
 /** `--host`, `--token` and `--allow-writes` of a served dashboard (`--port` differs per command). */
-export function dashboardOptions(program: Command, what = 'dashboard'): Command {
+export function dashboardOptions(program: Command): Command {
   return program
-    .option('--host <host>', `${what} bind address; anything but 127.0.0.1/localhost/::1 needs a token`, '127.0.0.1')
-    .option('--token <secret>', `${what} token (default: $BATON_DASHBOARD_TOKEN)`)
-    .option('--allow-writes', `let the ${what} retry, remove and promote jobs (read-only otherwise)`);
+    .option('--host <host>', 'dashboard bind address; anything but 127.0.0.1/localhost/::1 needs a token', '127.0.0.1')
+    .option('--token <secret>', 'dashboard token (default: $BATON_DASHBOARD_TOKEN)')
+    .option('--allow-writes', 'let the dashboard retry, remove and promote jobs (read-only otherwise)');
 }
 
 /** `--token`, else $BATON_DASHBOARD_TOKEN; empty means none. */
@@ -58,8 +58,8 @@ export function dashboardToken(option: string | undefined, env: Record<string, s
 
 /**
  * Resolves on the first SIGINT/SIGTERM with its name. Later signals are reported and ignored: the
- * stop that follows is bounded by the shutdown deadline, and cutting it short would abandon the
- * active job's journal entry half-way.
+ * stop that follows is bounded by the shutdown deadline, and a second Ctrl-C killing the process
+ * would leave a private Redis (and its recorded address) behind.
  */
 export function untilSignal(onRepeat: (signal: NodeJS.Signals) => void = () => undefined): Promise<NodeJS.Signals> {
   return new Promise((resolve) => {
