@@ -1,0 +1,182 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import readline from 'node:readline';
+import { createRequire } from 'node:module';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse } from '@decimalturn/toml-patch';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+import { runBaton, runProcess } from '../support/processes.ts';
+
+// `baton install-hooks codex` against the REAL Codex (issue 9, item 7 and 9): Codex skips an
+// untrusted project's hooks and its .codex/config.toml without a word. Codex itself says which
+// hooks it will run (its app-server's `hooks/list`, what its /hooks screen shows), and `codex
+// sandbox` runs a command in the sandbox a session would use. Before --trust: no hook of the project
+// listed, and the sandbox refuses Redis's socket and .agents/; after: baton's three hooks listed as
+// trusted, the socket reachable and .agents/ writable. The user's config.toml keeps everything else.
+// Loopback only: Codex runs in a private network namespace where `unshare` allows it.
+
+const require = createRequire(import.meta.url);
+const CODEX = require.resolve('@openai/codex/bin/codex.js');
+const CAN_UNSHARE = spawnSync('unshare', ['-rn', 'true']).status === 0;
+
+let repo: GitRepo;
+let codexHome: string;
+let socketDir: string;
+let server: net.Server;
+
+beforeEach(async () => {
+  repo = gitRepoWithTask();
+  codexHome = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-codex-home-'));
+  socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-codex-sock-'));
+  server = net.createServer((socket) => socket.end('+PONG\r\n'));
+  await new Promise<void>((resolve) => server.listen(path.join(socketDir, 'redis.sock'), resolve));
+});
+
+afterEach(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  for (const dir of [repo.root, codexHome, socketDir]) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function codexArgv(args: string[]): [string, string[]] {
+  return CAN_UNSHARE ? ['unshare', ['-rn', process.execPath, CODEX, ...args]] : [process.execPath, [CODEX, ...args]];
+}
+
+const codexEnv = () => ({ ...process.env, CODEX_HOME: codexHome, RUST_LOG: 'error', NO_COLOR: '1' });
+
+type CodexHook = { key: string; eventName: string; command: string; source: string; trustStatus: string; currentHash: string };
+
+/** Codex's own list of the hooks it would run in `cwd` (app-server JSON-RPC over stdio: initialize, hooks/list). */
+async function codexHooks(cwd: string): Promise<{ hooks: CodexHook[]; warnings: string[] }> {
+  const [command, args] = codexArgv(['app-server']);
+  const child = spawn(command, args, { cwd, env: codexEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  const warnings: string[] = [];
+  const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+  try {
+    const lines = readline.createInterface({ input: child.stdout });
+    child.stdin.write(`${JSON.stringify({ id: 1, method: 'initialize', params: { clientInfo: { name: 'baton-test', version: '0' } } })}\n`);
+    for await (const line of lines) {
+      const message = JSON.parse(line);
+      if (message.method === 'configWarning') warnings.push(message.params.summary);
+      if (message.id === 1) {
+        child.stdin.write(`${JSON.stringify({ method: 'initialized' })}\n`);
+        child.stdin.write(`${JSON.stringify({ id: 2, method: 'hooks/list', params: { cwds: [cwd] } })}\n`);
+      }
+      if (message.id === 2) {
+        if (message.error) throw new Error(`hooks/list failed: ${JSON.stringify(message.error)}`);
+        return { hooks: message.result.data[0].hooks as CodexHook[], warnings };
+      }
+    }
+    throw new Error('codex app-server closed before answering hooks/list');
+  } finally {
+    clearTimeout(timer);
+    child.kill('SIGKILL');
+  }
+}
+
+/** What a command run by a Codex session (default workspace-write sandbox) can do in the repository. */
+async function sandboxProbe(cwd: string): Promise<string> {
+  const probe = `
+const fs = require('node:fs');
+const out = [];
+try { fs.writeFileSync('.agents/workspace/active/probe.txt', 'x'); out.push('agents:ok'); } catch (e) { out.push('agents:' + e.code); }
+const socket = require('node:net').connect(process.argv[1]);
+const report = (what) => { out.push('redis-socket:' + what); socket.destroy(); process.stdout.write(out.join(' ') + '\\n'); };
+socket.on('data', (d) => report(String(d).trim()));
+socket.on('error', (e) => report(e.code));
+`;
+  // Through `| cat`: under the sandbox's seccomp filter, node cannot write to the socketpair Node's
+  // spawn gives as stdout (found here: it printed nothing), while cat's plain write() works.
+  const [command, args] = codexArgv(['sandbox', '-c', 'sandbox_mode="workspace-write"', '--', '/bin/sh', '-c', '"$@" | cat', 'sh', process.execPath, '-e', probe, path.join(socketDir, 'redis.sock')]);
+  const run = await runProcess(command, args, { cwd, env: codexEnv(), timeoutMs: 30_000 });
+  if (run.stdout.trim() === '') throw new Error(`codex sandbox printed nothing (exit ${run.code}): ${run.stderr}`);
+  return run.stdout.trim();
+}
+
+const USER_CONFIG = `# my Codex settings
+model = "gpt-5-codex" # keep this comment
+
+[projects."/srv/other"]
+trust_level = "trusted"
+
+[hooks.state."/srv/other/.codex/hooks.json:stop:0:0"]
+trusted_hash = "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+`;
+
+describe('baton install-hooks codex with the real Codex', () => {
+  it('without --trust says Codex will skip the hooks (and Codex lists none); --trust makes Codex list all three as trusted and opens the sandbox for baton', async () => {
+    fs.writeFileSync(path.join(codexHome, 'config.toml'), USER_CONFIG);
+    const env = { ...process.env, CODEX_HOME: codexHome };
+
+    const plain = await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(plain.stdout).toContain(
+      `note: Codex skips a project's hooks and its .codex/config.toml without a word until they are trusted (the project is not trusted and 3 of baton's hooks are not trusted in ${path.join(codexHome, 'config.toml')}). Run 'baton install-hooks codex --trust'`,
+    );
+    expect(plain.stdout).toMatch(/created\s+\.codex\/config\.toml/);
+    expect(fs.readFileSync(path.join(codexHome, 'config.toml'), 'utf8')).toBe(USER_CONFIG);
+    const untrusted = await codexHooks(repo.root);
+    expect(untrusted.hooks.filter((hook) => hook.source === 'project')).toEqual([]);
+    expect(untrusted.warnings.join('\n')).toContain(`add ${repo.root} as a trusted project`);
+    expect(await sandboxProbe(repo.root)).toMatch(/^agents:E[A-Z]+ redis-socket:EPERM$/);
+
+    const trusted = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--trust'], { env });
+    expect(trusted.code, trusted.stderr).toBe(0);
+    expect(trusted.stdout).toMatch(new RegExp(`updated\\s+${path.join(codexHome, 'config.toml').replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`));
+    expect(trusted.stdout).not.toContain('Codex skips');
+    const configText = fs.readFileSync(path.join(codexHome, 'config.toml'), 'utf8');
+    expect(configText.startsWith(USER_CONFIG)).toBe(true); // the user's lines, comments included, untouched
+    const config = parse(configText) as any;
+    expect(config.model).toBe('gpt-5-codex');
+    expect(config.projects).toEqual({ '/srv/other': { trust_level: 'trusted' }, [repo.root]: { trust_level: 'trusted' } });
+    expect(Object.keys(config.hooks.state)).toHaveLength(4);
+
+    const listed = await codexHooks(repo.root);
+    const project = listed.hooks.filter((hook) => hook.source === 'project');
+    expect(project.map((hook) => [hook.eventName, hook.trustStatus]).sort()).toEqual([
+      ['preToolUse', 'trusted'],
+      ['subagentStart', 'trusted'],
+      ['subagentStop', 'trusted'],
+    ]);
+    for (const hook of project) {
+      expect(hook.command).toMatch(/baton\.mjs hook codex --event (pre-tool|subagent-start|subagent-stop)$/);
+      expect(config.hooks.state[hook.key]).toEqual({ trusted_hash: hook.currentHash });
+    }
+    expect(listed.warnings.join('\n')).not.toContain('trusted project');
+    // The project's .codex/config.toml now applies: Redis's socket is reachable and .agents/ writable.
+    expect(await sandboxProbe(repo.root)).toBe('agents:ok redis-socket:+PONG');
+
+    // Idempotent, and a second --trust changes no byte.
+    const again = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--trust'], { env });
+    expect(again.stdout.match(/unchanged/g)).toHaveLength(6);
+    expect(fs.readFileSync(path.join(codexHome, 'config.toml'), 'utf8')).toBe(configText);
+  }, 120_000);
+
+  it('keeps a project sandbox section of the user, adding only what baton needs', async () => {
+    fs.mkdirSync(path.join(repo.root, '.codex'));
+    const mine = '# project settings\nmodel_reasoning_effort = "high"\n\n[sandbox_workspace_write]\nwritable_roots = ["/srv/cache"] # shared cache\n';
+    fs.writeFileSync(path.join(repo.root, '.codex', 'config.toml'), mine);
+    const run = await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env: { ...process.env, CODEX_HOME: codexHome } });
+    expect(run.code, run.stderr).toBe(0);
+    const text = fs.readFileSync(path.join(repo.root, '.codex', 'config.toml'), 'utf8');
+    expect(text).toContain('# project settings');
+    expect(parse(text)).toEqual({
+      model_reasoning_effort: 'high',
+      sandbox_workspace_write: { writable_roots: ['/srv/cache', path.join(repo.root, '.agents')], network_access: true },
+    });
+    fs.writeFileSync(path.join(repo.root, '.codex', 'config.toml'), 'sandbox_workspace_write = [');
+    const broken = await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env: { ...process.env, CODEX_HOME: codexHome } });
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('.codex/config.toml is not valid TOML');
+    expect(broken.stderr).toContain('Nothing was written');
+  }, 60_000);
+
+  it('refuses --trust for claude-code', async () => {
+    const run = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--trust'], { env: { ...process.env, CODEX_HOME: codexHome } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain('--trust is for codex');
+  });
+});
