@@ -5,11 +5,13 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createRequire } from 'node:module';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
 import { parse } from '@decimalturn/toml-patch';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
-import { runBaton, runProcess } from '../support/processes.ts';
+import { BATON_BIN, batonEnv, jsonOf, runBaton, runProcess, startWorkerProcess } from '../support/processes.ts';
+import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
+import { nativePayload } from '../support/lifecycleDriver.ts';
 
 // `baton install-hooks codex` against the REAL Codex (issue 9, item 7 and 9): Codex skips an
 // untrusted project's hooks and its .codex/config.toml without a word. Codex itself says which
@@ -179,4 +181,41 @@ describe('baton install-hooks codex with the real Codex', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('--trust is for codex');
   });
+
+  it("a child's `baton task … complete-stage --content -` works inside Codex's sandbox once installed and trusted, and fails without", async () => {
+    const env = batonEnv({ redisUrl: inject('redisUrl'), prefix: uniquePrefix('codex-sandbox') }, { CODEX_HOME: codexHome, BATON_HOOK_BUDGET_MS: '8000' });
+    const worker = await startWorkerProcess(['--repo', repo.root], { env });
+    try {
+      const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
+      expect((await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env })).code).toBe(0);
+      expect((await task('begin-or-resume')).status).toBe('running');
+      expect((await task('prepare', '--client', 'codex')).status).toBe('running');
+      const started = await runBaton(['hook', 'codex', '--event', 'subagent-start'], { env, cwd: repo.root, input: nativePayload('codex', 'SubagentStart', 'executor', 'codex-child', repo.root) });
+      expect(started.code, started.stderr).toBe(0);
+      const analysis = '# Analysis\n\nWritten from inside the Codex sandbox.\n';
+      const contentFile = path.join(socketDir, 'analysis.txt');
+      fs.writeFileSync(contentFile, analysis);
+      // What the executor profile tells the child to run, as a Codex session's command runs it
+      // (no unshare here: the worker's Redis may be on the host's loopback).
+      const inSandbox = async () => {
+        const run = await runProcess(
+          process.execPath,
+          [CODEX, 'sandbox', '-c', 'sandbox_mode="workspace-write"', '--', '/bin/sh', '-c', '"$@" < "$CONTENT" | cat', 'sh',
+            process.execPath, BATON_BIN, 'task', TASK_ID, 'complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'codex', '--content', '-', '--timeout', '20000'],
+          { cwd: repo.root, env: { ...env, CONTENT: contentFile, RUST_LOG: 'error' }, timeoutMs: 60_000 },
+        );
+        return jsonOf(run);
+      };
+      // Not trusted yet: Codex ignores .codex/config.toml, so the sandbox has no network and baton cannot reach Redis.
+      const refused = await inSandbox();
+      expect(refused.error.code).toBe('BATON_REDIS_UNAVAILABLE');
+      expect(fs.existsSync(path.join(repo.taskDir, 'analysis.md'))).toBe(false);
+      expect((await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--trust'], { env })).code).toBe(0);
+      const completed = await inSandbox();
+      expect(completed, JSON.stringify(completed)).toMatchObject({ status: 'running', changed: true, run: { pendingDelegation: { status: 'stage-completed', agent: 'codex' } } });
+      expect(fs.readFileSync(path.join(repo.taskDir, 'analysis.md'), 'utf8')).toBe(analysis);
+    } finally {
+      await worker.stop('SIGKILL');
+    }
+  }, 120_000);
 });
