@@ -91,7 +91,27 @@ export function mergeSettings(existing: Settings, client: InstallClient, command
     const ours: HookGroup = { matcher: spec.matcher, hooks: [{ type: 'command', command: commandFor(spec.args), timeout: HOOK_TIMEOUT_SECONDS }] };
     hooks[spec.event] = mergeGroups(hooks[spec.event] ?? [], ours);
   }
-  return { ...existing, hooks };
+  if (client !== 'claude-code') return { ...existing, hooks };
+  return { ...existing, permissions: withBatonPermission(existing.permissions, commandFor), hooks };
+}
+
+/** A permission rule baton wrote earlier, from any checkout: `Bash(… baton[.mjs] task *)`. */
+export function isBatonTaskRule(rule: unknown): boolean {
+  return typeof rule === 'string' && /^Bash\(.*(^|[\s/'"])baton(\.mjs|\.js)?['"]?\s+task \*\)$/.test(rule);
+}
+
+/**
+ * Claude Code asks before a Bash command it has no rule for, and a headless run (`claude -p`) refuses
+ * it: the subagents' `baton task …` (complete-stage, stage-completed) and the orchestrator's need an
+ * allow rule. Only baton's own earlier rule is replaced; the user's permissions stay as they are.
+ */
+function withBatonPermission(existing: unknown, commandFor: (args: readonly string[]) => string): Record<string, unknown> {
+  const permissions = existing !== null && typeof existing === 'object' && !Array.isArray(existing) ? (existing as Record<string, unknown>) : {};
+  const allow = Array.isArray(permissions.allow) ? permissions.allow : [];
+  const rule = `Bash(${commandFor(['task'])} *)`;
+  const index = allow.findIndex(isBatonTaskRule);
+  const merged = index === -1 ? [...allow, rule] : allow.map((entry, at) => (at === index ? rule : entry)).filter((entry, at) => at === index || !isBatonTaskRule(entry));
+  return { ...permissions, allow: merged };
 }
 
 function indentOf(text: string): string {

@@ -42,7 +42,8 @@ function snapshot(root: string): Map<string, { bytes: string; mtimeMs: number }>
 }
 
 const USER_SETTINGS = {
-  permissions: { allow: ['Bash(npm test)'] },
+  // baton's rule from an older checkout: replaced in place
+  permissions: { allow: ['Bash(npm test)', 'Bash(node /old/checkout/bin/baton.mjs task *)', 'Read(./docs/**)'] },
   hooks: {
     PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'node .agents/hooks/check-version-format.js' }] }],
     SubagentStart: [
@@ -76,7 +77,9 @@ describe('baton install-hooks claude-code', () => {
     const text = fs.readFileSync(path.join(repo.root, '.claude', 'settings.json'), 'utf8');
     expect(text).toMatch(/^\{\n {4}"permissions"/);
     const settings = JSON.parse(text);
-    expect(settings.permissions).toEqual(USER_SETTINGS.permissions);
+    // The subagents' and the orchestrator's `baton task …` may run without a prompt (claude -p refuses unapproved Bash).
+    const baton = [process.execPath, BATON_BIN].map(shellQuote).join(' ');
+    expect(settings.permissions).toEqual({ allow: ['Bash(npm test)', `Bash(${baton} task *)`, 'Read(./docs/**)'] });
     expect(settings.model).toBe('opus');
     expect(settings.hooks.StopFailure).toEqual(USER_SETTINGS.hooks.StopFailure);
     const ours = { type: 'command', command: command('claude-code'), timeout: 10 };
@@ -102,7 +105,6 @@ describe('baton install-hooks claude-code', () => {
     expect(executor).toContain('Run only the requested non-review lifecycle skill');
     expect(executor).toContain('Never run a review-* skill');
     // The artifact goes to baton on stdin, with this checkout's command (item 9).
-    const baton = [process.execPath, BATON_BIN].map(shellQuote).join(' ');
     for (const profile of [executor, reviewer]) {
       expect(profile).toContain(`${baton} task <task> complete-stage --stage <stage> --round <round> --artifact <artifact> --agent claude --content - <<'BATON_ARTIFACT'`);
       expect(profile).toContain("Claude Code refuses a subagent's Write of report-like files such as `analysis.md`");
