@@ -157,6 +157,8 @@ export type InstallOptions = Readonly<{
   instructions?: boolean;
   /** Codex: trust the project and baton's hooks in $CODEX_HOME/config.toml. */
   trust?: boolean;
+  /** Codex: write the sandbox settings baton needs into .codex/config.toml. Default true. */
+  sandboxConfig?: boolean;
   /** Place the `agent-infra-internal` shim that sends `task-orchestration` to `baton task`. */
   agentInfraShim?: boolean;
   env?: NodeJS.ProcessEnv;
@@ -284,8 +286,11 @@ export function planInstall(
     try {
       const projectConfig = '.codex/config.toml';
       const current = readText(path.join(repoRoot, projectConfig), projectConfig);
-      files.push(planFile(repoRoot, projectConfig, withSandboxSettings(current, fs.realpathSync(repoRoot), projectConfig)));
       const realRoot = fs.realpathSync(repoRoot);
+      if (options.sandboxConfig !== false) {
+        const roots = [path.join(realRoot, '.agents'), fs.realpathSync(gitDirOf(repoRoot))];
+        files.push(planFile(repoRoot, projectConfig, withSandboxSettings(current, roots, projectConfig)));
+      }
       const hooksFile = path.join(realRoot, relative);
       const entries = batonHookPositions(merged).map((hook) => ({
         key: codexHookKey(hooksFile, hook.event, hook.groupIndex, hook.handlerIndex),
@@ -331,6 +336,7 @@ export async function run(argv: string[]): Promise<number> {
     .argument('<client>', 'claude-code or codex')
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .option('--no-instructions', 'do not write the orchestrator instructions block (CLAUDE.md or AGENTS.md)')
+    .option('--no-sandbox-config', "codex: leave .codex/config.toml alone (baton's commands then need another way to reach Redis)")
     .option('--trust', 'codex: trust the project and baton\'s hooks in $CODEX_HOME/config.toml, as Codex\'s /hooks screen does')
     .option('--agent-infra-shim', "place an 'agent-infra-internal' that sends agent-infra's task-orchestration calls to 'baton task'");
   const exit = parseCommand(program, argv);
@@ -340,7 +346,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`baton install-hooks: unknown client '${client}'; expected claude-code or codex\n`);
     return 2;
   }
-  const options = program.opts<{ repo?: string; instructions: boolean; trust?: boolean; agentInfraShim?: boolean }>();
+  const options = program.opts<{ repo?: string; instructions: boolean; sandboxConfig: boolean; trust?: boolean; agentInfraShim?: boolean }>();
   if (options.trust && client !== 'codex') {
     process.stderr.write("baton install-hooks: --trust is for codex (Claude Code runs a project's hooks without a trust step)\n");
     return 2;
@@ -354,6 +360,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     plan = planInstall(root.root, client, batonCommandLine, {
       instructions: options.instructions,
+      sandboxConfig: options.sandboxConfig,
       trust: options.trust === true,
       agentInfraShim: options.agentInfraShim === true,
     });

@@ -85,6 +85,7 @@ async function sandboxProbe(cwd: string): Promise<string> {
 const fs = require('node:fs');
 const out = [];
 try { fs.writeFileSync('.agents/workspace/active/probe.txt', 'x'); out.push('agents:ok'); } catch (e) { out.push('agents:' + e.code); }
+try { fs.writeFileSync('.git/baton-probe', 'x'); out.push('git:ok'); } catch (e) { out.push('git:' + e.code); }
 const socket = require('node:net').connect(process.argv[1]);
 const report = (what) => { out.push('redis-socket:' + what); socket.destroy(); process.stdout.write(out.join(' ') + '\\n'); };
 socket.on('data', (d) => report(String(d).trim()));
@@ -123,7 +124,7 @@ describe('baton install-hooks codex with the real Codex', () => {
     const untrusted = await codexHooks(repo.root);
     expect(untrusted.hooks.filter((hook) => hook.source === 'project')).toEqual([]);
     expect(untrusted.warnings.join('\n')).toContain(`add ${repo.root} as a trusted project`);
-    expect(await sandboxProbe(repo.root)).toMatch(/^agents:E[A-Z]+ redis-socket:EPERM$/);
+    expect(await sandboxProbe(repo.root)).toMatch(/^agents:E[A-Z]+ git:E[A-Z]+ redis-socket:EPERM$/);
 
     const trusted = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--trust'], { env });
     expect(trusted.code, trusted.stderr).toBe(0);
@@ -148,8 +149,9 @@ describe('baton install-hooks codex with the real Codex', () => {
       expect(config.hooks.state[hook.key]).toEqual({ trusted_hash: hook.currentHash });
     }
     expect(listed.warnings.join('\n')).not.toContain('trusted project');
-    // The project's .codex/config.toml now applies: Redis's socket is reachable and .agents/ writable.
-    expect(await sandboxProbe(repo.root)).toBe('agents:ok redis-socket:+PONG');
+    // The project's .codex/config.toml now applies: Redis's socket is reachable, .agents/ and the git
+    // directory (the commit stage commits) writable.
+    expect(await sandboxProbe(repo.root)).toBe('agents:ok git:ok redis-socket:+PONG');
 
     // Idempotent, and a second --trust changes no byte.
     const again = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--trust'], { env });
@@ -167,8 +169,13 @@ describe('baton install-hooks codex with the real Codex', () => {
     expect(text).toContain('# project settings');
     expect(parse(text)).toEqual({
       model_reasoning_effort: 'high',
-      sandbox_workspace_write: { writable_roots: ['/srv/cache', path.join(repo.root, '.agents')], network_access: true },
+      sandbox_workspace_write: { writable_roots: ['/srv/cache', path.join(repo.root, '.agents'), path.join(repo.root, '.git')], network_access: true },
     });
+    fs.rmSync(path.join(repo.root, '.codex', 'config.toml'));
+    const skipped = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--no-sandbox-config'], { env: { ...process.env, CODEX_HOME: codexHome } });
+    expect(skipped.code, skipped.stderr).toBe(0);
+    expect(skipped.stdout).not.toMatch(/^  \w+ +\.codex\/config\.toml$/m);
+    expect(fs.existsSync(path.join(repo.root, '.codex', 'config.toml'))).toBe(false);
     fs.writeFileSync(path.join(repo.root, '.codex', 'config.toml'), 'sandbox_workspace_write = [');
     const broken = await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env: { ...process.env, CODEX_HOME: codexHome } });
     expect(broken.code).toBe(1);

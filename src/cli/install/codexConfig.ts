@@ -121,17 +121,17 @@ export function withCodexTrust(text: string | null, projectRoot: string, entries
 
 /**
  * The project's `.codex/config.toml` with what baton needs under `workspace-write`: network access
- * (to reach Redis) and `.agents/` writable (agent-infra's skills write task files there).
+ * (to reach Redis, over TCP or a unix socket) and `writableRoots` writable (`.agents/`, where
+ * agent-infra's skills write task files; the git directory, which the commit stage writes).
  */
-export function withSandboxSettings(text: string | null, projectRoot: string, label: string): string {
+export function withSandboxSettings(text: string | null, writableRoots: readonly string[], label: string): string {
   const source = text ?? '';
   const config = parseToml(source, label);
-  const agentsDir = path.join(projectRoot, '.agents');
   const current = config.sandbox_workspace_write;
   const roots: unknown = current?.writable_roots;
-  if (current?.network_access === true && Array.isArray(roots) && roots.includes(agentsDir)) return source;
+  if (current?.network_access === true && Array.isArray(roots) && writableRoots.every((root) => roots.includes(root))) return source;
   if (current === undefined) {
-    const section = `[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = [${JSON.stringify(agentsDir)}]\n`;
+    const section = `[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = [${writableRoots.map((root) => JSON.stringify(root)).join(', ')}]\n`;
     const candidate = `${source}${source === '' || source.endsWith('\n') ? '' : '\n'}${source === '' ? '' : '\n'}${section}`;
     try {
       parse(candidate);
@@ -145,6 +145,7 @@ export function withSandboxSettings(text: string | null, projectRoot: string, la
   if (sandbox.writable_roots !== undefined && !Array.isArray(sandbox.writable_roots)) {
     throw new TomlConfigError(`${label}: sandbox_workspace_write.writable_roots is not an array; nothing was written`);
   }
-  sandbox.writable_roots = [...((sandbox.writable_roots as string[] | undefined) ?? []).filter((root) => root !== agentsDir), agentsDir];
+  const existing = (sandbox.writable_roots as string[] | undefined) ?? [];
+  sandbox.writable_roots = [...existing, ...writableRoots.filter((root) => !existing.includes(root))];
   return patch(source, config);
 }
