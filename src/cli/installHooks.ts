@@ -12,7 +12,7 @@ import { TomlConfigError, codexHome, codexHookHash, codexHookKey, trustState, wi
 
 // `baton install-hooks claude-code|codex`: wires a client to baton in one repository. It merges
 // baton's hook entries into the client's settings (keeping every other entry; replacing only
-// baton's own earlier ones), writes the lifecycle subagent profiles (LIFECYCLE.md §10.1) and the
+// baton's own earlier ones), writes the lifecycle subagent profiles (docs/lifecycle.md §10.1) and the
 // orchestrator instructions (a delimited block in CLAUDE.md / AGENTS.md), and for Codex the project
 // sandbox settings baton needs and, with --trust, the trust entries Codex requires (docs/wiring.md).
 // Everything is computed before anything is written, so a settings file baton cannot read stops
@@ -339,7 +339,7 @@ export async function run(argv: string[]): Promise<number> {
     .option('--no-sandbox-config', "codex: leave .codex/config.toml alone (baton's commands then need another way to reach Redis)")
     .option('--trust', 'codex: trust the project and baton\'s hooks in $CODEX_HOME/config.toml, as Codex\'s /hooks screen does')
     .option('--agent-infra-shim', "place an 'agent-infra-internal' that sends agent-infra's task-orchestration calls to 'baton task'");
-  const exit = parseCommand(program, argv);
+  const exit = parseCommand(program, argv, { redis: 'baton install-hooks only writes settings files; it does not use Redis (hooks find it through REDIS_URL, or the private redis-server of baton start)' });
   if (exit !== null) return exit;
   const client = program.args[0];
   if (client !== 'claude-code' && client !== 'codex') {

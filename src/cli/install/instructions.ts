@@ -110,7 +110,7 @@ export function withInstructionBlock(text: string | null, block: string): string
 }
 
 // ---------------------------------------------------------------------------------------------
-// Subagent profiles (LIFECYCLE.md §10.1, plus how to hand the artifact to baton)
+// Subagent profiles (docs/lifecycle.md §10.1, plus how to hand the artifact to baton)
 
 export type Profile = Readonly<{ name: string; description: string; instructions: string }>;
 
