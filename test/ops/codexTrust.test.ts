@@ -112,6 +112,9 @@ trusted_hash = "sha256:000000000000000000000000000000000000000000000000000000000
 describe('baton install-hooks codex with the real Codex', () => {
   it('without --trust says Codex will skip the hooks (and Codex lists none); --trust makes Codex list all three as trusted and opens the sandbox for baton', async () => {
     fs.writeFileSync(path.join(codexHome, 'config.toml'), USER_CONFIG);
+    // A hook of the user's in front of baton's PreToolUse group: baton's key is pre_tool_use:1:0.
+    fs.mkdirSync(path.join(repo.root, '.codex'));
+    fs.writeFileSync(path.join(repo.root, '.codex', 'hooks.json'), `${JSON.stringify({ hooks: { PreToolUse: [{ matcher: '^shell$', hooks: [{ type: 'command', command: 'echo mine' }] }] } }, null, 2)}\n`);
     const env = { ...process.env, CODEX_HOME: codexHome };
 
     const plain = await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env });
@@ -120,6 +123,7 @@ describe('baton install-hooks codex with the real Codex', () => {
       `note: Codex skips a project's hooks and its .codex/config.toml without a word until they are trusted (the project is not trusted and 3 of baton's hooks are not trusted in ${path.join(codexHome, 'config.toml')}). Run 'baton install-hooks codex --trust'`,
     );
     expect(plain.stdout).toMatch(/created\s+\.codex\/config\.toml/);
+    expect(plain.stdout).toMatch(/updated\s+\.codex\/hooks\.json/);
     expect(fs.readFileSync(path.join(codexHome, 'config.toml'), 'utf8')).toBe(USER_CONFIG);
     const untrusted = await codexHooks(repo.root);
     expect(untrusted.hooks.filter((hook) => hook.source === 'project')).toEqual([]);
@@ -138,11 +142,14 @@ describe('baton install-hooks codex with the real Codex', () => {
     expect(Object.keys(config.hooks.state)).toHaveLength(4);
 
     const listed = await codexHooks(repo.root);
-    const project = listed.hooks.filter((hook) => hook.source === 'project');
-    expect(project.map((hook) => [hook.eventName, hook.trustStatus]).sort()).toEqual([
-      ['preToolUse', 'trusted'],
-      ['subagentStart', 'trusted'],
-      ['subagentStop', 'trusted'],
+    // The user's own hook stays as the user left it (untrusted): --trust trusts only baton's.
+    const mine = listed.hooks.filter((hook) => hook.command === 'echo mine');
+    expect(mine.map((hook) => [hook.key, hook.trustStatus])).toEqual([[`${repo.root}/.codex/hooks.json:pre_tool_use:0:0`, 'untrusted']]);
+    const project = listed.hooks.filter((hook) => hook.source === 'project' && hook.command !== 'echo mine');
+    expect(project.map((hook) => [hook.key.slice(repo.root.length), hook.eventName, hook.trustStatus]).sort()).toEqual([
+      ['/.codex/hooks.json:pre_tool_use:1:0', 'preToolUse', 'trusted'],
+      ['/.codex/hooks.json:subagent_start:0:0', 'subagentStart', 'trusted'],
+      ['/.codex/hooks.json:subagent_stop:0:0', 'subagentStop', 'trusted'],
     ]);
     for (const hook of project) {
       expect(hook.command).toMatch(/baton\.mjs hook codex --event (pre-tool|subagent-start|subagent-stop)$/);
