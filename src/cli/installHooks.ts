@@ -8,6 +8,7 @@ import { lookupRepoRoot } from './common.ts';
 import { batonCommandLine } from './runtime.ts';
 import { gitDirOf } from '../core/repoRoot.ts';
 import { claudeProfile, codexProfile, orchestratorInstructions, profiles, withInstructionBlock } from './install/instructions.ts';
+import { ClaudeConfigError, claudeGlobalConfigFile, claudeWorkspaceTrusted, withClaudeWorkspaceTrust } from './install/claudeTrust.ts';
 import { TomlConfigError, codexHome, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings } from './install/codexConfig.ts';
 
 // `baton install-hooks claude-code|codex`: wires a client to baton in one repository. It merges
@@ -155,7 +156,7 @@ export type PlannedFile = Readonly<{
 export type InstallOptions = Readonly<{
   /** Write the orchestrator instructions (CLAUDE.md / AGENTS.md block). Default true. */
   instructions?: boolean;
-  /** Codex: trust the project and baton's hooks in $CODEX_HOME/config.toml. */
+  /** Trust the workspace: Codex, the project and baton's hooks in $CODEX_HOME/config.toml; Claude Code, ~/.claude.json. */
   trust?: boolean;
   /** Codex: write the sandbox settings baton needs into .codex/config.toml. Default true. */
   sandboxConfig?: boolean;
@@ -277,6 +278,24 @@ export function planInstall(
     const current = readText(path.join(repoRoot, instructionsFile), instructionsFile);
     files.push(planFile(repoRoot, instructionsFile, withInstructionBlock(current, orchestratorInstructions(client, baton))));
   }
+  if (client === 'claude-code') {
+    try {
+      const realRoot = fs.realpathSync(repoRoot);
+      const globalConfig = claudeGlobalConfigFile(options.env);
+      const globalText = readText(globalConfig, globalConfig);
+      if (options.trust) {
+        const content = withClaudeWorkspaceTrust(globalText, realRoot, globalConfig);
+        files.push({ path: globalConfig, content, outcome: globalText === null ? 'created' : globalText === content ? 'unchanged' : 'updated' });
+      } else if (!claudeWorkspaceTrusted(globalText, realRoot, globalConfig)) {
+        notices.push(
+          `Claude Code ignores this repository's permissions.allow until the workspace is trusted (not yet, in ${globalConfig}), so 'claude -p' refuses the agents' 'baton task' commands. Accept the trust dialog of an interactive 'claude' here once, or run 'baton install-hooks claude-code --trust' (while Claude Code is not running)`,
+        );
+      }
+    } catch (error) {
+      if (error instanceof ClaudeConfigError) throw new InstallError(error.message);
+      throw error;
+    }
+  }
   if (options.agentInfraShim) {
     const dir = shimDir(repoRoot);
     files.push(planFile(repoRoot, path.relative(repoRoot, path.join(dir, 'agent-infra-internal')), agentInfraShim(commandFor), 0o755));
@@ -337,7 +356,7 @@ export async function run(argv: string[]): Promise<number> {
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .option('--no-instructions', 'do not write the orchestrator instructions block (CLAUDE.md or AGENTS.md)')
     .option('--no-sandbox-config', "codex: leave .codex/config.toml alone (baton's commands then need another way to reach Redis)")
-    .option('--trust', 'codex: trust the project and baton\'s hooks in $CODEX_HOME/config.toml, as Codex\'s /hooks screen does')
+    .option('--trust', "trust the workspace as the client's own trust prompt does: codex, the project and baton's hooks in $CODEX_HOME/config.toml; claude-code, the workspace in ~/.claude.json")
     .option('--agent-infra-shim', "place an 'agent-infra-internal' that sends agent-infra's task-orchestration calls to 'baton task'");
   const exit = parseCommand(program, argv, { redis: 'baton install-hooks only writes settings files; it does not use Redis (hooks find it through REDIS_URL, or the private redis-server of baton start)' });
   if (exit !== null) return exit;
@@ -347,10 +366,6 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const options = program.opts<{ repo?: string; instructions: boolean; sandboxConfig: boolean; trust?: boolean; agentInfraShim?: boolean }>();
-  if (options.trust && client !== 'codex') {
-    process.stderr.write("baton install-hooks: --trust is for codex (Claude Code runs a project's hooks without a trust step)\n");
-    return 2;
-  }
   const root = lookupRepoRoot(options.repo);
   if (!root.ok) {
     process.stderr.write(`baton install-hooks: ${root.message}\n`);

@@ -190,12 +190,6 @@ describe('baton install-hooks codex with the real Codex', () => {
     expect(broken.stderr).toContain('Nothing was written');
   }, 60_000);
 
-  it('refuses --trust for claude-code', async () => {
-    const run = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--trust'], { env: { ...process.env, CODEX_HOME: codexHome } });
-    expect(run.code).toBe(2);
-    expect(run.stderr).toContain('--trust is for codex');
-  });
-
   it("a child's `baton task … complete-stage --content -` works inside Codex's sandbox once installed and trusted, and fails without", async () => {
     const env = batonEnv({ redisUrl: inject('redisUrl'), prefix: uniquePrefix('codex-sandbox') }, { CODEX_HOME: codexHome, BATON_HOOK_BUDGET_MS: '8000' });
     const worker = await startWorkerProcess(['--repo', repo.root], { env });

@@ -20,8 +20,9 @@ afterEach(() => {
   repo.cleanup();
   fs.rmSync(codexHome, { recursive: true, force: true });
 });
-/** install-hooks never touches the real ~/.codex in tests. */
-const install = (args: string[], options: { cwd?: string } = {}) => runBaton(['install-hooks', ...args], { ...options, env: { ...process.env, CODEX_HOME: codexHome } });
+/** install-hooks never touches the real ~/.codex or ~/.claude.json in tests. */
+const install = (args: string[], options: { cwd?: string } = {}) =>
+  runBaton(['install-hooks', ...args], { ...options, env: { ...process.env, CODEX_HOME: codexHome, CLAUDE_CONFIG_DIR: codexHome } });
 
 const command = (client: string, ...extra: string[]) => [process.execPath, BATON_BIN].map(shellQuote).concat(['hook', client, ...extra]).join(' ');
 

@@ -80,7 +80,7 @@ describe('baton install-hooks --agent-infra-shim', () => {
     repo = tempRepo();
     writeTask(repo);
     fs.writeFileSync(path.join(repo.root, '.agents', 'workspace', 'active', '.short-ids.json'), `${JSON.stringify({ version: 1, ids: { '01': TASK_ID } })}\n`);
-    const env = { ...process.env, CODEX_HOME: path.join(repo.root, 'codex-home'), REDIS_URL: 'unix:///nonexistent/redis.sock' };
+    const env = { ...process.env, CODEX_HOME: path.join(repo.root, 'codex-home'), CLAUDE_CONFIG_DIR: path.join(repo.root, 'claude-home'), REDIS_URL: 'unix:///nonexistent/redis.sock' };
     const installed = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--agent-infra-shim', '--no-instructions'], { env });
     expect(installed.code, installed.stderr).toBe(0);
     const shimDir = path.join(repo.root, '.git', 'baton', 'bin');
