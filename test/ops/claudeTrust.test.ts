@@ -21,7 +21,8 @@ import { shellQuote } from '../../src/cli/runtime.ts';
 
 const require = createRequire(import.meta.url);
 const CLAUDE = path.join(path.dirname(require.resolve('@anthropic-ai/claude-code-linux-x64/package.json')), 'claude');
-const CAN_UNSHARE = spawnSync('unshare', ['-rn', 'true']).status === 0;
+/** A private network namespace whose loopback can be brought up (the scripted server lives there too). */
+const CAN_UNSHARE = spawnSync('unshare', ['-rn', 'sh', '-c', 'ip link set lo up']).status === 0;
 const BATON = [process.execPath, BATON_BIN].map(shellQuote).join(' ');
 
 type Recorded = { requests: any[]; toolResults: any[] };
@@ -112,12 +113,13 @@ async function runClaude(command: string): Promise<{ code: number | null; stderr
     BATON_RECORD: recordFile,
     BATON_COMMAND: command,
     BATON_NODE: process.execPath,
+    ...(CAN_UNSHARE ? { BATON_PRIVATE_NET: '1' } : {}),
     BATON_CLAUDE: CLAUDE,
     REDIS_URL: 'unix:///nonexistent/redis.sock',
   };
   // One shell: bring loopback up (private namespace), start the server, run claude against it.
   const shell = `
-ip link set lo up 2>/dev/null || true
+[ -n "$BATON_PRIVATE_NET" ] && ip link set lo up
 coproc SERVER { exec "$BATON_NODE" "$BATON_SERVER"; }
 read -r port <&"\${SERVER[0]}"
 [ -n "$port" ] || { echo "the scripted server did not start" >&2; exit 97; }
