@@ -41,9 +41,13 @@ const server = http.createServer((request, response) => {
     const tools = (parsed.tools || []).map((tool) => tool.name);
     const role = system.includes('You are a fresh executor subagent') ? 'child' : tools.includes('Agent') ? 'parent' : 'side';
     recorded.requests.push({ role, body: parsed });
-    const last = parsed.messages.at(-1);
-    for (const block of Array.isArray(last && last.content) ? last.content : []) {
-      if (block.type === 'tool_result') recorded.toolResults.push({ role, result: block });
+    // Claude Code may append system reminders after a tool result: look at every message, once per tool call.
+    for (const message of parsed.messages) {
+      for (const block of Array.isArray(message.content) ? message.content : []) {
+        if (block.type === 'tool_result' && !recorded.toolResults.some((seen) => seen.result.tool_use_id === block.tool_use_id)) {
+          recorded.toolResults.push({ role, result: block });
+        }
+      }
     }
     let step = { text: 'ok' };
     if (role !== 'side') {
