@@ -12,6 +12,7 @@ import type { GitRepo } from '../support/gitRepo.ts';
 import { BATON_BIN, batonEnv, jsonOf, runBaton, runProcess, startWorkerProcess } from '../support/processes.ts';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
+import { shellQuote } from '../../src/cli/runtime.ts';
 
 // `baton install-hooks codex` against the REAL Codex (issue 9, item 7 and 9): Codex skips an
 // untrusted project's hooks and its .codex/config.toml without a word. Codex itself says which
@@ -226,4 +227,17 @@ describe('baton install-hooks codex with the real Codex', () => {
       await worker.stop('SIGKILL');
     }
   }, 120_000);
+
+  it("the orchestrator instructions in AGENTS.md are in the prompt Codex builds (codex debug prompt-input)", async () => {
+    const installed = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--trust'], { env: { ...process.env, CODEX_HOME: codexHome } });
+    expect(installed.code, installed.stderr).toBe(0);
+    const [command, args] = codexArgv(['debug', 'prompt-input', 'drive the task']);
+    const rendered = await runProcess(command, args, { cwd: repo.root, env: codexEnv(), timeoutMs: 30_000 });
+    expect(rendered.code, rendered.stderr).toBe(0);
+    const prompt = JSON.stringify(JSON.parse(rendered.stdout));
+    const baton = JSON.stringify(`${[process.execPath, BATON_BIN].map(shellQuote).join(' ')} task <task> prepare --client codex`).slice(1, -1);
+    expect(prompt).toContain('## Agent-infra task lifecycle (driven by baton)');
+    expect(prompt).toContain(baton);
+    expect(prompt).toContain('`fork_turns: \\"none\\"`');
+  }, 60_000);
 });
