@@ -187,6 +187,17 @@ function planFile(repoRoot: string, relative: string, content: string, mode?: nu
   return { path: relative, content, outcome: current === null ? 'created' : current === content ? 'unchanged' : 'updated', ...(mode !== undefined ? { mode } : {}) };
 }
 
+/** A client's own config file outside the repository: it keeps its permissions (new ones are private). */
+function userFile(file: string, current: string | null, content: string): PlannedFile {
+  let mode = 0o600;
+  try {
+    mode = fs.statSync(file).mode & 0o777;
+  } catch {
+    // a new file
+  }
+  return { path: file, content, outcome: current === null ? 'created' : current === content ? 'unchanged' : 'updated', mode };
+}
+
 /** Where the `agent-infra-internal` shim goes: machine-local, next to baton's other repository state. */
 export function shimDir(repoRoot: string): string {
   return path.join(gitDirOf(repoRoot), 'baton', 'bin');
@@ -285,7 +296,7 @@ export function planInstall(
       const globalText = readText(globalConfig, globalConfig);
       if (options.trust) {
         const content = withClaudeWorkspaceTrust(globalText, realRoot, globalConfig);
-        files.push({ path: globalConfig, content, outcome: globalText === null ? 'created' : globalText === content ? 'unchanged' : 'updated' });
+        files.push(userFile(globalConfig, globalText, content));
       } else if (!claudeWorkspaceTrusted(globalText, realRoot, globalConfig)) {
         notices.push(
           `Claude Code ignores this repository's permissions.allow until the workspace is trusted (not yet, in ${globalConfig}), so 'claude -p' refuses the agents' 'baton task' commands. Accept the trust dialog of an interactive 'claude' here once, or run 'baton install-hooks claude-code --trust' (while Claude Code is not running)`,
@@ -319,7 +330,7 @@ export function planInstall(
       const userText = readText(userConfig, userConfig);
       if (options.trust) {
         const content = withCodexTrust(userText, realRoot, entries, userConfig);
-        files.push({ path: userConfig, content, outcome: userText === null ? 'created' : userText === content ? 'unchanged' : 'updated' });
+        files.push(userFile(userConfig, userText, content));
       } else {
         const state = trustState(userText, realRoot, entries, userConfig);
         if (!state.project || state.hooks.length > 0) {

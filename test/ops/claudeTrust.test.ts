@@ -63,6 +63,7 @@ describe('baton install-hooks claude-code with the real Claude Code', () => {
     const globalConfig = path.join(home, '.claude', '.claude.json');
     expect(trusted.stdout).toMatch(/updated\s+\S+\.claude\.json/);
     expect(JSON.parse(fs.readFileSync(globalConfig, 'utf8')).projects[repo.root]).toEqual({ hasTrustDialogAccepted: true });
+    expect(fs.statSync(globalConfig).mode & 0o777).toBe(0o600); // Claude Code's file stays private
 
     const allowed = await claude();
     expect(allowed.code, allowed.stderr).toBe(0);
