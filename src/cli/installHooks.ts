@@ -5,6 +5,7 @@ import { parseCommand } from './options.ts';
 import { z } from 'zod';
 import { writeFileAtomic } from '../core/runStore.ts';
 import { isLifecycleClientId, type LifecycleClientId } from '../core/clients.ts';
+import { AGENTS_PATH } from '../core/taskLayout.ts';
 import { lookupRepoRoot } from './common.ts';
 import { batonCommandLine } from './runtime.ts';
 import { gitDirOf } from '../core/repoRoot.ts';
@@ -319,7 +320,7 @@ export function planInstall(
       const current = readText(path.join(repoRoot, projectConfig), projectConfig);
       const realRoot = fs.realpathSync(repoRoot);
       if (options.sandboxConfig !== false) {
-        const roots = [path.join(realRoot, '.agents'), fs.realpathSync(gitDirOf(repoRoot))];
+        const roots = [path.join(realRoot, AGENTS_PATH), fs.realpathSync(gitDirOf(repoRoot))];
         files.push(planFile(repoRoot, projectConfig, withSandboxSettings(current, roots, projectConfig)));
       }
       const hooksFile = path.join(realRoot, relative);

@@ -10,12 +10,14 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TaskState } from './types.ts';
 
+/** agent-infra's directory in a repository, repo-relative. */
+export const AGENTS_PATH = '.agents';
 /** The workspace, repo-relative in POSIX form (what .gitignore and git pathspecs name). */
-export const WORKSPACE_PATH = '.agents/workspace';
+export const WORKSPACE_PATH = `${AGENTS_PATH}/workspace`;
 /** The active tasks, repo-relative in POSIX form: force-included in fingerprints like `git add -f`. */
 export const ACTIVE_TASKS_PATH = `${WORKSPACE_PATH}/active`;
 /** The repository's agent-infra configuration, repo-relative. */
-export const CONFIG_PATH = '.agents/.airc.json';
+export const CONFIG_PATH = `${AGENTS_PATH}/.airc.json`;
 
 /** States whose tasks sit directly in `<workspace>/<state>/<TASK-id>`, in lookup order. */
 export const FLAT_TASK_STATES = ['active', 'blocked', 'completed'] as const satisfies readonly TaskState[];

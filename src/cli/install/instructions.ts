@@ -1,12 +1,13 @@
 import type { LifecycleIntent } from '../../core/events.ts';
 import { LIFECYCLE_INTENTS } from '../../core/events.ts';
+import { stageAgentNames, type LifecycleClientId } from '../../core/clients.ts';
 
 // What `baton install-hooks` tells the agents, generated here so it follows baton's intents and
 // codes: the orchestrator instructions (a delimited block in CLAUDE.md / AGENTS.md) and the two
 // lifecycle subagent profiles (.claude/agents/*.md, .codex/agents/*.toml). `baton` in the text is
 // the absolute command line of this checkout, so an agent runs exactly what the hooks run.
 
-export type InstructionClient = 'claude-code' | 'codex';
+export type InstructionClient = LifecycleClientId;
 
 /** Who runs each intent. A Record, so a new intent does not compile until it is placed here. */
 export const INTENT_OWNERS: Readonly<Record<LifecycleIntent, 'orchestrator' | 'subagent' | 'hooks' | 'recovery'>> = {
@@ -25,7 +26,7 @@ export const INTENT_OWNERS: Readonly<Record<LifecycleIntent, 'orchestrator' | 's
 };
 
 /** The agent name `complete-stage --agent` accepts for each client. */
-export const STAGE_AGENT: Readonly<Record<InstructionClient, string>> = { 'claude-code': 'claude', codex: 'codex' };
+export const STAGE_AGENT: Readonly<Record<InstructionClient, string>> = { 'claude-code': stageAgentNames('claude-code')[0]!, codex: stageAgentNames('codex')[0]! };
 
 export const EXECUTOR = 'agent-infra-lifecycle-executor';
 export const REVIEWER = 'agent-infra-lifecycle-reviewer';
