@@ -53,6 +53,9 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   const config = queueConfigFrom(options.redis, undefined, repo.root);
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { drainSpool } = await import('../queue/spool.ts');
+  const { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } = await import('../queue/connection.ts');
+  const problem = prefixProblem(config.redisUrl, config.prefix);
+  if (problem) return failedResult(PREFIX_NEEDS_HASH_TAG_CODE, problem.slice(PREFIX_NEEDS_HASH_TAG_CODE.length + 2));
   let client: RepositoryQueueClientType;
   try {
     client = await RepositoryQueueClient.connect(config, repo, CONNECT_TIMEOUT_MS);
