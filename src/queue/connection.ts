@@ -83,13 +83,18 @@ function createClient(target: RedisTarget, tuning: Tuning): Redis {
  */
 export async function connectFast(url: string, timeoutMs: number): Promise<Redis> {
   const client = createClient(redisTargetFromUrl(url), { fast: true, timeoutMs });
-  client.on('error', () => {
+  let cause: Error | null = null;
+  client.on('error', (error: Error) => {
     // Reported through the failed command or connect(); without a listener ioredis logs to stderr.
+    cause = error;
   });
   try {
     await withTimeout(client.connect(), timeoutMs, `Redis at ${redactRedisUrl(url)} did not answer within ${timeoutMs} ms`);
   } catch (error) {
     client.disconnect();
+    // ioredis rejects with "Connection is closed." when TLS or AUTH failed: say why instead.
+    const why = cause as Error | null;
+    if (why && why.message !== (error as Error).message) throw new Error(`${(error as Error).message} (${why.message})`, { cause: why });
     throw error;
   }
   return client;
