@@ -5,6 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { findRedisServer } from '../../src/redisServer/launch.ts';
 
 // Real Redis topologies for the team tests, each started by the test on free ports of 127.0.0.1
 // (never a fixed port) in a temp dir: a Redis Cluster (3 masters + 3 replicas), a Sentinel setup
@@ -13,11 +14,9 @@ import { Redis } from 'ioredis';
 export type RedisNodeProcess = { port: number; dir: string; child: ChildProcess | null; stop(signal?: NodeJS.Signals): Promise<void> };
 
 function redisServerBinary(): string {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/local/bin', '/usr/sbin'])) {
-    const candidate = path.join(dir, 'redis-server');
-    if (fs.existsSync(candidate)) return candidate;
-  }
-  throw new Error('these tests need redis-server (apt-get install -y redis-server)');
+  const found = findRedisServer();
+  if (!found) throw new Error('these tests need redis-server (apt-get install -y redis-server, or scripts/setup.sh)');
+  return found;
 }
 
 function canListen(port: number): Promise<boolean> {
@@ -61,7 +60,7 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
 
 /** One short-lived client to a node (test plumbing, not baton's code path). */
 export async function withNode<T>(options: { port: number; tls?: object; username?: string; password?: string }, use: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ host: '127.0.0.1', port: options.port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000, ...options });
+  const client = new Redis({ host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000, ...options });
   client.on('error', () => undefined);
   try {
     await client.connect();

@@ -138,7 +138,7 @@ describe.skipIf(skipReason !== null)('many machines, one repository each, one Re
         // Its worker applied every event of its machine and nothing else: every job in its journal is
         // one of its own queue's jobs.
         const journal = fs.readdirSync(path.join(machine.source, '.git', 'baton', 'journal')).map((file) => file.replace(/\.json$/, ''));
-        const completed = await redisClient.zrange(`${prefix}:baton-${checkout.id}:completed`, 0, -1);
+        const completed = await redisClient.zrange(`${prefix}:baton-${checkout.id}:completed`, '0', '-1');
         expect(journal.sort()).toEqual(completed.sort());
         expect(machine.worker!.output()).not.toContain('BATON_CHECKOUT_MISMATCH');
       }
