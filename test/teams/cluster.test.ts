@@ -53,9 +53,14 @@ describe('Redis Cluster', () => {
       code: 'BATON_PREFIX_NOT_HASH_TAGGED',
       message: "prefix 'baton' has no hash tag, so on Redis Cluster a queue's keys would land in different slots and its scripts would fail (CROSSSLOT). Use --prefix '{baton}' (or BATON_PREFIX='{baton}')",
     });
+    const refusal = "BATON_PREFIX_NOT_HASH_TAGGED: prefix 'baton' has no hash tag, so on Redis Cluster a queue's keys would land in different slots and its scripts would fail (CROSSSLOT). Use --prefix '{baton}' (or BATON_PREFIX='{baton}')";
     const worker = await runBaton(['worker', '--repo', repo.root], { env, timeoutMs: 10_000 });
-    expect(worker.code).not.toBe(0);
-    expect(worker.stderr).toContain("BATON_PREFIX_NOT_HASH_TAGGED: prefix 'baton' has no hash tag");
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toBe(`baton worker: ${refusal}\n`);
+    const dashboard = await runBaton(['dashboard', '--port', '0', '--prefix', 'team'], { env, timeoutMs: 10_000 });
+    expect(dashboard.code).toBe(2);
+    expect(dashboard.stderr).toContain("baton dashboard: BATON_PREFIX_NOT_HASH_TAGGED: prefix 'team' has no hash tag");
+    expect(dashboard.stderr).toContain("Use --prefix '{team}'");
     expect(fs.existsSync(path.join(repo.taskDir, 'orchestration.json'))).toBe(false);
   });
 
