@@ -120,7 +120,7 @@ export async function startRedisCluster(): Promise<RedisClusterSetup> {
         ...durable,
         '--cluster-enabled', 'yes',
         '--cluster-config-file', path.join(dir, String(port), 'nodes.conf'),
-        '--cluster-node-timeout', '1000',
+        '--cluster-node-timeout', '2000',
         // a replica takes over however long it was disconnected (the test stops masters on purpose)
         '--cluster-replica-validity-factor', '0',
       ]),
@@ -242,7 +242,7 @@ export async function startSentinels(): Promise<SentinelSetup> {
           `port ${port}`,
           'bind 127.0.0.1',
           `sentinel monitor ${masterName} 127.0.0.1 ${masterPort} 2`,
-          `sentinel down-after-milliseconds ${masterName} 1000`,
+          `sentinel down-after-milliseconds ${masterName} 2000`,
           `sentinel failover-timeout ${masterName} 10000`,
           `sentinel parallel-syncs ${masterName} 1`,
           '',

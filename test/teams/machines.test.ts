@@ -4,11 +4,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
+import { readRun, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import { BATON_BIN, batonEnv, jsonOf, runProcess, startWorkerProcess } from '../support/processes.ts';
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
-import { driveLifecycle } from '../support/lifecycleDriver.ts';
+import { nativePayload } from '../support/lifecycleDriver.ts';
+import { stageWork } from '../../src/demo/driver.ts';
 import { startPrivateRedis } from '../support/redisServer.ts';
 import type { PrivateRedis } from '../support/redisServer.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
@@ -111,32 +112,48 @@ describe.skipIf(skipReason !== null)('many machines, one repository each, one Re
     expect(jsonOf(await runOn(a, ['task', '01', 'abort', '--reason', 'machine A gives up'])).status).toBe('paused');
   }, 60_000);
 
-  it('concurrent lifecycles (commands and hook events) on every machine: each changes only its own files', async () => {
-    const results = await Promise.all(
+  it('concurrent commands and hook events on every machine: each changes only its own files', async () => {
+    // Two stages per machine (analysis, review-analysis), all machines at once; child ids name the
+    // machine, so an event applied on the wrong machine would show up in that machine's receipts.
+    const STAGES = 2;
+    await Promise.all(
       MACHINES.map(async (name) => {
         const machine = machines.get(name)!;
-        return driveLifecycle({ root: machine.source, taskRef: '01', env: envFor(), run: (args, options) => runOn(machine, args, options.input) }).catch((error) => {
-          throw new Error(`machine ${name}: ${(error as Error).message}\n${machine.worker?.output()}`);
-        });
+        const task = async (...args: string[]) => {
+          const result = jsonOf(await runOn(machine, ['task', '01', ...args]));
+          if (result.status !== 'running') throw new Error(`machine ${name}: task ${args.join(' ')} -> ${JSON.stringify(result)}\n${machine.worker?.output()}`);
+          return result;
+        };
+        const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
+          const run = await runOn(machine, ['hook', 'claude-code'], nativePayload('claude-code', phase, role, childId, machine.source));
+          if (run.code !== 0 || jsonOf(run).status !== 'running') throw new Error(`machine ${name}: ${phase} -> ${run.code} ${run.stdout}${run.stderr}\n${machine.worker?.output()}`);
+        };
+        await task('begin-or-resume');
+        for (let stage = 1; stage <= STAGES; stage += 1) {
+          const next = (await task('route')).next as { role: string; stage: string; round: number; artifact: string };
+          await task('prepare', '--client', 'claude-code');
+          await hook('SubagentStart', next.role, `${name}-child-${stage}`);
+          stageWork(machine.taskDir, machine.source, next.stage, next.artifact);
+          await task('complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', 'claude');
+          await hook('SubagentStop', next.role, `${name}-child-${stage}`);
+          await task('advance');
+        }
       }),
     );
-    for (const { final, steps } of results) {
-      expect(final).toMatchObject({ status: 'completed', taskId: TASK_ID });
-      expect(steps).toHaveLength(7);
-    }
     const redisClient = new Redis(redisOptionsFromUrl(redis.url));
     try {
       const registry = await redisClient.hgetall(`${prefix}:baton:repos`);
       for (const name of MACHINES) {
         const machine = machines.get(name)!;
         const run = readRun(machine.taskDir);
-        // 7 stages of its own, plus the aborted delegation for A and B.
-        expect(run).toMatchObject({ status: 'completed', stepCount: 7 });
-        expect(run.receipts.filter((receipt) => receipt.status === 'consumed')).toHaveLength(7);
+        expect(run).toMatchObject({ status: 'running', stepCount: STAGES, pause: null, pendingDelegation: null });
+        const consumed = run.receipts.filter((receipt) => receipt.status === 'consumed');
+        expect(consumed.map((receipt) => `${receipt.stage}:${receipt.childId}`)).toEqual([`analysis:${name}-child-1`, `review-analysis:${name}-child-2`]);
+        // A and B also hold the delegation aborted in the previous test, by their own command.
+        expect(run.receipts.filter((receipt) => receipt.status !== 'consumed').map((receipt) => receipt.status)).toEqual(name === 'c' ? [] : ['aborted']);
         const checkout = checkoutOf(machine);
         expect(JSON.parse(registry[checkout.id]!)).toEqual({ root: shared, host: HOST });
-        // Its worker applied every event of its machine and nothing else: every job in its journal is
-        // one of its own queue's jobs.
+        // Its worker applied every job of its own queue and nothing else.
         const journal = fs.readdirSync(path.join(machine.source, '.git', 'baton', 'journal')).map((file) => file.replace(/\.json$/, ''));
         const completed = await redisClient.zrange(`${prefix}:baton-${checkout.id}:completed`, '0', '-1');
         expect(journal.sort()).toEqual(completed.sort());
