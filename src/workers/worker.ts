@@ -152,10 +152,12 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     const known = await connection.hgetall(repositoriesKey(prefix));
     for (const [id, value] of Object.entries(known)) {
       if (serving.has(id)) continue;
-      // Another machine's checkout may be recorded at a path that exists here too: the id decides.
-      const identity = safeIdentity(parseRepositoryEntry(value).root);
+      // Only inside the allowed roots (checked before reading the checkout, which would create its
+      // id file); another machine's checkout may be recorded at a path that exists here too: the id decides.
+      const real = realpathOrNull(parseRepositoryEntry(value).root);
+      if (!real || !discoverRoots.some((allowed) => real === allowed || real.startsWith(`${allowed}${path.sep}`))) continue;
+      const identity = safeIdentity(real);
       if (!identity || identity.id !== id) continue;
-      if (!discoverRoots.some((allowed) => identity.root === allowed || identity.root.startsWith(`${allowed}${path.sep}`))) continue;
       await serve(identity);
     }
   }
