@@ -130,6 +130,33 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     await Promise.all([...serving.values()].map(({ queue }) => queue.setGlobalConcurrency(1)));
   }
 
+  /**
+   * A checkout re-cloned (or its id file removed) while the worker runs has a new id, so its hooks
+   * and commands use a new queue: serve that one, and stop serving the old queue, whose waiting
+   * events were meant for the checkout that is gone (left in Redis, visible in the dashboard).
+   */
+  async function followCheckoutIds(): Promise<void> {
+    for (const [id, entry] of [...serving.entries()]) {
+      let current: RepoIdentity;
+      try {
+        current = repoIdentity(entry.repository.root);
+      } catch {
+        continue; // moved away or unreadable: keep serving what we have
+      }
+      if (current.id === id || closing) continue;
+      serving.delete(id);
+      await entry.worker.close();
+      await connection.zrem(heartbeatKey(prefix, entry.queue.name), workerId).catch(() => undefined);
+      const waiting = await entry.queue.getWaitingCount().catch(() => 0);
+      await entry.queue.close().catch(() => undefined);
+      log(
+        `${entry.repository.root}: checkout id changed from ${id} to ${current.id} (re-cloned, or .git/baton/checkout.json removed); ` +
+          `now serving queue ${queueNameFor(current.id)}; queue ${entry.queue.name} is orphaned with ${waiting} waiting event(s)`,
+      );
+      await serve(current);
+    }
+  }
+
   async function drainSpools(): Promise<void> {
     for (const entry of serving.values()) {
       if (entry.draining || spooledFiles(entry.repository.root).length === 0) continue;
@@ -183,7 +210,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     timer.unref?.();
     timers.push(timer);
   };
-  every(HEARTBEAT_INTERVAL_MS, heartbeat);
+  every(HEARTBEAT_INTERVAL_MS, () => followCheckoutIds().then(heartbeat));
   every(options.spoolPollMs ?? 1_000, drainSpools);
   if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, discover);
   const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;
