@@ -61,6 +61,11 @@ describe('Redis Cluster', () => {
     expect(dashboard.code).toBe(2);
     expect(dashboard.stderr).toContain("baton dashboard: BATON_PREFIX_NOT_HASH_TAGGED: prefix 'team' has no hash tag");
     expect(dashboard.stderr).toContain("Use --prefix '{team}'");
+    // A hook never blocks the agent: it keeps the event in the spool and says why.
+    const hook = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-x', repo.root) });
+    expect(hook.code).toBe(0);
+    expect(hook.stderr).toContain("BATON_PREFIX_NOT_HASH_TAGGED: prefix 'baton' has no hash tag");
+    expect(spooledFiles(repo.root)).toHaveLength(1);
     expect(fs.existsSync(path.join(repo.taskDir, 'orchestration.json'))).toBe(false);
   });
 
