@@ -123,8 +123,9 @@ export function checkoutRecord(realRoot: string): CheckoutRecord {
   for (;;) {
     const existing = readRecord(file);
     if (existing === null) {
-      if (createExclusive(file, newRecord(realRoot))) continue; // read back what we wrote
-      continue; // someone else created it first: use theirs
+      // Whether we created it or another process did first, read back the one that won.
+      createExclusive(file, newRecord(realRoot));
+      continue;
     }
     if (existing.root === realRoot) return existing;
     return reconcile(file, realRoot, existing);
