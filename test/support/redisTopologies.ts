@@ -59,6 +59,8 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
 }
 
 /** One short-lived client to a node (test plumbing, not baton's code path). */
+export const withNodeAt = withNode;
+
 export async function withNode<T>(options: { port: number; tls?: object; username?: string; password?: string }, use: (client: Redis) => Promise<T>): Promise<T> {
   const client = new Redis({ host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000, ...options });
   client.on('error', () => undefined);
@@ -109,25 +111,29 @@ export type RedisClusterSetup = {
   stop(): Promise<void>;
 };
 
-export async function startRedisCluster(): Promise<RedisClusterSetup> {
+/** With `tls`, every node speaks only TLS (clients, cluster bus, replication), with certificates from makeCertificates. */
+export async function startRedisCluster(options: { tls?: Certificates } = {}): Promise<RedisClusterSetup> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-cluster-'));
   const ports: number[] = [];
   for (let index = 0; index < 6; index += 1) ports.push(await freePort({ bus: true }));
+  const certs = options.tls;
+  const tls = certs ? { ca: fs.readFileSync(certs.caFile) } : undefined;
+  const withNode = <T>(node: { port: number }, use: (client: Redis) => Promise<T>) => withNodeAt({ ...node, ...(tls ? { tls } : {}) }, use);
   const nodes = await Promise.all(
     ports.map((port) =>
       startNode(path.join(dir, String(port)), port, [
-        '--port', String(port),
+        ...(certs ? ['--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-replication', 'yes', ...tlsServerArgs(certs)] : ['--port', String(port)]),
         ...durable,
         '--cluster-enabled', 'yes',
         '--cluster-config-file', path.join(dir, String(port), 'nodes.conf'),
         '--cluster-node-timeout', '2000',
         // a replica takes over however long it was disconnected (the test stops masters on purpose)
         '--cluster-replica-validity-factor', '0',
-      ]),
+      ], tls ? { tls } : {}),
     ),
   );
   const setup = {
-    url: `redis+cluster://${ports.map((port) => `127.0.0.1:${port}`).join(',')}`,
+    url: `${certs ? 'rediss' : 'redis'}+cluster://${ports.map((port) => `127.0.0.1:${port}`).join(',')}`,
     dir,
     nodes,
     async masterOf(key: string) {
@@ -157,7 +163,7 @@ export async function startRedisCluster(): Promise<RedisClusterSetup> {
     },
   };
   try {
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '1', '--cluster-yes'], {
+    const create = spawnSync('redis-cli', [...(certs ? ['--tls', '--cacert', certs.caFile] : []), '--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '1', '--cluster-yes'], {
       encoding: 'utf8',
       timeout: 30_000,
     });
@@ -273,19 +279,31 @@ export async function startSentinels(): Promise<SentinelSetup> {
 
 export type TlsSetup = { port: number; dir: string; caFile: string; node: RedisNodeProcess; stop(): Promise<void> };
 
+export type Certificates = { dir: string; caFile: string; certFile: string; keyFile: string };
+
 function openssl(args: readonly string[], cwd: string): void {
   const run = spawnSync('openssl', args, { cwd, encoding: 'utf8', timeout: 20_000 });
   if (run.status !== 0) throw new Error(`openssl ${args.join(' ')} failed: ${run.stderr}`);
 }
 
-/** A CA and a server certificate for 127.0.0.1/localhost, made by openssl, and redis-server speaking only TLS. */
-export async function startTlsRedis(): Promise<TlsSetup> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-tls-'));
+/** A CA and a server certificate for 127.0.0.1/localhost, made by openssl in `dir`. */
+export function makeCertificates(dir: string): Certificates {
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   openssl(['req', '-x509', '-new', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=baton test CA'], dir);
   openssl(['req', '-new', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'], dir);
   fs.writeFileSync(path.join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
   openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'san.ext'], dir);
+  return { dir, caFile: path.join(dir, 'ca.pem'), certFile: path.join(dir, 'server.pem'), keyFile: path.join(dir, 'server.key') };
+}
+
+function tlsServerArgs(certs: Certificates): string[] {
+  return ['--tls-cert-file', certs.certFile, '--tls-key-file', certs.keyFile, '--tls-ca-cert-file', certs.caFile, '--tls-auth-clients', 'no'];
+}
+
+/** A CA and a server certificate for 127.0.0.1/localhost, made by openssl, and redis-server speaking only TLS. */
+export async function startTlsRedis(): Promise<TlsSetup> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-tls-'));
+  const certs = makeCertificates(dir);
   const port = await freePort();
   const caFile = path.join(dir, 'ca.pem');
   const node = await startNode(
@@ -294,10 +312,7 @@ export async function startTlsRedis(): Promise<TlsSetup> {
     [
       '--port', '0',
       '--tls-port', String(port),
-      '--tls-cert-file', path.join(dir, 'server.pem'),
-      '--tls-key-file', path.join(dir, 'server.key'),
-      '--tls-ca-cert-file', caFile,
-      '--tls-auth-clients', 'no',
+      ...tlsServerArgs(certs),
       ...durable,
     ],
     { tls: { ca: fs.readFileSync(caFile) } },
