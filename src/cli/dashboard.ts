@@ -28,10 +28,13 @@ export async function run(argv: string[]): Promise<number> {
   const token = dashboardToken(options.token);
   const refused = await host.refuseBind(options.host, token);
   if (refused !== null) return refused;
+  const config = queueConfigFrom(options.redis, options.prefix);
+  const prefixRefused = await host.refusePrefix(config);
+  if (prefixRefused !== null) return prefixRefused;
   const { describeDashboard, redisQueueSource } = await import('../dashboard/index.ts');
   let source;
   try {
-    source = await redisQueueSource(queueConfigFrom(options.redis, options.prefix));
+    source = await redisQueueSource(config);
   } catch (error) {
     return host.fail(`cannot reach Redis (${(error as Error).message}); start Redis or point --redis / REDIS_URL at it`);
   }

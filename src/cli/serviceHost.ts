@@ -112,6 +112,13 @@ export class ServiceHost {
     return problem ? this.fail(problem, EXIT_USAGE) : null;
   }
 
+  /** Null when `config.prefix` fits its Redis; otherwise (Redis Cluster without a hash tag) prints why and returns EXIT_USAGE. */
+  async refusePrefix(config: QueueConfig): Promise<number | null> {
+    const { prefixProblem } = await import('../queue/connection.ts');
+    const problem = prefixProblem(config.redisUrl, config.prefix);
+    return problem ? this.fail(problem, EXIT_USAGE) : null;
+  }
+
   /** Redis for a service (localRedis.ts), stopped last; null after printing why there is none. */
   async redis(redisOption: string | undefined, repoRoot: string): Promise<ResolvedRedis | null> {
     const { resolveRedis, RedisUnavailableError } = await import('./localRedis.ts');

@@ -58,10 +58,13 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     const refused = await host.refuseBind(options.host, token);
     if (refused !== null) return refused;
   }
+  // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
+  const queue = queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined);
+  const prefixRefused = await host.refusePrefix(queue);
+  if (prefixRefused !== null) return prefixRefused;
   const worker = await host.worker(
     {
-      // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
-      queue: queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined),
+      queue,
       repos,
       discoverRoots: options.discover ? options.allowRoot : [],
       lockDurationMs: options.lockDuration,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { REPO_ROOT_NOT_FOUND_MESSAGE } from '../../src/core/repoRoot.ts';
+import { findRepoRoot, REPO_ROOT_NOT_FOUND_MESSAGE } from '../../src/core/repoRoot.ts';
 import type { ProcessedJob, ServedRepository } from '../../src/workers/processor.ts';
 import { EXIT_FAILURE, EXIT_USAGE, jobLine, ServiceHost, timestampedLog } from '../../src/cli/serviceHost.ts';
 import { runBaton } from '../support/processes.ts';
@@ -25,6 +25,10 @@ function env(): NodeJS.ProcessEnv {
 const HINT = 'run it inside a git repository or pass --repo DIR';
 
 describe('a service command pointed at no repository exits 2 (usage) before touching Redis', () => {
+  it('(precondition: no directory above the temp folder holds a .git, or every command would find it)', () => {
+    expect(findRepoRoot(missing)).toBeNull();
+  });
+
   it.each([['worker'], ['start']])('baton %s --repo <not a repository>', async (command) => {
     const run = await runBaton([command, '--repo', missing], { env: env(), cwd: outside });
     expect(run.code).toBe(EXIT_USAGE);
