@@ -180,8 +180,11 @@ export function route(ctx: OrchestrationContext, taskRef: string): Orchestration
   } catch (error) {
     return failed('ORCHESTRATION_TASK_INVALID', errorMessage(error), task.value.taskId);
   }
-  const next = routeFromArtifacts(task.value.taskDir);
-  if (!next) return failed('ORCHESTRATION_ROUTE_UNKNOWN', 'cannot determine a unique lifecycle action', task.value.taskId);
+  const decision = routeFromArtifacts(task.value.taskDir);
+  if (!decision.ok) {
+    return failed('ORCHESTRATION_ROUTE_UNKNOWN', `cannot determine a unique lifecycle action: ${decision.message}`, task.value.taskId);
+  }
+  const next = decision.next;
   if (next.stage === 'commit') {
     const blocked = commitGate(task.value, content);
     if (blocked) return blocked;

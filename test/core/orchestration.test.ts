@@ -165,12 +165,18 @@ describe('route', () => {
   });
 
   it('18b: task.md that is a directory → ORCHESTRATION_TASK_READ_FAILED (String(error))', async () => {
-    // A task exists iff its task.md is a regular file, so a directory is "not found" first.
+    // As upstream: the task exists (something named task.md is there), reading it fails.
     fs.rmSync(path.join(dir, 'task.md'));
     fs.mkdirSync(path.join(dir, 'task.md'));
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
-    expect(result.status).toBe('failed');
-    expect(['TASK_NOT_FOUND', 'ORCHESTRATION_TASK_READ_FAILED']).toContain(result.error?.code);
+    expect(result).toEqual({
+      status: 'failed',
+      changed: false,
+      taskId: TASK_ID,
+      run: null,
+      next: null,
+      error: { code: 'ORCHESTRATION_TASK_READ_FAILED', message: 'Error: EISDIR: illegal operation on a directory, read' },
+    });
   });
 
   it('19: review-code without a manual-validation number → ORCHESTRATION_REVIEW_INVALID; ledger id XX-1 → ORCHESTRATION_LEDGER_INVALID', async () => {
