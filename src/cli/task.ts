@@ -2,7 +2,9 @@ import { applyEvent } from '../core/engine.ts';
 import { READ_ONLY_INTENTS } from '../core/events.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
-import { envelopeFor, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
+import { envelopeFor, envelopeTaskRefSchema, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
+import { failed } from '../core/orchestration.ts';
+import { resolveTaskRef } from '../core/taskRef.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
@@ -39,6 +41,16 @@ export async function run(argv: string[]): Promise<number> {
   if (!root.ok) {
     printJson(failedResult(root.code, root.message));
     return 1;
+  }
+  const { taskRef } = parsed.event;
+  if (!envelopeTaskRefSchema.safeParse(taskRef).success) {
+    // '' or a ref longer than a job may carry cannot name a task: answer with the resolve-ref failure
+    // upstream gives (INVALID_TASK_REF, SHORT_ID_CAPACITY_EXCEEDED …) without a round trip.
+    const resolved = resolveTaskRef(taskRef, { repoRoot: root.root });
+    if (!resolved.ok) {
+      printJson(failed(resolved.code, resolved.message, resolved.taskId));
+      return 1;
+    }
   }
   const readOnly = READ_ONLY_INTENTS.has(parsed.event.intent);
   if (readOnly && parsed.options.redis !== undefined) {

@@ -316,6 +316,29 @@ describe('prepare', () => {
     expect(fs.readFileSync(path.join(dir, 'orchestration.json'))).toEqual(before);
   });
 
+  it('an unreadable latest review round → ORCHESTRATION_ROUTE_UNKNOWN: prepare prepares nothing, captures nothing', async () => {
+    writeArtifact(dir, 'analysis.md', '# A\n', 30);
+    writeArtifact(dir, 'review-analysis.md', reviewWithVerdict('analysis.md', 'Changes Requested'), 20);
+    writeArtifact(dir, 'review-analysis-r2.md', reviewWithVerdict('analysis.md', 'Approved', '0 blockers, 0 majors, 0 minors'), 10);
+    writeArtifact(dir, 'review-analysis-r03.md', '# stray\n', 5);
+    const h = await begin();
+    const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
+    const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
+    expect(result).toEqual({
+      status: 'failed',
+      changed: false,
+      taskId: TASK_ID,
+      run: null,
+      next: null,
+      error: {
+        code: 'ORCHESTRATION_ROUTE_UNKNOWN',
+        message: 'cannot determine a unique lifecycle action: latest review-analysis round 3 (review-analysis-r3.md) cannot be read (ENOENT)',
+      },
+    });
+    expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')).toBe(before);
+    expect(h.fingerprinter.captures).toBe(0);
+  });
+
   it('a commit-gate failure is returned by prepare unchanged', async () => {
     writeApprovedThroughCode(dir, 2);
     const h = await begin();
