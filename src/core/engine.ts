@@ -83,7 +83,7 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
         ? orchestration.sealMatching(ctx, event.client!, { nativeAgent: event.nativeAgent!, childId: event.childId })
         : orchestration.sealExplicit(ctx, event.taskRef, { childId: event.childId, exitCode: event.exitCode! });
     case 'claim-spawn':
-      return orchestration.claimSpawn(ctx, event.client, { nativeAgent: event.nativeAgent, toolCallId: event.toolCallId });
+      return orchestration.claimSpawn(ctx, event.client, { nativeAgent: event.nativeAgent, toolCallId: event.toolCallId, notAfter: event.notAfter });
     case 'stage-completed':
       return orchestration.completeCommitStage(ctx, event.taskRef, event.agent);
     case 'complete-stage':

@@ -40,6 +40,8 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
     client,
     nativeAgent: text,
     toolCallId: text,
+    /** ISO time after which the asking hook has given up: a later claim changes nothing. */
+    notAfter: text.optional(),
   }),
   z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
   z.strictObject({

@@ -324,7 +324,17 @@ function isRefusal(value: PendingMatch | SpawnRefusal): value is SpawnRefusal {
  * so of several spawns in one assistant message only one passes. Refusals change nothing (the run
  * is not paused: nothing has started yet).
  */
-export function claimSpawn(ctx: OrchestrationContext, client: string, event: { nativeAgent: string; toolCallId: string }): OrchestrationResult {
+export function claimSpawn(
+  ctx: OrchestrationContext,
+  client: string,
+  event: { nativeAgent: string; toolCallId: string; notAfter?: string | undefined },
+): OrchestrationResult {
+  if (event.notAfter !== undefined && Date.parse(ctx.now()) > Date.parse(event.notAfter)) {
+    return failed(
+      'DELEGATION_SPAWN_CLAIM_EXPIRED',
+      `the spawn claim of tool call ${event.toolCallId} arrived after its hook gave up (${event.notAfter}); that spawn was blocked, nothing was claimed`,
+    );
+  }
   const target = spawnTarget(pendingDelegations(ctx, () => true), ctx.repoRoot, client, event.nativeAgent);
   if (isRefusal(target)) return failed(target.code, target.message, target.taskId);
   const outcome = claimDelegationSpawn(target.receipt, event, { now: ctx.now });
