@@ -406,6 +406,11 @@ function latestRecordedFingerprint(ctx: OrchestrationContext): string | null {
 
 export const TURN_AFTER_CONSUMED_CODE = 'DELEGATION_TURN_AFTER_CONSUMED';
 
+/** Run files are written by baton itself after every fingerprint it records: never a child's change. */
+function isRunFile(relative: string): boolean {
+  return /^\.agents\/workspace\/active\/[^/]+\/orchestration\.json$/.test(relative);
+}
+
 /** A later turn of a sealed child: no change is harmless; changes are measured against the receipt. */
 async function laterTurnOfSealed(ctx: OrchestrationContext, match: PendingMatch, childId: string): Promise<OrchestrationResult> {
   const task = resolve(ctx, match.taskId);
@@ -416,7 +421,7 @@ async function laterTurnOfSealed(ctx: OrchestrationContext, match: PendingMatch,
   let sincePrepare: string[];
   try {
     after = await ctx.fingerprinter.capture(ctx.repoRoot);
-    sinceSeal = await ctx.fingerprinter.diff(ctx.repoRoot, receipt.afterFingerprint ?? receipt.beforeFingerprint, after);
+    sinceSeal = (await ctx.fingerprinter.diff(ctx.repoRoot, receipt.afterFingerprint ?? receipt.beforeFingerprint, after)).filter((item) => !isRunFile(item));
     sincePrepare = sinceSeal.length === 0 ? [] : await ctx.fingerprinter.diff(ctx.repoRoot, receipt.beforeFingerprint, after);
   } catch (error) {
     return pauseRun(ctx, task.value, match.run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
@@ -440,7 +445,7 @@ async function turnAfterConsumed(ctx: OrchestrationContext, match: PendingMatch,
   const baseline = latestRecordedFingerprint(ctx) ?? match.receipt.afterFingerprint ?? match.receipt.beforeFingerprint;
   let changed: string[];
   try {
-    changed = await ctx.fingerprinter.diff(ctx.repoRoot, baseline, await ctx.fingerprinter.capture(ctx.repoRoot));
+    changed = (await ctx.fingerprinter.diff(ctx.repoRoot, baseline, await ctx.fingerprinter.capture(ctx.repoRoot))).filter((item) => !isRunFile(item));
   } catch (error) {
     return pauseRun(ctx, task.value, match.run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
   }
