@@ -118,7 +118,7 @@ export type HookDecision =
   | { kind: 'error'; message: string }
   | { kind: 'spawn-refused'; reason: string }
   | { kind: 'spawn-check'; nativeAgent: string; toolCallId: string }
-  | { kind: 'event'; event: LifecycleEvent; eventId: string };
+  | { kind: 'event'; event: LifecycleEvent; eventId: string; idParts: readonly (string | undefined)[] };
 
 /**
  * How a lifecycle spawn would start its child, from the spawning tool's input: null when fresh,
@@ -158,9 +158,10 @@ export function decideHook(client: HookClient, payload: HookPayload, eventOption
   // 0.9.2 passed an empty id on to the CLI, whose usage error (exit 2) kept a stopping Claude
   // subagent running; baton reports it as a plain error instead (docs/differences.md).
   if (!childId) return { kind: 'error', message: 'Managed lifecycle hook event has no child identity (agent_id)' };
-  const eventId = eventIdForNative([client, phase, text(payload.session_id), childId, nativeAgent, turnIdentity(payload, options)]);
+  const idParts = [client, phase, text(payload.session_id), childId, nativeAgent, turnIdentity(payload, options)];
+  const eventId = eventIdForNative(idParts);
   if (phase === 'stop') {
-    return { kind: 'event', eventId, event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId } };
+    return { kind: 'event', eventId, idParts, event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId } };
   }
   const parentId = firstText(payload.parent_id, payload.parent_session_id, payload.session_id);
   if (!parentId) return { kind: 'error', message: 'Managed lifecycle hook event has no parent identity (session_id)' };
@@ -178,7 +179,7 @@ export function decideHook(client: HookClient, payload: HookPayload, eventOption
     ...(model ? { actualModel: model } : {}),
     ...(fallbackReason ? { fallbackReason } : {}),
   };
-  return { kind: 'event', eventId, event };
+  return { kind: 'event', eventId, idParts, event };
 }
 
 /**
@@ -305,6 +306,31 @@ export function mainRepositoryOf(root: string): string | null {
   }
 }
 
+/**
+ * The id of the one pending delegation of `client` in the repository, read without validation (the
+ * hook's fast path loads no schema library); null when there is none or several. Only an input to
+ * the event id: the worker validates everything it applies.
+ */
+export function pendingReceiptOf(root: string, client: string): string | null {
+  const activeRoot = path.join(root, '.agents', 'workspace', 'active');
+  let names: string[];
+  try {
+    names = fs.readdirSync(activeRoot);
+  } catch {
+    return null;
+  }
+  const found: string[] = [];
+  for (const name of names) {
+    try {
+      const pending = record(record(JSON.parse(fs.readFileSync(path.join(activeRoot, name, 'orchestration.json'), 'utf8'))).pendingDelegation);
+      if (pending.client === client && typeof pending.id === 'string') found.push(pending.id);
+    } catch {
+      // No run, or not readable: the worker reports it.
+    }
+  }
+  return found.length === 1 ? found[0]! : null;
+}
+
 function verbose(): boolean {
   return process.env.BATON_HOOK_VERBOSE === '1';
 }
@@ -358,7 +384,12 @@ export async function run(argv: string[]): Promise<number> {
   });
   const repo = repoIdentity(root);
   if (decision.kind === 'spawn-check') return claimSpawn(root, repo, { ...args, client: args.client }, config, decision.nativeAgent, decision.toolCallId, input.payload);
-  const envelope = envelopeFor(decision.event, repo, 'hook', decision.eventId);
+  // The delegation the event targets is part of its id: the same native ids for a later delegation
+  // (a reused child id) are a new event, which neither BullMQ's job ids nor the journal may take
+  // for a duplicate (issue 10 item 2; the worker's journal checks the target again).
+  const target = pendingReceiptOf(root, args.client);
+  const eventId = target ? eventIdForNative([...decision.idParts, `receipt:${target}`]) : decision.eventId;
+  const envelope = envelopeFor(decision.event, repo, 'hook', eventId);
   if (!config) return spoolUnconfigured(envelope);
   const outcome = await deliver(envelope, { ...args, redis: config.redisUrl, prefix: config.prefix }, { waitForResult: verbose() });
   if (outcome.stderr) process.stderr.write(outcome.stderr);

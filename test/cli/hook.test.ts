@@ -52,10 +52,10 @@ describe('decideHook', () => {
 
   it('child id precedence is upstream\'s: child_id, then agent_id, then thread_id', () => {
     const both = decideHook('codex', payload({ ...claudeStop, child_id: 'from-child-id', thread_id: 'from-thread' }));
-    expect(both.kind === 'event' && both.event.childId).toBe('from-child-id');
+    expect(both.kind === 'event' && both.event.intent === 'hook-stop' && both.event.childId).toBe('from-child-id');
     const { agent_id: _drop, ...noAgent } = claudeStop;
     const thread = decideHook('codex', payload({ ...noAgent, thread_id: 'from-thread' }));
-    expect(thread.kind === 'event' && thread.event.childId).toBe('from-thread');
+    expect(thread.kind === 'event' && thread.event.intent === 'hook-stop' && thread.event.childId).toBe('from-thread');
   });
 
   it('an agent-infra-lifecycle-* type that is neither executor nor reviewer is DELEGATION_IGNORED (exit 1), as upstream', () => {

@@ -199,7 +199,8 @@ describe('duplicates versus new events', () => {
     expect((await task('advance')).status).toBe('running');
     expect((await task('prepare', '--client', 'codex')).status).toBe('running');
     // Exactly the first SubagentStart's payload (same session, child, type and turn id): same event id.
-    expect(await hook('codex', 'SubagentStart', 'executor', 'child-x')).toMatchObject({ code: 0, stdout: '' });
+    const reused = await hook('codex', 'SubagentStart', 'executor', 'child-x');
+    expect(reused, reused.stderr).toMatchObject({ code: 0, stdout: '' });
     const status = await task('status');
     expect(status.run.status).toBe('paused');
     expect(status.run.pause).toEqual({ code: 'DELEGATION_IDENTITY_REUSED', message: 'native child identity was already used by this run', recoverable: true });
