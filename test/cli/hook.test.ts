@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { decideHook, mainRepositoryOf, parseHookInput, spawnFork } from '../../src/cli/hook.ts';
 import type { HookPayload } from '../../src/cli/hook.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
+import { parseTaskCommand } from '../../src/cli/taskArgs.ts';
 
 // How native payloads become events (docs/lifecycle.md §10.2–10.3, scenarios 53–55).
 
@@ -135,6 +136,12 @@ describe('decideHook', () => {
     } finally {
       fs.rmSync(base, { recursive: true, force: true });
     }
+  });
+});
+
+describe('claim-spawn is internal', () => {
+  it('baton task does not offer the hook-only intent', () => {
+    expect(parseTaskCommand(['auto', 'claim-spawn', '--client', 'codex'])).toEqual({ kind: 'usage-error', message: "unknown intent 'claim-spawn'" });
   });
 });
 

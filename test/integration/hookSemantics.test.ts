@@ -220,6 +220,9 @@ describe('which Redis', () => {
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toBe('');
     expect(run().pendingDelegation).toMatchObject({ status: 'activated', childId: 'c-1' });
+    // `baton task` finds the same Redis and prefix the same way.
+    const resumed = jsonOf(await runBaton(['task', TASK_ID, 'begin-or-resume', '--timeout', '10000'], { env: bare, cwd: repo.root }));
+    expect(resumed).toMatchObject({ status: 'running', changed: false });
   });
 
   it('with no endpoint recorded and no REDIS_URL, the hook spools the event and says what to do', async () => {
