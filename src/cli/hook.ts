@@ -18,9 +18,11 @@ import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queu
 // It never hangs the agent: with Redis down the event is spooled locally; with no worker it stays
 // queued; in both cases the hook says so on stderr.
 //
-// Output contract (docs/hooks.md): stdout is always empty, which both clients accept for every
-// event (Codex parses a non-empty stdout on exit 0 as its hook-output object and marks the hook
-// failed when it is anything else). Exit 0: recorded, queued or spooled; exit 1: invalid input or
+// Output contract (docs/hooks.md): Codex parses a non-empty stdout on exit 0 as its hook-output
+// object and marks the hook failed when it is anything else, so stdout is empty, or, when the user
+// should know something (event spooled or queued with no worker, a linked worktree), exactly
+// `{"systemMessage": "baton: …"}`, a field both clients accept for every event and show to the
+// user; the same text goes to stderr. Exit 0: recorded, queued or spooled; exit 1: invalid input or
 // an event baton refuses (a non-blocking error in both clients); exit 2 only on PreToolUse, with
 // the reason on stderr (both clients block the tool call and show the reason to the model). Never 2
 // on SubagentStart/Stop: Claude Code would keep a stopping subagent running. The orchestration
@@ -372,8 +374,8 @@ export async function run(argv: string[]): Promise<number> {
   }
   const { root } = repository;
   if (repository.worktree) {
-    process.stderr.write(
-      `baton: ${repository.worktree} is a linked worktree of ${root}; the event goes to ${root}'s queue, but changes made in the worktree are not measured there\n`,
+    noticeLater(
+      `baton: ${repository.worktree} is a linked worktree of ${root}; the event goes to ${root}'s queue, but changes made in the worktree are not measured there`,
     );
   }
   const { clientQueueConfig } = await import('./endpoint.ts');
@@ -383,19 +385,41 @@ export async function run(argv: string[]): Promise<number> {
     return local ? { redisUrl: local, prefix: process.env.BATON_PREFIX || 'baton' } : null;
   });
   const repo = repoIdentity(root);
-  if (decision.kind === 'spawn-check') return claimSpawn(root, repo, { ...args, client: args.client }, config, decision.nativeAgent, decision.toolCallId, input.payload);
+  if (decision.kind === 'spawn-check') {
+    return flushNotices(await claimSpawn(root, repo, { ...args, client: args.client }, config, decision.nativeAgent, decision.toolCallId, input.payload));
+  }
   // The delegation the event targets is part of its id: the same native ids for a later delegation
   // (a reused child id) are a new event, which neither BullMQ's job ids nor the journal may take
   // for a duplicate (issue 10 item 2; the worker's journal checks the target again).
   const target = pendingReceiptOf(root, args.client);
   const eventId = target ? eventIdForNative([...decision.idParts, `receipt:${target}`]) : decision.eventId;
   const envelope = envelopeFor(decision.event, repo, 'hook', eventId);
-  if (!config) return spoolUnconfigured(envelope);
+  if (!config) return flushNotices(await spoolUnconfigured(envelope));
   const outcome = await deliver(envelope, { ...args, redis: config.redisUrl, prefix: config.prefix }, { waitForResult: verbose() });
-  if (outcome.stderr) process.stderr.write(outcome.stderr);
   // The result goes to stderr, never stdout: stdout is the client's hook-output channel.
   if (outcome.stdout) process.stderr.write(`baton: ${outcome.stdout}`);
-  return outcome.exitCode;
+  if (outcome.stderr) noticeLater(outcome.stderr);
+  return flushNotices(outcome.exitCode);
+}
+
+const notices: string[] = [];
+
+/** Something the user should know although the event was recorded (spooled, queued, worktree). */
+function noticeLater(message: string): void {
+  notices.push(message.trim());
+}
+
+/**
+ * Writes the notices on stderr and, on exit 0, once on stdout as the one hook-output field both
+ * clients accept for every event and show to the user: `{"systemMessage": "…"}`.
+ */
+function flushNotices(exitCode: number): number {
+  if (notices.length === 0) return exitCode;
+  const text = notices.join('\n');
+  process.stderr.write(`${text}\n`);
+  if (exitCode === 0) process.stdout.write(`${JSON.stringify({ systemMessage: text })}\n`);
+  notices.length = 0;
+  return exitCode;
 }
 
 const NO_REDIS_ADVICE = (root: string) =>
@@ -405,7 +429,7 @@ const NO_REDIS_ADVICE = (root: string) =>
 async function spoolUnconfigured(envelope: JobEnvelope): Promise<number> {
   const { spoolEvent } = await import('../queue/spool.ts');
   const file = spoolEvent(envelope.repo.root, envelope);
-  process.stderr.write(`baton: WARNING: ${NO_REDIS_ADVICE(envelope.repo.root)}. The ${envelope.intent} event was spooled to ${file}; it is applied once a worker runs.\n`);
+  noticeLater(`baton: WARNING: ${NO_REDIS_ADVICE(envelope.repo.root)}. The ${envelope.intent} event was spooled to ${file}; it is applied once a worker runs.`);
   return 0;
 }
 
@@ -429,9 +453,9 @@ async function claimSpawn(
   const fileCheck = async (why: string): Promise<number> => {
     const { checkSpawn } = await import('./spawnCheck.ts');
     const verdict = checkSpawn(root, args.client, nativeAgent);
-    process.stderr.write(`baton: ${why}; checked the run files instead (concurrent spawns are not serialized without the worker)\n`);
+    noticeLater(`baton: ${why}; checked the run files instead (concurrent spawns are not serialized without the worker)`);
     if (verdict.allow) return 0;
-    process.stderr.write(`${verdict.reason}\n`);
+    noticeLater(verdict.reason);
     return 2;
   };
   if (!config) return fileCheck(`WARNING: ${NO_REDIS_ADVICE(root)}`);

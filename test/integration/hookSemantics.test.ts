@@ -230,7 +230,10 @@ describe('which Redis', () => {
     const { REDIS_URL: _url, BATON_PREFIX: _prefix, ...bare } = env;
     const started = await runBaton(['hook', 'codex'], { env: bare, cwd: repo.root, input: nativePayload('codex', 'SubagentStart', 'executor', 'c-1', repo.root) });
     expect(started.code).toBe(0);
-    expect(started.stdout).toBe('');
+    // The one hook-output field both clients accept on every event, shown to the user.
+    const output = JSON.parse(started.stdout);
+    expect(Object.keys(output)).toEqual(['systemMessage']);
+    expect(output.systemMessage).toMatch(/^baton: WARNING: no Redis is configured for .*; it is applied once a worker runs\.$/s);
     expect(started.stderr).toContain('baton: WARNING: no Redis is configured for');
     expect(started.stderr).toContain('baton worker --repo');
     expect(fs.readdirSync(path.join(repo.root, '.git', 'baton', 'spool'))).toHaveLength(1);
