@@ -1,9 +1,10 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
+import { git, gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
@@ -133,6 +134,27 @@ describe('spawn claim (PreToolUse)', () => {
     expect(worktree.stderr).toContain("isolation 'worktree'");
     expect(run().pendingDelegation).toMatchObject({ status: 'prepared' });
     expect(run().pendingDelegation?.spawnClaim).toBeUndefined();
+  });
+});
+
+describe('linked worktrees', () => {
+  it('a hook running in a linked worktree sends its event to the main repository\'s queue and says so', async () => {
+    await setUp('worktree');
+    await task('begin-or-resume');
+    await task('prepare', '--client', 'codex');
+    const linked = path.join(fs.realpathSync(os.tmpdir()), `baton-linked-${process.pid}-${Date.now()}`);
+    git(repo.root, ['worktree', 'add', '-q', '--detach', linked]);
+    try {
+      const payload = { ...JSON.parse(nativePayload('codex', 'SubagentStart', 'executor', 'wt-child', linked)) };
+      const started = await runBaton(['hook', 'codex'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: linked, input: JSON.stringify(payload) });
+      expect(started.code, started.stderr).toBe(0);
+      expect(JSON.parse(started.stdout)).toEqual({
+        systemMessage: `baton: ${linked} is a linked worktree of ${repo.root}; the event goes to ${repo.root}'s queue, but changes made in the worktree are not measured there`,
+      });
+      expect(run().pendingDelegation).toMatchObject({ status: 'activated', childId: 'wt-child' });
+    } finally {
+      git(repo.root, ['worktree', 'remove', '--force', linked]);
+    }
   });
 });
 
