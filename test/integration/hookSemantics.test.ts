@@ -118,6 +118,23 @@ describe('spawn claim (PreToolUse)', () => {
     expect(run().pendingDelegation?.spawnClaim?.toolCallId).toBe('call_2');
   });
 
+  it('with Redis unreachable, the read-only check of the run files decides, and the hook says so', async () => {
+    await setUp('claim-noredis');
+    await task('begin-or-resume');
+    const deadRedis = { ...env, REDIS_URL: `unix://${path.join(repo.root, '.git', 'no-such-redis.sock')}`, BATON_HOOK_BUDGET_MS: '1500' };
+    fs.rmSync(path.join(repo.root, '.git', 'baton', 'endpoint.json'));
+    const blocked = await spawn('claude-code', 'toolu_1', undefined, {}, deadRedis);
+    expect(blocked.code).toBe(2);
+    expect(blocked.stderr).toContain('checked the run files instead (concurrent spawns are not serialized without the worker)');
+    expect(blocked.stderr).toContain('baton: ORCHESTRATION_DELEGATION_MISSING: no lifecycle delegation is prepared');
+    await task('prepare', '--client', 'claude-code');
+    fs.rmSync(path.join(repo.root, '.git', 'baton', 'endpoint.json'), { force: true });
+    const allowed = await spawn('claude-code', 'toolu_2', undefined, {}, deadRedis);
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(JSON.parse(allowed.stdout).systemMessage).toMatch(/^baton: Redis unreachable .*checked the run files instead/s);
+    expect(run().pendingDelegation?.spawnClaim).toBeUndefined();
+  });
+
   it('forked and worktree-isolated lifecycle spawns are blocked before they start', async () => {
     await setUp('claim-fork');
     await task('begin-or-resume');
