@@ -1,5 +1,6 @@
 import { applyEvent } from '../core/engine.ts';
-import { READ_ONLY_INTENTS } from '../core/events.ts';
+import { READ_ONLY_INTENTS, lifecycleEventSchema } from '../core/events.ts';
+import { MAX_ARTIFACT_BYTES } from '../core/stageArtifact.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
 import { envelopeFor, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
@@ -35,6 +36,19 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(TASK_USAGE);
     return 2;
   }
+  if (parsed.options.contentFromStdin) {
+    const content = await readArtifactContent();
+    if (typeof content !== 'string') {
+      printJson(payloadInvalidResult(content.error));
+      return 2;
+    }
+    const withContent = lifecycleEventSchema.safeParse({ ...parsed.event, content });
+    if (!withContent.success) {
+      printJson(payloadInvalidResult(withContent.error.issues[0]?.message ?? 'invalid artifact content'));
+      return 2;
+    }
+    parsed.event = withContent.data;
+  }
   const root = lookupRepoRoot(parsed.options.repo);
   if (!root.ok) {
     printJson(failedResult(root.code, root.message));
@@ -49,6 +63,23 @@ export async function run(argv: string[]): Promise<number> {
     : await applyThroughQueue(parsed.event, repoIdentity(root.root), parsed.options);
   printJson(result);
   return result.status === 'failed' ? 1 : 0;
+}
+
+/** `--content -`: the whole of standard input, UTF-8, at most MAX_ARTIFACT_BYTES. */
+async function readArtifactContent(): Promise<string | { error: string }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_ARTIFACT_BYTES) return { error: `--content -: standard input is larger than ${MAX_ARTIFACT_BYTES} bytes` };
+    chunks.push(chunk);
+  }
+  const text = new TextDecoder('utf-8', { fatal: true });
+  try {
+    return text.decode(Buffer.concat(chunks));
+  } catch {
+    return { error: '--content -: standard input is not valid UTF-8' };
+  }
 }
 
 type PrintableResult = { status: string } & Record<string, unknown>;
