@@ -90,6 +90,9 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   const config = clientQueueConfig(repo.root, options.redis, () => queueConfigFrom(undefined, undefined, repo.root))!;
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { drainSpool } = await import('../queue/spool.ts');
+  const { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } = await import('../queue/connection.ts');
+  const problem = prefixProblem(config.redisUrl, config.prefix);
+  if (problem) return failedResult(PREFIX_NEEDS_HASH_TAG_CODE, problem.slice(PREFIX_NEEDS_HASH_TAG_CODE.length + 2));
   let client: RepositoryQueueClientType;
   try {
     client = await RepositoryQueueClient.connect(config, repo, CONNECT_TIMEOUT_MS);
@@ -122,6 +125,13 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
         : `no result within ${options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS} ms; job ${eventId} is being applied, see 'baton task <ref> status'`,
     );
   } catch (error) {
+    if (/\bNOPERM\b/.test((error as Error).message)) {
+      // A locked-down team Redis whose ACL does not cover this prefix or a command: not an outage.
+      return failedResult(
+        'BATON_REDIS_NO_PERMISSION',
+        `the Redis user may not do what baton needs under prefix '${config.prefix}' (${(error as Error).message}); check the prefix, or grant the ACL rule in docs/teams.md`,
+      );
+    }
     // Redis went away mid-command (found by test/chaos/redisRestart.test.ts: the command used to
     // crash with a stack trace instead of printing its one-line JSON result).
     const retry = options.idempotencyKey !== undefined
