@@ -29,6 +29,14 @@ export const TASK_FILE_NAME = 'task.md';
 export const RUN_FILE_NAME = 'orchestration.json';
 export const SHORT_ID_REGISTRY_NAME = '.short-ids.json';
 
+/** Whether a repo-relative POSIX path is the run file of an active task (`.agents/workspace/active/<task>/orchestration.json`). */
+export function isActiveRunFilePath(relative: string): boolean {
+  const prefix = `${ACTIVE_TASKS_PATH}/`;
+  if (!relative.startsWith(prefix)) return false;
+  const [taskDir, file, ...rest] = relative.slice(prefix.length).split('/');
+  return taskDir !== undefined && taskDir !== '' && file === RUN_FILE_NAME && rest.length === 0;
+}
+
 export function workspaceDir(repoRoot: string): string {
   return path.join(repoRoot, ...WORKSPACE_PATH.split('/'));
 }

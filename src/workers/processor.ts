@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
-import { applyEvent, applyEventNow } from '../core/engine.ts';
+import { applyEvent, applyEventNow, nativeEventTarget } from '../core/engine.ts';
 import { workspaceDir } from '../core/taskLayout.ts';
 import { parseEnvelope } from '../queue/envelope.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
@@ -67,6 +67,7 @@ export async function processJobData(repository: ServedRepository, data: unknown
         envelope.eventId,
         () => applyEvent(event, { repoRoot: repository.root, fingerprinter: repository.fingerprinter }),
         envelope.intent,
+        event.taskRef === 'auto' ? nativeEventTarget(event, repository.root) : undefined,
       ),
     );
     return { envelope, ...outcome };

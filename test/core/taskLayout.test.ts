@@ -7,6 +7,7 @@ import {
   activeTaskDir,
   archiveDayDirs,
   configPath,
+  isActiveRunFilePath,
   shortIdRegistryPath,
   taskDirectories,
   taskFilePath,
@@ -42,6 +43,21 @@ describe('the task layout', () => {
     expect(taskFilePath('/r/x')).toBe('/r/x/task.md');
     expect(shortIdRegistryPath(root)).toBe('/r/.agents/workspace/active/.short-ids.json');
     expect(configPath(root)).toBe('/r/.agents/.airc.json');
+  });
+
+  it('recognises the run file of an active task, and nothing else', () => {
+    expect(isActiveRunFilePath('.agents/workspace/active/TASK-20260101-000001/orchestration.json')).toBe(true);
+    for (const other of [
+      '.agents/workspace/active/orchestration.json',
+      '.agents/workspace/active//orchestration.json',
+      '.agents/workspace/active/T/sub/orchestration.json',
+      '.agents/workspace/active/T/orchestration.json.tmp',
+      '.agents/workspace/blocked/T/orchestration.json',
+      'x/.agents/workspace/active/T/orchestration.json',
+      '.agents/workspace/active/T/task.md',
+    ]) {
+      expect(isActiveRunFilePath(other), other).toBe(false);
+    }
   });
 
   it('walks the archive newest first for lookup, and lists every task directory (archive oldest first)', () => {
