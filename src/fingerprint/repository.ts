@@ -65,16 +65,7 @@ function isGitDirectory(gitDir: string): boolean {
   }
   if (!/^ref: refs\/|^[0-9a-f]{40}\s*$/.test(head)) return false;
   const common = readCommonDir(gitDir);
-  return exists(path.join(common, 'objects')) && exists(path.join(common, 'refs'));
-}
-
-function exists(p: string): boolean {
-  try {
-    fs.statSync(p);
-    return true;
-  } catch {
-    return false;
-  }
+  return fs.existsSync(path.join(common, 'objects')) && fs.existsSync(path.join(common, 'refs'));
 }
 
 /** The common git directory of `gitDir` (itself unless it is a linked worktree's git dir). */
