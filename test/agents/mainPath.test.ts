@@ -1,0 +1,182 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { clientVersions, networkIsolation } from '../support/agentClients.ts';
+import type { ClientName, ClientVersion } from '../support/agentClients.ts';
+import { EXECUTOR, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
+import { agentWorld, recordedPayloads } from '../support/agentWorld.ts';
+import type { AgentWorld } from '../support/agentWorld.ts';
+import { writeObservedPayloads } from '../support/observedPayloads.ts';
+
+// The main path with the real clients (newest tested and oldest supported of each), driven by
+// the scripted model server, with the hooks and profiles `baton install-hooks` writes, a real
+// worker and a private Redis. What is asserted is what baton recorded.
+
+const CLIENTS: ClientName[] = ['claude-code', 'codex'];
+const cases = CLIENTS.flatMap((client) => clientVersions(client));
+
+let world: AgentWorld | null = null;
+afterEach(async () => {
+  await world?.cleanup();
+  world = null;
+});
+
+function toolResultsOf(w: AgentWorld, role: 'parent' | 'executor'): string[] {
+  const last = w.server.byRole(role).at(-1);
+  return last?.toolResults ?? [];
+}
+
+/** The orchestration result a `baton task` printed inside a tool result (clients add their own framing). */
+function batonResult(toolResult: string | undefined): Record<string, any> {
+  const line = (toolResult ?? '').split('\n').find((text) => text.startsWith('{"status"'));
+  if (!line) throw new Error(`no baton result in ${JSON.stringify(toolResult)}`);
+  return JSON.parse(line) as Record<string, any>;
+}
+
+describe.each(cases)('$label', (version: ClientVersion) => {
+  const { client } = version;
+
+  it(`runs in ${networkIsolation().kind === 'netns' ? 'a private network namespace (loopback only)' : 'plain loopback'}`, () => {
+    // Reported so a run without `unshare --net` says so in the test output.
+    expect(['netns', 'loopback']).toContain(networkIsolation().kind);
+  });
+
+  it('prepared delegation: activated, completed, sealed, consumed', async () => {
+    world = await agentWorld(version, { record: true });
+    const w = world;
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    const prepared = await w.task('prepare', '--client', client);
+    expect(prepared.run.pendingDelegation.status).toBe('prepared');
+
+    const run = await w.run('Drive task 01 through its analysis stage.', {
+      parent: parentThatSpawns(client, spawn(client, EXECUTOR, 'Run analyze-task for task 01.'), ['baton task 01 advance']),
+      executor: executorThatCompletes(client, w.repo.taskDir),
+    });
+    expect(w.server.scriptErrors).toEqual([]);
+    expect(run.timedOut).toBe(false);
+    expect(run.code).toBe(0);
+
+    // The executor's complete-stage and the parent's advance both answered `running`.
+    expect(batonResult(toolResultsOf(w, 'executor').at(-1)).status).toBe('running');
+    const advanced = batonResult(toolResultsOf(w, 'parent').at(-1));
+    expect(advanced.status).toBe('running');
+    expect(advanced.run.pendingDelegation).toBeNull();
+
+    const payloads = recordedPayloads(w).map((entry) => entry.payload);
+    const start = payloads.find((payload) => payload.hook_event_name === 'SubagentStart')!;
+    const stop = payloads.find((payload) => payload.hook_event_name === 'SubagentStop')!;
+    expect(payloads.map((payload) => payload.hook_event_name)).toEqual(['PreToolUse', 'SubagentStart', 'SubagentStop']);
+
+    const runFile = w.runFile();
+    expect(runFile.status).toBe('running');
+    expect(runFile.pendingDelegation).toBeNull();
+    expect(runFile.receipts).toHaveLength(1);
+    const receipt = runFile.receipts[0];
+    expect(receipt).toMatchObject({
+      status: 'consumed',
+      role: 'executor',
+      stage: 'analysis',
+      round: 1,
+      artifact: 'analysis.md',
+      client,
+      childId: start.agent_id,
+      parentId: start.session_id,
+      spawnMode: 'fresh',
+      agent: client === 'claude-code' ? 'claude' : 'codex',
+    });
+    expect(stop.agent_id).toBe(start.agent_id);
+    expect(receipt.changedPaths).toContain('.agents/workspace/active/TASK-20260101-000001/analysis.md');
+    expect(receipt.activatedAt && receipt.sealedAt && receipt.consumedAt).toBeTruthy();
+    // Codex reports the child's model; Claude Code reports none.
+    expect(receipt.actualModel).toBe(client === 'codex' ? start.model : null);
+    expect(w.readTaskFile('analysis.md')).toBe('# Analysis\n\nDone.\n');
+
+    if (process.env.BATON_WRITE_OBSERVED_PAYLOADS === '1') writeObservedPayloads(version, recordedPayloads(w), w.repo.root);
+  });
+
+  it('nothing prepared: the spawn is blocked with baton’s reason and no subagent runs', async () => {
+    world = await agentWorld(version);
+    const w = world;
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    const run = await w.run('Spawn the executor.', {
+      parent: parentThatSpawns(client, spawn(client, EXECUTOR, 'Run analyze-task for task 01.')),
+      executor: executorThatCompletes(client, w.repo.taskDir),
+    });
+    expect(run.code).toBe(0);
+    expect(w.server.byRole('executor')).toEqual([]);
+    const refusal = toolResultsOf(w, 'parent').join('\n');
+    expect(refusal).toContain(`baton: no lifecycle delegation is prepared for ${EXECUTOR} in ${w.repo.root}`);
+    const runFile = w.runFile();
+    expect(runFile.pendingDelegation).toBeNull();
+    expect(runFile.receipts).toEqual([]);
+  });
+
+  it('unmanaged repository: the hooks stay silent for an ordinary subagent', async () => {
+    world = await agentWorld(version, { managed: false, record: true });
+    const w = world;
+    // Claude Code's general-purpose agent; Codex's default agent (no agent_type).
+    const ordinary = client === 'claude-code' ? spawn(client, 'general-purpose', 'Look around.') : { name: 'multi_agent_v1.spawn_agent', input: { message: 'Look around.' } };
+    const run = await w.run('Spawn a helper.', {
+      parent: parentThatSpawns(client, ordinary),
+      subagent: (request) => (request.step === 0 ? { toolCalls: [shell(client, 'echo hello > note.txt')] } : { text: 'looked around' }),
+    });
+    expect(run.code).toBe(0);
+    expect(w.server.byRole('subagent').length, JSON.stringify(toolResultsOf(w, 'parent'))).toBe(2);
+    expect(fs.readFileSync(path.join(w.repo.root, 'note.txt'), 'utf8')).toBe('hello\n');
+    // baton's PreToolUse hook ran on the spawning tool (the recorder shares its matcher group)…
+    expect(recordedPayloads(w).map((entry) => entry.payload.hook_event_name)).toEqual(['PreToolUse']);
+    // …and nothing of baton's reached the agent, and no lifecycle state appeared.
+    expect(JSON.stringify(w.server.byRole('parent').at(-1)!.toolResults)).not.toMatch(/baton|orchestration|delegation|hook error/i);
+    expect(fs.existsSync(path.join(w.repo.root, '.agents'))).toBe(false);
+    expect(fs.existsSync(path.join(w.repo.root, '.git', 'baton', 'spool'))).toBe(false);
+  });
+
+  it('worker down: the hook events stay queued and are applied when a worker starts', async () => {
+    world = await agentWorld(version, { worker: false });
+    const w = world;
+    const inline = ['--worker', 'inline'];
+    expect((await w.task('begin-or-resume', ...inline)).status).toBe('running');
+    expect((await w.task('prepare', '--client', client, ...inline)).status).toBe('running');
+    const run = await w.run('Drive task 01 through its analysis stage.', {
+      parent: parentThatSpawns(client, spawn(client, EXECUTOR, 'Run analyze-task for task 01.')),
+      executor: executorThatCompletes(client, w.repo.taskDir, { extraTaskArgs: '--worker inline' }),
+    });
+    expect(run.code).toBe(0);
+    // The child's `--worker inline` applied the queued SubagentStart before its own event; the
+    // SubagentStop is still queued: nobody serves the repository.
+    expect(w.runFile().pendingDelegation.status).toBe('stage-completed');
+    await w.startWorker();
+    await expect.poll(() => w.runFile().pendingDelegation?.status, { timeout: 15_000 }).toBe('sealed');
+    expect(w.runFile().pendingDelegation.changedPaths).toContain('.agents/workspace/active/TASK-20260101-000001/analysis.md');
+  });
+
+  it('Redis down: the SubagentStart is spooled and applied, in order, once Redis is back', async () => {
+    world = await agentWorld(version);
+    const w = world;
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', client)).status).toBe('running');
+    await w.stopWorker();
+    await w.redis.stop();
+    const spool = path.join(w.repo.root, '.git', 'baton', 'spool');
+    const spooledWhileDown: string[] = [];
+    const complete = executorThatCompletes(client, w.repo.taskDir);
+    const run = await w.run('Drive task 01 through its analysis stage.', {
+      parent: parentThatSpawns(client, spawn(client, EXECUTOR, 'Run analyze-task for task 01.'), ['baton task 01 advance']),
+      executor: async (request) => {
+        if (request.step === 0) {
+          // The SubagentStart hook ran with Redis down: its event waits in the spool.
+          spooledWhileDown.push(...(fs.existsSync(spool) ? fs.readdirSync(spool) : []));
+          await w.redis.start();
+          await w.startWorker();
+        }
+        return complete(request);
+      },
+    });
+    expect(run.code).toBe(0);
+    expect(spooledWhileDown).toHaveLength(1);
+    expect(fs.existsSync(spool) ? fs.readdirSync(spool) : []).toEqual([]);
+    const runFile = w.runFile();
+    expect(runFile.pendingDelegation).toBeNull();
+    expect(runFile.receipts[0]).toMatchObject({ status: 'consumed', stage: 'analysis' });
+  });
+});
