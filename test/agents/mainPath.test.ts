@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import type { TestContext } from 'vitest';
 import { clientVersions, networkIsolation } from '../support/agentClients.ts';
 import type { ClientName, ClientVersion } from '../support/agentClients.ts';
 import { EXECUTOR, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
@@ -15,11 +16,12 @@ import { writeObservedPayloads } from '../support/observedPayloads.ts';
 const CLIENTS: ClientName[] = ['claude-code', 'codex'];
 const cases = CLIENTS.flatMap((client) => clientVersions(client));
 
-let world: AgentWorld | null = null;
-afterEach(async () => {
-  await world?.cleanup();
-  world = null;
-});
+/** A fresh world for one test, cleaned up when the test ends (tests run concurrently). */
+async function worldFor(context: TestContext, version: ClientVersion, options: Parameters<typeof agentWorld>[1] = {}): Promise<AgentWorld> {
+  const w = await agentWorld(version, options);
+  context.onTestFinished(() => w.cleanup());
+  return w;
+}
 
 function toolResultsOf(w: AgentWorld, role: 'parent' | 'executor'): string[] {
   const last = w.server.byRole(role).at(-1);
@@ -33,7 +35,7 @@ function batonResult(toolResult: string | undefined): Record<string, any> {
   return JSON.parse(line) as Record<string, any>;
 }
 
-describe.each(cases)('$label', (version: ClientVersion) => {
+describe.concurrent.each(cases)('$label', (version: ClientVersion) => {
   const { client } = version;
 
   it(`runs in ${networkIsolation().kind === 'netns' ? 'a private network namespace (loopback only)' : 'plain loopback'}`, () => {
@@ -41,9 +43,8 @@ describe.each(cases)('$label', (version: ClientVersion) => {
     expect(['netns', 'loopback']).toContain(networkIsolation().kind);
   });
 
-  it('prepared delegation: activated, completed, sealed, consumed', async () => {
-    world = await agentWorld(version, { record: true });
-    const w = world;
+  it('prepared delegation: activated, completed, sealed, consumed', async (context) => {
+    const w = await worldFor(context, version, { record: true });
     expect((await w.task('begin-or-resume')).status).toBe('running');
     const prepared = await w.task('prepare', '--client', client);
     expect(prepared.run.pendingDelegation.status).toBe('prepared');
@@ -54,7 +55,7 @@ describe.each(cases)('$label', (version: ClientVersion) => {
     });
     expect(w.server.scriptErrors).toEqual([]);
     expect(run.timedOut).toBe(false);
-    expect(run.code).toBe(0);
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
 
     // The executor's complete-stage and the parent's advance both answered `running`.
     expect(batonResult(toolResultsOf(w, 'executor').at(-1)).status).toBe('running');
@@ -94,15 +95,14 @@ describe.each(cases)('$label', (version: ClientVersion) => {
     if (process.env.BATON_WRITE_OBSERVED_PAYLOADS === '1') writeObservedPayloads(version, recordedPayloads(w), w.repo.root);
   });
 
-  it('nothing prepared: the spawn is blocked with baton’s reason and no subagent runs', async () => {
-    world = await agentWorld(version);
-    const w = world;
+  it('nothing prepared: the spawn is blocked with baton’s reason and no subagent runs', async (context) => {
+    const w = await worldFor(context, version);
     expect((await w.task('begin-or-resume')).status).toBe('running');
     const run = await w.run('Spawn the executor.', {
       parent: parentThatSpawns(client, spawn(client, EXECUTOR, 'Run analyze-task for task 01.')),
       executor: executorThatCompletes(client, w.repo.taskDir),
     });
-    expect(run.code).toBe(0);
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
     expect(w.server.byRole('executor')).toEqual([]);
     const refusal = toolResultsOf(w, 'parent').join('\n');
     expect(refusal).toContain(`baton: no lifecycle delegation is prepared for ${EXECUTOR} in ${w.repo.root}`);
@@ -111,16 +111,15 @@ describe.each(cases)('$label', (version: ClientVersion) => {
     expect(runFile.receipts).toEqual([]);
   });
 
-  it('unmanaged repository: the hooks stay silent for an ordinary subagent', async () => {
-    world = await agentWorld(version, { managed: false, record: true });
-    const w = world;
+  it('unmanaged repository: the hooks stay silent for an ordinary subagent', async (context) => {
+    const w = await worldFor(context, version, { managed: false, record: true });
     // Claude Code's general-purpose agent; Codex's default agent (no agent_type).
     const ordinary = client === 'claude-code' ? spawn(client, 'general-purpose', 'Look around.') : { name: 'multi_agent_v1.spawn_agent', input: { message: 'Look around.' } };
     const run = await w.run('Spawn a helper.', {
       parent: parentThatSpawns(client, ordinary),
       subagent: (request) => (request.step === 0 ? { toolCalls: [shell(client, 'echo hello > note.txt')] } : { text: 'looked around' }),
     });
-    expect(run.code).toBe(0);
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
     expect(w.server.byRole('subagent').length, JSON.stringify(toolResultsOf(w, 'parent'))).toBe(2);
     expect(fs.readFileSync(path.join(w.repo.root, 'note.txt'), 'utf8')).toBe('hello\n');
     // baton's PreToolUse hook ran on the spawning tool (the recorder shares its matcher group)…
@@ -131,9 +130,8 @@ describe.each(cases)('$label', (version: ClientVersion) => {
     expect(fs.existsSync(path.join(w.repo.root, '.git', 'baton', 'spool'))).toBe(false);
   });
 
-  it('worker down: the hook events stay queued and are applied when a worker starts', async () => {
-    world = await agentWorld(version, { worker: false });
-    const w = world;
+  it('worker down: the hook events stay queued and are applied when a worker starts', async (context) => {
+    const w = await worldFor(context, version, { worker: false });
     const inline = ['--worker', 'inline'];
     expect((await w.task('begin-or-resume', ...inline)).status).toBe('running');
     expect((await w.task('prepare', '--client', client, ...inline)).status).toBe('running');
@@ -141,7 +139,7 @@ describe.each(cases)('$label', (version: ClientVersion) => {
       parent: parentThatSpawns(client, spawn(client, EXECUTOR, 'Run analyze-task for task 01.')),
       executor: executorThatCompletes(client, w.repo.taskDir, { extraTaskArgs: '--worker inline' }),
     });
-    expect(run.code).toBe(0);
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
     // The child's `--worker inline` applied the queued SubagentStart before its own event; the
     // SubagentStop is still queued: nobody serves the repository.
     expect(w.runFile().pendingDelegation.status).toBe('stage-completed');
@@ -150,9 +148,8 @@ describe.each(cases)('$label', (version: ClientVersion) => {
     expect(w.runFile().pendingDelegation.changedPaths).toContain('.agents/workspace/active/TASK-20260101-000001/analysis.md');
   });
 
-  it('Redis down: the SubagentStart is spooled and applied, in order, once Redis is back', async () => {
-    world = await agentWorld(version);
-    const w = world;
+  it('Redis down: the SubagentStart is spooled and applied, in order, once Redis is back', async (context) => {
+    const w = await worldFor(context, version);
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', client)).status).toBe('running');
     await w.stopWorker();
@@ -172,7 +169,7 @@ describe.each(cases)('$label', (version: ClientVersion) => {
         return complete(request);
       },
     });
-    expect(run.code).toBe(0);
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
     expect(spooledWhileDown).toHaveLength(1);
     expect(fs.existsSync(spool) ? fs.readdirSync(spool) : []).toEqual([]);
     const runFile = w.runFile();
