@@ -144,7 +144,7 @@ describe.concurrent.each(cases)('$label', (version: ClientVersion) => {
     // SubagentStop is still queued: nobody serves the repository.
     expect(w.runFile().pendingDelegation.status).toBe('stage-completed');
     await w.startWorker();
-    await expect.poll(() => w.runFile().pendingDelegation?.status, { timeout: 15_000 }).toBe('sealed');
+    await context.expect.poll(() => w.runFile().pendingDelegation?.status, { timeout: 15_000 }).toBe('sealed');
     expect(w.runFile().pendingDelegation.changedPaths).toContain('.agents/workspace/active/TASK-20260101-000001/analysis.md');
   });
 

@@ -159,7 +159,7 @@ export function runClientProcess(
 // ---------------------------------------------------------------------------------------------
 // Claude Code
 
-export type ClaudeOptions = { version: ClientVersion; cwd: string; prompt: string; server: ModelServer; env: Record<string, string>; timeoutMs?: number };
+export type ClaudeOptions = { version: ClientVersion; cwd: string; prompt: string; server: ModelServer; env: Record<string, string>; timeoutMs?: number; extraArgs?: readonly string[] };
 
 export const CLAUDE_MODEL = 'claude-sonnet-4-5';
 
@@ -190,6 +190,7 @@ export async function runClaude(options: ClaudeOptions): Promise<ClientRun & { e
       '--strict-mcp-config',
       '--mcp-config',
       '{"mcpServers":{}}',
+      ...(options.extraArgs ?? []),
     ];
     const run = await runClientProcess(options.version.bin, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
     const events = run.stdout
@@ -211,7 +212,7 @@ export async function runClaude(options: ClaudeOptions): Promise<ClientRun & { e
 // ---------------------------------------------------------------------------------------------
 // Codex
 
-export type CodexOptions = ClaudeOptions & { extraArgs?: readonly string[]; config?: string };
+export type CodexOptions = ClaudeOptions & { config?: string };
 
 export const CODEX_MODEL = 'gpt-5-codex';
 

@@ -41,17 +41,23 @@ export type WorldOptions = { install?: boolean; worker?: boolean; managed?: bool
 
 const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.mjs');
 
-/** Adds a recording hook next to each of baton's entries, so the tests see the real payloads. */
+/** Wraps each of baton's hook commands in a recorder: the tests see the real payloads and baton's answers. */
 function addRecorders(settingsFile: string, dir: string): void {
-  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ hooks: unknown[] }>> };
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ command?: string }> }>> };
   for (const [event, groups] of Object.entries(settings.hooks)) {
-    for (const group of groups) group.hooks.push({ type: 'command', command: `'${process.execPath}' '${RECORD_HOOK}' '${dir}' ${event}`, timeout: 10 });
+    for (const group of groups) {
+      for (const entry of group.hooks) {
+        if (typeof entry.command === 'string') entry.command = `'${process.execPath}' '${RECORD_HOOK}' '${dir}' ${event} -- ${entry.command}`;
+      }
+    }
   }
   fs.writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
 }
 
+export type RecordedHook = { event: string; at: number; ms: number; payload: Record<string, any>; stdout: string; stderr: string; code: number };
+
 /** The payloads the recording hooks saw, in order. */
-export function recordedPayloads(world: AgentWorld): Array<{ argv: string[]; at: number; payload: Record<string, any> }> {
+export function recordedPayloads(world: AgentWorld): RecordedHook[] {
   const file = path.join(world.recordDir, 'payloads.jsonl');
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
