@@ -35,7 +35,7 @@ function batonResult(toolResult: string | undefined): Record<string, any> {
   return JSON.parse(line) as Record<string, any>;
 }
 
-describe.concurrent.each(cases)('$label', (version: ClientVersion) => {
+describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: ClientVersion) => {
   const { client } = version;
 
   it(`runs in ${networkIsolation().kind === 'netns' ? 'a private network namespace (loopback only)' : 'plain loopback'}`, () => {

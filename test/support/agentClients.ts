@@ -12,7 +12,8 @@ import { BATON_BIN, PROJECT_ROOT } from './processes.ts';
 // where 127.0.0.1:<port> is forwarded to the model server's unix socket.
 
 export type ClientName = 'claude-code' | 'codex';
-export type ClientVersion = { client: ClientName; version: string; packageName: string; bin: string; label: string };
+/** One pinned client: `command` starts it (argv before the client's own arguments). */
+export type ClientVersion = { client: ClientName; version: string; packageName: string; command: string[]; label: string };
 
 const require = createRequire(path.join(PROJECT_ROOT, 'package.json'));
 
@@ -26,15 +27,21 @@ function platformKey(): string {
   return `linux-${arch}`;
 }
 
-/** The native binary of a Claude Code package (bypassing the postinstall's copy, present or not). */
-function claudeBinary(packageName: string): string {
+/**
+ * How to start a Claude Code package: up to 2.1.x it shipped `cli.js` (run with this Node); later
+ * releases ship a native binary in a platform package (used directly, whether or not the
+ * wrapper's postinstall copied it over its `bin/claude.exe` placeholder).
+ */
+function claudeCommand(packageName: string): string[] {
   const wrapper = packageDir(packageName);
-  return path.join(packageDir(`@anthropic-ai/claude-code-${platformKey()}`, wrapper), 'claude');
+  const cli = path.join(wrapper, 'cli.js');
+  if (fs.existsSync(cli)) return [process.execPath, cli];
+  return [path.join(packageDir(`@anthropic-ai/claude-code-${platformKey()}`, wrapper), 'claude')];
 }
 
 /** Codex's own launcher (it puts its bundled `rg` on PATH and runs the native binary). */
-function codexLauncher(packageName: string): string {
-  return path.join(packageDir(packageName), 'bin', 'codex.js');
+function codexCommand(packageName: string): string[] {
+  return [process.execPath, path.join(packageDir(packageName), 'bin', 'codex.js')];
 }
 
 function installedVersion(packageName: string): string {
@@ -43,8 +50,8 @@ function installedVersion(packageName: string): string {
 
 function describe(client: ClientName, packageName: string): ClientVersion {
   const version = installedVersion(packageName);
-  const bin = client === 'claude-code' ? claudeBinary(packageName) : codexLauncher(packageName);
-  return { client, version, packageName, bin, label: `${client} ${version}` };
+  const command = client === 'claude-code' ? claudeCommand(packageName) : codexCommand(packageName);
+  return { client, version, packageName, command, label: `${client} ${version}` };
 }
 
 /** Every pinned version of a client: the newest tested first, then the oldest supported. */
@@ -192,7 +199,8 @@ export async function runClaude(options: ClaudeOptions): Promise<ClientRun & { e
       '{"mcpServers":{}}',
       ...(options.extraArgs ?? []),
     ];
-    const run = await runClientProcess(options.version.bin, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
+    const [file, ...prefix] = options.version.command;
+    const run = await runClientProcess(file!, [...prefix, ...args], { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
     const events = run.stdout
       .split('\n')
       .filter((line) => line.startsWith('{'))
@@ -250,8 +258,9 @@ export async function runCodex(options: CodexOptions): Promise<ClientRun & { eve
   try {
     fs.writeFileSync(path.join(home, 'config.toml'), options.config ?? codexConfig(options.server, options.cwd));
     const env = clientEnv(process.env, { ...options.env, HOME: home, CODEX_HOME: home, SCRIPTED_API_KEY: 'sk-scripted-test' });
-    const args = [options.version.bin, 'exec', '--json', '--skip-git-repo-check', '--ephemeral', ...(options.extraArgs ?? []), options.prompt];
-    const run = await runClientProcess(process.execPath, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
+    const [file, ...prefix] = options.version.command;
+    const args = [...prefix, 'exec', '--json', '--skip-git-repo-check', '--ephemeral', ...(options.extraArgs ?? []), options.prompt];
+    const run = await runClientProcess(file!, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
     const events = run.stdout
       .split('\n')
       .filter((line) => line.startsWith('{'))

@@ -25,6 +25,19 @@ export function spawn(client: ClientName, agentType: string, prompt: string, ext
     : { name: 'multi_agent_v1.spawn_agent', input: { agent_type: agentType, message: prompt, ...extra } };
 }
 
+/**
+ * Claude Code's spawning tool as this version offers it: `Agent` (2.1.x later releases) or `Task`
+ * (earlier), with only the parameters its schema declares (`run_in_background` is newer).
+ */
+export function asOffered(call: ToolCall, request: ModelRequest): ToolCall {
+  if (request.api !== 'anthropic' || call.name !== 'Agent') return call;
+  const name = request.tools.includes('Agent') ? 'Agent' : 'Task';
+  const schema = (request.body.tools as Array<{ name: string; input_schema?: { properties?: Record<string, unknown> } }>).find((tool) => tool.name === name);
+  const declared = schema?.input_schema?.properties;
+  const input = declared ? Object.fromEntries(Object.entries(call.input).filter(([key]) => key in declared)) : call.input;
+  return { name, input };
+}
+
 /** Agent ids that Codex's spawn_agent returned so far in this conversation. */
 export function spawnedIds(request: ModelRequest): string[] {
   return request.toolResults.flatMap((result) => {
@@ -43,7 +56,7 @@ export function spawnedIds(request: ModelRequest): string[] {
  * in its shell one command per turn, then ends its turn.
  */
 export function parentThatSpawns(client: ClientName, spawnCall: ToolCall, after: string[] = []): (request: ModelRequest) => Turn {
-  const steps: Array<(request: ModelRequest) => Turn> = [() => ({ toolCalls: [spawnCall] })];
+  const steps: Array<(request: ModelRequest) => Turn> = [(request) => ({ toolCalls: [asOffered(spawnCall, request)] })];
   if (client === 'codex') {
     steps.push((request) => {
       const ids = spawnedIds(request);

@@ -35,6 +35,8 @@ export type ModelRequest = {
   toolResults: string[];
   /** Names of the tools the client offered. */
   tools: string[];
+  /** When the request arrived (ms since the epoch). */
+  at: number;
   body: any;
 };
 
@@ -64,7 +66,7 @@ function textOf(content: unknown): string {
     .join('\n');
 }
 
-function describeAnthropic(body: any): Omit<ModelRequest, 'role' | 'api' | 'path' | 'body'> {
+function describeAnthropic(body: any): Omit<ModelRequest, 'role' | 'api' | 'path' | 'body' | 'at'> {
   const system = textOf(body.system);
   const messages: any[] = Array.isArray(body.messages) ? body.messages : [];
   const step = messages.filter((message) => message.role === 'assistant').length;
@@ -79,7 +81,7 @@ function describeAnthropic(body: any): Omit<ModelRequest, 'role' | 'api' | 'path
   return { system, step, userText, toolResults, tools };
 }
 
-function describeOpenAI(body: any): Omit<ModelRequest, 'role' | 'api' | 'path' | 'body'> {
+function describeOpenAI(body: any): Omit<ModelRequest, 'role' | 'api' | 'path' | 'body' | 'at'> {
   const input: any[] = Array.isArray(body.input) ? body.input : [];
   const isAssistantItem = (item: any) => item.type === 'function_call' || item.type === 'custom_tool_call' || item.type === 'reasoning' || (item.type === 'message' && item.role === 'assistant');
   // One model response is a contiguous run of assistant items (reasoning, text, calls); the
@@ -101,15 +103,17 @@ function describeOpenAI(body: any): Omit<ModelRequest, 'role' | 'api' | 'path' |
   return { system, step, userText, toolResults, tools };
 }
 
-function roleOf(api: Api, described: Omit<ModelRequest, 'role' | 'api' | 'path' | 'body'>): Role {
+function roleOf(api: Api, described: Omit<ModelRequest, 'role' | 'api' | 'path' | 'body' | 'at'>): Role {
   // Codex puts a spawned agent's profile in the child's developer message; Claude Code makes the
   // profile body the subagent's system prompt.
   for (const [role, marker] of PROFILE_MARKERS) if (marker.test(described.system)) return role;
   if (api === 'anthropic') {
-    // Claude Code marks a subagent's requests in the billing header line of the system prompt;
-    // its subagents are offered the Agent tool too.
+    // Side requests (titles, summaries) offer no tools. Later releases mark a subagent's requests
+    // in the billing header line of the system prompt (and offer it the Agent tool too); earlier
+    // ones offer a subagent no spawning tool.
+    if (described.tools.length === 0) return 'side';
     if (/cc_is_subagent=true/.test(described.system)) return 'subagent';
-    return described.tools.some((name) => /^(Agent|Task)$/.test(name)) ? 'parent' : 'side';
+    return described.tools.some((name) => /^(Agent|Task)$/.test(name)) ? 'parent' : 'subagent';
   }
   // Codex offers the multi-agent tools to the root thread only.
   if (described.tools.some((name) => /spawn_agent$/.test(name))) return 'parent';
@@ -217,7 +221,7 @@ export async function startModelServer(dir: string = fs.mkdtempSync(path.join(os
       }
       const described = api === 'anthropic' ? describeAnthropic(body) : describeOpenAI(body);
       const role = roleOf(api, described);
-      const recorded: ModelRequest = { api, path: url.pathname, role, body, ...described };
+      const recorded: ModelRequest = { api, path: url.pathname, role, at: Date.now(), body, ...described };
       requests.push(recorded);
       const answer = (turn: Turn) => (api === 'anthropic' ? answerAnthropic(response, body, turn) : answerOpenAI(response, turn));
       Promise.resolve()
