@@ -12,15 +12,16 @@ const observed = fs
   .filter((name) => /^(claude-code|codex)-\d/.test(name))
   .map((name) => ({ name, client: name.startsWith('codex') ? ('codex' as const) : ('claude-code' as const), dir: path.join(EXAMPLE_HOOKS_DIR, name) }));
 
-function load(dir: string, suffix: string): Record<string, any> {
-  const file = fs.readdirSync(dir).find((name) => name.endsWith(suffix));
+function load(dir: string, suffix: string | RegExp): Record<string, any> {
+  const file = fs.readdirSync(dir).find((name) => (typeof suffix === 'string' ? name.endsWith(suffix) : suffix.test(name)));
   if (!file) throw new Error(`no *${suffix} in ${dir}`);
   return JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8')) as Record<string, any>;
 }
 
 describe.each(observed)('$name', ({ client, dir }) => {
   it('the spawning tool is checked, the lifecycle events become hook-start / hook-stop', () => {
-    const pre = load(dir, client === 'codex' ? 'PreToolUse-spawn_agent.json' : 'PreToolUse-Agent.json');
+    // Claude Code's spawning tool is `Task` up to 2.1.x, then `Agent`.
+    const pre = load(dir, client === 'codex' ? 'PreToolUse-spawn_agent.json' : /PreToolUse-(Agent|Task)\.json$/);
     const start = load(dir, 'SubagentStart.json');
     const stop = load(dir, 'SubagentStop.json');
     for (const payload of [pre, start, stop]) expect(parseHookInput(Buffer.from(JSON.stringify(payload))).ok).toBe(true);

@@ -24,7 +24,7 @@ export function normalisePayloads(payloads: ReadonlyArray<Record<string, unknown
     out = out.replace(/-tmp-baton-git-[A-Za-z0-9]+/g, '-<repo>');
     out = out.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => placeholder('uuid', id));
     if (key === 'agent_id' || key === 'tool_use_id') out = placeholder(key.replace('_', '-'), out);
-    out = out.replace(/agent-a[0-9a-f]{16}/g, (id) => `agent-${placeholder('agent-id', id.slice(6))}`);
+    out = out.replace(/agent-a[0-9a-f]{6,16}/g, (id) => `agent-${placeholder('agent-id', id.slice(6))}`);
     return out;
   };
   const walk = (value: unknown, key: string): unknown => {
