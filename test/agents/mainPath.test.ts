@@ -105,7 +105,7 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
     expect(w.server.byRole('executor')).toEqual([]);
     const refusal = toolResultsOf(w, 'parent').join('\n');
-    expect(refusal).toContain(`baton: no lifecycle delegation is prepared for ${EXECUTOR} in ${w.repo.root}`);
+    expect(refusal).toMatch(new RegExp(`baton: (ORCHESTRATION_DELEGATION_MISSING: )?no lifecycle delegation is prepared for ${EXECUTOR} in ${w.repo.root}`));
     const runFile = w.runFile();
     expect(runFile.pendingDelegation).toBeNull();
     expect(runFile.receipts).toEqual([]);
@@ -130,18 +130,25 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     expect(fs.existsSync(path.join(w.repo.root, '.git', 'baton', 'spool'))).toBe(false);
   });
 
-  it('worker down: the hook events stay queued and are applied when a worker starts', async (context) => {
-    const w = await worldFor(context, version, { worker: false });
-    const inline = ['--worker', 'inline'];
-    expect((await w.task('begin-or-resume', ...inline)).status).toBe('running');
-    expect((await w.task('prepare', '--client', client, ...inline)).status).toBe('running');
+  it('worker down: the SubagentStop stays queued and is applied when a worker starts', async (context) => {
+    const w = await worldFor(context, version, { record: true });
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', client)).status).toBe('running');
+    const complete = executorThatCompletes(client, w.repo.taskDir, { extraTaskArgs: '--worker inline' });
     const run = await w.run('Drive task 01 through its analysis stage.', {
       parent: parentThatSpawns(client, spawn(client, EXECUTOR, 'Run analyze-task for task 01.')),
-      executor: executorThatCompletes(client, w.repo.taskDir, { extraTaskArgs: '--worker inline' }),
+      executor: async (request) => {
+        // The worker goes away while the child works; the child's own command serves the queue
+        // until its event is applied (`--worker inline`).
+        if (request.step === 0) await w.stopWorker();
+        return complete(request);
+      },
     });
     expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
-    // The child's `--worker inline` applied the queued SubagentStart before its own event; the
-    // SubagentStop is still queued: nobody serves the repository.
+    const stop = recordedPayloads(w).find((hook) => hook.event === 'SubagentStop')!;
+    expect(stop.code).toBe(0);
+    expect(stop.stderr).toContain(`no worker serves ${w.repo.root}`);
+    // Nobody serves the repository: the SubagentStop is still queued.
     expect(w.runFile().pendingDelegation.status).toBe('stage-completed');
     await w.startWorker();
     await context.expect.poll(() => w.runFile().pendingDelegation?.status, { timeout: 15_000 }).toBe('sealed');
@@ -162,7 +169,12 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
       executor: async (request) => {
         if (request.step === 0) {
           // The SubagentStart hook ran with Redis down: its event waits in the spool.
-          spooledWhileDown.push(...(fs.existsSync(spool) ? fs.readdirSync(spool) : []));
+          const seen = path.join(w.repo.root, '.git', 'baton', 'spool-seen');
+          fs.mkdirSync(seen, { recursive: true });
+          for (const file of fs.existsSync(spool) ? fs.readdirSync(spool) : []) {
+            fs.copyFileSync(path.join(spool, file), path.join(seen, file));
+            spooledWhileDown.push(file);
+          }
           await w.redis.start();
           await w.startWorker();
         }
@@ -170,7 +182,8 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
       },
     });
     expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
-    expect(spooledWhileDown).toHaveLength(1);
+    // The SubagentStart event waited in the spool (next to whatever else the hooks spooled).
+    expect(spooledWhileDown.some((file) => fs.readFileSync(path.join(w.repo.root, '.git', 'baton', 'spool-seen', file), 'utf8').includes('"hook-start"')), JSON.stringify(spooledWhileDown)).toBe(true);
     expect(fs.existsSync(spool) ? fs.readdirSync(spool) : []).toEqual([]);
     const runFile = w.runFile();
     expect(runFile.pendingDelegation).toBeNull();

@@ -26,7 +26,7 @@ describe.each(observed)('$name', ({ client, dir }) => {
     const stop = load(dir, 'SubagentStop.json');
     for (const payload of [pre, start, stop]) expect(parseHookInput(Buffer.from(JSON.stringify(payload))).ok).toBe(true);
 
-    expect(decideHook(client, pre as never)).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-executor' });
+    expect(decideHook(client, pre as never)).toMatchObject({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-executor' });
     const started = decideHook(client, start as never);
     expect(started).toMatchObject({
       kind: 'event',
