@@ -166,71 +166,73 @@ export function runClientProcess(
 // ---------------------------------------------------------------------------------------------
 // Claude Code
 
-export type ClaudeOptions = { version: ClientVersion; cwd: string; prompt: string; server: ModelServer; env: Record<string, string>; timeoutMs?: number; extraArgs?: readonly string[] };
+/**
+ * A client's own home for one test world: `HOME` (Claude Code keeps `~/.claude.json` and
+ * `~/.claude/` there) and, for Codex, `CODEX_HOME` = `~/.codex` with the scripted model provider
+ * in its `config.toml`. `baton install-hooks <client> --trust` writes its trust entries here,
+ * and the client runs with it.
+ */
+export type ClientHome = { dir: string; env: Record<string, string> };
+
+export function makeClientHome(version: ClientVersion, server: ModelServer): ClientHome {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-${version.client}-home-`));
+  if (version.client === 'claude-code') {
+    return {
+      dir,
+      env: {
+        HOME: dir,
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'sk-ant-scripted-test',
+        ANTHROPIC_MODEL: CLAUDE_MODEL,
+        ANTHROPIC_SMALL_FAST_MODEL: CLAUDE_MODEL,
+      },
+    };
+  }
+  const codexHome = path.join(dir, '.codex');
+  fs.mkdirSync(codexHome);
+  fs.writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(server));
+  return { dir, env: { HOME: dir, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'sk-scripted-test' } };
+}
+
+export type ClientOptions = { version: ClientVersion; home: ClientHome; cwd: string; prompt: string; server: ModelServer; env: Record<string, string>; timeoutMs?: number; extraArgs?: readonly string[] };
 
 export const CLAUDE_MODEL = 'claude-sonnet-4-5';
 
-export async function runClaude(options: ClaudeOptions): Promise<ClientRun & { events: any[] }> {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-claude-home-'));
-  try {
-    const env = clientEnv(process.env, {
-      ...options.env,
-      HOME: home,
-      CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
-      ANTHROPIC_BASE_URL: options.server.url,
-      ANTHROPIC_API_KEY: 'sk-ant-scripted-test',
-      ANTHROPIC_MODEL: CLAUDE_MODEL,
-      ANTHROPIC_SMALL_FAST_MODEL: CLAUDE_MODEL,
+function jsonLines(stdout: string): any[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line)];
+      } catch {
+        return [];
+      }
     });
-    const args = [
-      '-p',
-      options.prompt,
-      '--output-format',
-      'stream-json',
-      '--verbose',
-      '--model',
-      CLAUDE_MODEL,
-      '--permission-mode',
-      'acceptEdits',
-      '--allowedTools',
-      'Bash,Read,Write,Edit,Agent,Task,SendMessage',
-      '--strict-mcp-config',
-      '--mcp-config',
-      '{"mcpServers":{}}',
-      ...(options.extraArgs ?? []),
-    ];
-    const [file, ...prefix] = options.version.command;
-    const run = await runClientProcess(file!, [...prefix, ...args], { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
-    const events = run.stdout
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line)];
-        } catch {
-          return [];
-        }
-      });
-    return { ...run, events };
-  } finally {
-    fs.rmSync(home, { recursive: true, force: true });
-  }
+}
+
+export async function runClaude(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+  const env = clientEnv(process.env, { ...options.env, ...options.home.env });
+  // Only what `install-hooks claude-code --trust` set up decides what may run (its
+  // permissions.allow); no MCP server is configured.
+  const args = ['-p', options.prompt, '--output-format', 'stream-json', '--verbose', '--model', CLAUDE_MODEL, '--strict-mcp-config', '--mcp-config', '{"mcpServers":{}}', ...(options.extraArgs ?? [])];
+  const [file, ...prefix] = options.version.command;
+  const run = await runClientProcess(file!, [...prefix, ...args], { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
+  return { ...run, events: jsonLines(run.stdout) };
 }
 
 // ---------------------------------------------------------------------------------------------
 // Codex
 
-export type CodexOptions = ClaudeOptions & { config?: string };
-
 export const CODEX_MODEL = 'gpt-5-codex';
 
-export function codexConfig(server: ModelServer, repoRoot: string, extra = ''): string {
+/** The user config a Codex user would have: a model provider, and nothing that reaches out. */
+export function codexConfig(server: ModelServer): string {
   return `model = "${CODEX_MODEL}"
 model_provider = "scripted"
 approval_policy = "never"
-sandbox_mode = "danger-full-access"
 check_for_update_on_startup = false
-${extra}
+
 [model_providers.scripted]
 name = "scripted"
 base_url = "${server.url}/v1"
@@ -247,32 +249,13 @@ enabled = false
 
 [otel]
 exporter = "none"
-
-[projects."${repoRoot}"]
-trust_level = "trusted"
 `;
 }
 
-export async function runCodex(options: CodexOptions): Promise<ClientRun & { events: any[] }> {
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-codex-home-'));
-  try {
-    fs.writeFileSync(path.join(home, 'config.toml'), options.config ?? codexConfig(options.server, options.cwd));
-    const env = clientEnv(process.env, { ...options.env, HOME: home, CODEX_HOME: home, SCRIPTED_API_KEY: 'sk-scripted-test' });
-    const [file, ...prefix] = options.version.command;
-    const args = [...prefix, 'exec', '--json', '--skip-git-repo-check', '--ephemeral', ...(options.extraArgs ?? []), options.prompt];
-    const run = await runClientProcess(file!, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
-    const events = run.stdout
-      .split('\n')
-      .filter((line) => line.startsWith('{'))
-      .flatMap((line) => {
-        try {
-          return [JSON.parse(line)];
-        } catch {
-          return [];
-        }
-      });
-    return { ...run, events };
-  } finally {
-    fs.rmSync(home, { recursive: true, force: true });
-  }
+export async function runCodex(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+  const env = clientEnv(process.env, { ...options.env, ...options.home.env });
+  const [file, ...prefix] = options.version.command;
+  const args = [...prefix, 'exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt];
+  const run = await runClientProcess(file!, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
+  return { ...run, events: jsonLines(run.stdout) };
 }

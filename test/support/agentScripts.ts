@@ -67,9 +67,13 @@ export function parentThatSpawns(client: ClientName, spawnCall: ToolCall, after:
   return (request) => steps[request.step]?.(request) ?? { text: 'done' };
 }
 
-/** An executor that writes the stage artifact, records the stage, then reports. */
-export function executorThatCompletes(client: ClientName, taskDir: string, options: { artifact?: string; extraTaskArgs?: string } = {}): (request: ModelRequest) => Turn {
+/**
+ * An executor that hands its artifact to baton as the installed profile tells it to
+ * (`complete-stage --content -` with the text on stdin: Claude Code refuses a subagent's Write of
+ * `analysis.md`, Codex's sandbox keeps `.agents/` read-only), then reports.
+ */
+export function executorThatCompletes(client: ClientName, baton: string, options: { artifact?: string; extraTaskArgs?: string } = {}): (request: ModelRequest) => Turn {
   const artifact = options.artifact ?? 'analysis.md';
-  const command = `printf '# Analysis\\n\\nDone.\\n' > '${taskDir}/${artifact}' && baton task 01 complete-stage --stage analysis --round 1 --artifact ${artifact} --agent ${agentName(client)}${options.extraTaskArgs ? ` ${options.extraTaskArgs}` : ''}`;
+  const command = `${baton} task 01 complete-stage --stage analysis --round 1 --artifact ${artifact} --agent ${agentName(client)}${options.extraTaskArgs ? ` ${options.extraTaskArgs}` : ''} --content - <<'BATON_ARTIFACT'\n# Analysis\n\nDone.\nBATON_ARTIFACT`;
   return (request) => (request.step === 0 ? { toolCalls: [shell(client, command)] } : { text: `${artifact} written; stage completed.` });
 }

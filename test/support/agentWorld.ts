@@ -1,13 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { batonShimDir, runClaude, runCodex } from './agentClients.ts';
-import type { ClientName, ClientRun, ClientVersion } from './agentClients.ts';
+import { batonShimDir, makeClientHome, runClaude, runCodex } from './agentClients.ts';
+import type { ClientHome, ClientName, ClientRun, ClientVersion } from './agentClients.ts';
 import { uniquePrefix } from './fixtures.ts';
 import { gitRepoWithTask } from './gitRepo.ts';
 import type { GitRepo } from './gitRepo.ts';
 import { startModelServer } from './modelServer.ts';
 import type { ModelServer, Script } from './modelServer.ts';
-import { PROJECT_ROOT, jsonOf, runBaton, startWorkerProcess } from './processes.ts';
+import { codexHookHash, codexHookKey, withCodexTrust } from '../../src/cli/install/codexConfig.ts';
+import type { TrustEntry } from '../../src/cli/install/codexConfig.ts';
+import { BATON_BIN, PROJECT_ROOT, jsonOf, runBaton, startWorkerProcess } from './processes.ts';
 import type { WorkerProcess } from './processes.ts';
 import { startPrivateRedis } from './redisServer.ts';
 import type { PrivateRedis } from './redisServer.ts';
@@ -22,6 +24,10 @@ export type AgentWorld = {
   repo: GitRepo;
   redis: PrivateRedis;
   server: ModelServer;
+  /** The client's HOME (and CODEX_HOME), where `install-hooks --trust` wrote its trust entries. */
+  home: ClientHome;
+  /** `baton` as the installed files name it: what a scripted agent types. */
+  baton: string;
   /** What the agent, its hooks and `baton task` see. */
   env: Record<string, string>;
   worker: WorkerProcess | null;
@@ -37,21 +43,44 @@ export type AgentWorld = {
   cleanup(): Promise<void>;
 };
 
-export type WorldOptions = { install?: boolean; worker?: boolean; managed?: boolean; record?: boolean };
+export type WorldOptions = { install?: boolean; worker?: boolean; managed?: boolean; record?: boolean; installArgs?: readonly string[] };
 
 const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.mjs');
 
-/** Wraps each of baton's hook commands in a recorder: the tests see the real payloads and baton's answers. */
-function addRecorders(settingsFile: string, dir: string): void {
-  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ command?: string }> }>> };
+/**
+ * Wraps each of baton's hook commands in a recorder: the tests see the real payloads and baton's
+ * answers. Codex runs a hook only while its trusted hash matches, so the wrapped commands are
+ * trusted again in the world's $CODEX_HOME, as Codex's `/hooks` screen would.
+ */
+function addRecorders(version: ClientVersion, repoRoot: string, home: ClientHome, dir: string): void {
+  const settingsFile = path.join(repoRoot, version.client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json');
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<{ command?: string; timeout?: number }> }>> };
+  const trust: TrustEntry[] = [];
   for (const [event, groups] of Object.entries(settings.hooks)) {
-    for (const group of groups) {
-      for (const entry of group.hooks) {
-        if (typeof entry.command === 'string') entry.command = `'${process.execPath}' '${RECORD_HOOK}' '${dir}' ${event} -- ${entry.command}`;
-      }
-    }
+    groups.forEach((group, groupIndex) => {
+      group.hooks.forEach((entry, handlerIndex) => {
+        if (typeof entry.command !== 'string') return;
+        entry.command = `'${process.execPath}' '${RECORD_HOOK}' '${dir}' ${event} -- ${entry.command}`;
+        trust.push({
+          key: codexHookKey(settingsFile, event, groupIndex, handlerIndex),
+          hash: codexHookHash({ event, ...(group.matcher !== undefined ? { matcher: group.matcher } : {}), command: entry.command, timeoutSec: entry.timeout ?? 600 }),
+        });
+      });
+    });
   }
   fs.writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
+  if (version.client === 'codex') {
+    const config = path.join(home.env.CODEX_HOME!, 'config.toml');
+    fs.writeFileSync(config, withCodexTrust(fs.readFileSync(config, 'utf8'), repoRoot, trust, config));
+  }
+}
+
+/** The command line the installed profiles and permissions name for `baton` (`'<node>' '<bin>'`). */
+function installedBatonCommand(version: ClientVersion, repoRoot: string): string {
+  const settingsFile = path.join(repoRoot, version.client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json');
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ command?: string }> }>> };
+  const command = Object.values(settings.hooks).flat().flatMap((group) => group.hooks).find((entry) => typeof entry.command === 'string')!.command!;
+  return command.slice(0, command.lastIndexOf(' hook '));
 }
 
 export type RecordedHook = { event: string; at: number; ms: number; payload: Record<string, any>; stdout: string; stderr: string; code: number };
@@ -74,18 +103,25 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
     BATON_PREFIX: uniquePrefix('agent'),
     PATH: `${shims}:${process.env.PATH ?? ''}`,
   };
+  const home = makeClientHome(version, server);
   const processEnv = () => ({ ...process.env, ...env });
   if (options.install !== false) {
-    const installed = await runBaton(['install-hooks', version.client], { cwd: repo.root, env: processEnv() });
+    // As the README says: install-hooks <client> --trust, in the client's own home.
+    const installed = await runBaton(['install-hooks', version.client, ...(options.installArgs ?? ['--trust'])], { cwd: repo.root, env: { ...processEnv(), ...home.env } });
     if (installed.code !== 0) throw new Error(`install-hooks failed: ${installed.stderr}`);
-    if (options.record) addRecorders(path.join(repo.root, version.client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json'), path.join(redis.dir, 'recorded'));
   }
+  // `baton` as the installed profiles and permissions name it (Claude Code runs only that command
+  // line without asking); the shim on PATH is the same bundle.
+  const baton = options.install !== false ? installedBatonCommand(version, repo.root) : `'${process.execPath}' '${BATON_BIN}'`;
+  if (options.record && options.install !== false) addRecorders(version, repo.root, home, path.join(redis.dir, 'recorded'));
   const world: AgentWorld = {
     client: version.client,
     version,
     repo,
     redis,
     server,
+    home,
+    baton,
     env,
     worker: null,
     recordDir: path.join(redis.dir, 'recorded'),
@@ -102,8 +138,8 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
     },
     async run(prompt, script, timeoutMs = 60_000) {
       server.setScript(script);
-      const common = { version, cwd: repo.root, prompt, server, env, timeoutMs };
-      return version.client === 'claude-code' ? runClaude(common) : runCodex({ ...common, extraArgs: ['--dangerously-bypass-hook-trust'] });
+      const common = { version, home, cwd: repo.root, prompt, server, env, timeoutMs };
+      return version.client === 'claude-code' ? runClaude(common) : runCodex(common);
     },
     runFile() {
       return JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as Record<string, any>;
@@ -117,6 +153,7 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
       await server.close();
       await redis.stop();
       fs.rmSync(redis.dir, { recursive: true, force: true });
+      fs.rmSync(home.dir, { recursive: true, force: true });
       repo.cleanup();
     },
   };
