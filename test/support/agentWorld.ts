@@ -10,7 +10,7 @@ import type { ModelServer, Script } from './modelServer.ts';
 import { codexHookHash, codexHookKey, withCodexTrust } from '../../src/cli/install/codexConfig.ts';
 import type { TrustEntry } from '../../src/cli/install/codexConfig.ts';
 import { BATON_BIN, PROJECT_ROOT, jsonOf, runBaton, startWorkerProcess } from './processes.ts';
-import type { WorkerProcess } from './processes.ts';
+import type { CliRun, WorkerProcess } from './processes.ts';
 import { startPrivateRedis } from './redisServer.ts';
 import type { PrivateRedis } from './redisServer.ts';
 
@@ -26,6 +26,8 @@ export type AgentWorld = {
   server: ModelServer;
   /** The client's HOME (and CODEX_HOME), where `install-hooks --trust` wrote its trust entries. */
   home: ClientHome;
+  /** What `baton install-hooks` printed (null when the world has no install). */
+  installed: CliRun | null;
   /** `baton` as the installed files name it: what a scripted agent types. */
   baton: string;
   /** What the agent, its hooks and `baton task` see. */
@@ -105,9 +107,10 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
   };
   const home = makeClientHome(version, server);
   const processEnv = () => ({ ...process.env, ...env });
+  let installed: CliRun | null = null;
   if (options.install !== false) {
     // As the README says: install-hooks <client> --trust, in the client's own home.
-    const installed = await runBaton(['install-hooks', version.client, ...(options.installArgs ?? ['--trust'])], { cwd: repo.root, env: { ...processEnv(), ...home.env } });
+    installed = await runBaton(['install-hooks', version.client, ...(options.installArgs ?? ['--trust'])], { cwd: repo.root, env: { ...processEnv(), ...home.env } });
     if (installed.code !== 0) throw new Error(`install-hooks failed: ${installed.stderr}`);
   }
   // `baton` as the installed profiles and permissions name it (Claude Code runs only that command
@@ -121,6 +124,7 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
     redis,
     server,
     home,
+    installed,
     baton,
     env,
     worker: null,

@@ -20,7 +20,7 @@ export function normalisePayloads(payloads: ReadonlyArray<Record<string, unknown
   };
   const text = (value: string, key: string): string => {
     let out = value.split(repoRoot).join('<repo>');
-    out = out.replace(/\/tmp\/baton-(claude|codex)-home-[A-Za-z0-9]+/g, '<home>');
+    out = out.replace(/\/tmp\/baton-(claude-code|claude|codex)-home-[A-Za-z0-9]+/g, '<home>');
     out = out.replace(/-tmp-baton-git-[A-Za-z0-9]+/g, '-<repo>');
     out = out.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => placeholder('uuid', id));
     if (key === 'agent_id' || key === 'tool_use_id') out = placeholder(key.replace('_', '-'), out);
