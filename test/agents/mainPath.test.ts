@@ -63,6 +63,12 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     expect(advanced.status).toBe('running');
     expect(advanced.run.pendingDelegation).toBeNull();
 
+    // The output contract (issue 9, item 1): every hook exits 0 and prints nothing, or one
+    // hook-output object both clients accept.
+    for (const hook of recordedPayloads(w)) {
+      expect(hook.code, `${hook.event}: ${hook.stderr}`).toBe(0);
+      if (hook.stdout.trim() !== '') expect(Object.keys(JSON.parse(hook.stdout) as object), `${hook.event} printed ${hook.stdout}`).toEqual(['systemMessage']);
+    }
     const payloads = recordedPayloads(w).map((entry) => entry.payload);
     const start = payloads.find((payload) => payload.hook_event_name === 'SubagentStart')!;
     const stop = payloads.find((payload) => payload.hook_event_name === 'SubagentStop')!;

@@ -112,8 +112,9 @@ export const QUIET_ENV: Readonly<Record<string, string>> = {
   NO_PROXY: '127.0.0.1,localhost',
 };
 
-// Variables of the machine that must not leak into a client under test (its own auth, proxies).
-const DROPPED = /^(ANTHROPIC_|CLAUDE|CODEX_|OPENAI_|OTEL_|HTTPS?_PROXY|https?_proxy|ALL_PROXY|all_proxy)/;
+// Variables of the machine that must not leak into a client under test (its own auth, proxies,
+// and baton's own settings: a test world gives the agent exactly the ones it means to).
+const DROPPED = /^(ANTHROPIC_|CLAUDE|CODEX_|OPENAI_|OTEL_|HTTPS?_PROXY|https?_proxy|ALL_PROXY|all_proxy|REDIS_URL$|BATON_)/;
 
 export function clientEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};

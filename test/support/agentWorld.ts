@@ -45,7 +45,15 @@ export type AgentWorld = {
   cleanup(): Promise<void>;
 };
 
-export type WorldOptions = { install?: boolean; worker?: boolean; managed?: boolean; record?: boolean; installArgs?: readonly string[] };
+export type WorldOptions = {
+  install?: boolean;
+  worker?: boolean;
+  managed?: boolean;
+  record?: boolean;
+  installArgs?: readonly string[];
+  /** false: the agent (and so its hooks and commands) gets no REDIS_URL or BATON_PREFIX; only the worker does. */
+  agentKnowsRedis?: boolean;
+};
 
 const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.mjs');
 
@@ -142,7 +150,8 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
     },
     async run(prompt, script, timeoutMs = 60_000) {
       server.setScript(script);
-      const common = { version, home, cwd: repo.root, prompt, server, env, timeoutMs };
+      const agentEnv = options.agentKnowsRedis === false ? { PATH: env.PATH! } : env;
+      const common = { version, home, cwd: repo.root, prompt, server, env: agentEnv, timeoutMs };
       return version.client === 'claude-code' ? runClaude(common) : runCodex(common);
     },
     runFile() {
