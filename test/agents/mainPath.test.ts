@@ -37,6 +37,9 @@ function batonResult(toolResult: string | undefined): Record<string, any> {
 
 describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: ClientVersion) => {
   const { client } = version;
+  // The outages exercise baton, not the client: they run on the newest version of each only.
+  const newest = clientVersions(client)[0]!.version === version.version;
+  const itOnNewest = newest ? it : ((() => undefined) as unknown as typeof it);
 
   it(`runs in ${networkIsolation().kind === 'netns' ? 'a private network namespace (loopback only)' : 'plain loopback'}`, () => {
     // Reported so a run without `unshare --net` says so in the test output.
@@ -136,7 +139,7 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     expect(fs.existsSync(path.join(w.repo.root, '.git', 'baton', 'spool'))).toBe(false);
   });
 
-  it('worker down: the SubagentStop stays queued and is applied when a worker starts', async (context) => {
+  itOnNewest('worker down: the SubagentStop stays queued and is applied when a worker starts', async (context) => {
     const w = await worldFor(context, version, { record: true });
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', client)).status).toBe('running');
@@ -161,7 +164,7 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     expect(w.runFile().pendingDelegation.changedPaths).toContain('.agents/workspace/active/TASK-20260101-000001/analysis.md');
   });
 
-  it('Redis down: the SubagentStart is spooled and applied, in order, once Redis is back', async (context) => {
+  itOnNewest('Redis down: the SubagentStart is spooled and applied, in order, once Redis is back', async (context) => {
     const w = await worldFor(context, version);
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', client)).status).toBe('running');
