@@ -9,13 +9,19 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import type { Queue } from 'bullmq';
+import { createMetrics } from './metrics.ts';
+import { localMachine } from './repositories.ts';
+import type { DashboardRepository } from './repositories.ts';
+import { registerRunPages } from './runPages.ts';
 
-// The dashboard as a runtime-neutral Hono app: bull-board over baton's repository queues behind
+// The dashboard as a runtime-neutral Hono app: bull-board over baton's repository queues, the run
+// view (/runs, runPages.ts) and /metrics (metrics.ts), all behind
 // baton's own guard (token, host check, read-only). Nothing here knows how it is served; see
 // serve.ts for the Node/Bun/Deno edge. Static files and views are read with node:fs, which all
 // three runtimes provide.
 
-export type DashboardQueue = Readonly<{ queue: Queue; root: string; id: string }>;
+/** `machine` defaults to this host (see repositories.ts). */
+export type DashboardQueue = Readonly<{ queue: Queue; root: string; id: string; machine?: string }>;
 
 export type DashboardAppOptions = Readonly<{
   /** When set, every request must carry it (bearer header, or the cookie `?token=` sets). */
@@ -27,6 +33,8 @@ export type DashboardAppOptions = Readonly<{
    * Defaults to the loopback names.
    */
   allowedHosts?: readonly string[];
+  /** How often a watched run page checks its run for changes (server-sent events). */
+  runPollMs?: number;
 }>;
 
 export type DashboardApp = Readonly<{
@@ -34,6 +42,7 @@ export type DashboardApp = Readonly<{
   /** Adds the queues not shown yet (queues never disappear while the dashboard runs). */
   sync(queues: readonly DashboardQueue[]): number;
   queueNames(): string[];
+  repositories(): DashboardRepository[];
 }>;
 
 export const TOKEN_COOKIE = 'baton_dashboard_token';
@@ -57,7 +66,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       uiConfig: { boardTitle: 'baton', hideDocsLink: true, showWorkers: true },
     },
   });
-  const shown = new Map<string, DashboardQueue>();
+  const shown = new Map<string, DashboardRepository>();
 
   const app = new Hono();
   app.use('*', async (c, next) => {
@@ -96,6 +105,14 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
     await next();
   });
   app.get('/baton/health', (c) => c.json({ ok: true, queues: [...shown.values()].map((entry) => ({ name: entry.queue.name, root: entry.root })) }));
+  const repositories = () => [...shown.values()];
+  const metrics = createMetrics(repositories);
+  app.get('/metrics', async (c) => {
+    c.header('Content-Type', metrics.contentType);
+    c.header('Cache-Control', 'no-store');
+    return c.body(await metrics.render());
+  });
+  registerRunPages(app, { repositories, pollMs: options.runPollMs });
   app.route('/', serverAdapter.registerPlugin());
 
   return {
@@ -104,7 +121,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       let added = 0;
       for (const entry of queues) {
         if (shown.has(entry.queue.name)) continue;
-        shown.set(entry.queue.name, entry);
+        shown.set(entry.queue.name, { queue: entry.queue, root: entry.root, id: entry.id, machine: entry.machine ?? localMachine() });
         board.addQueue(
           new BullMQAdapter(entry.queue, {
             readOnlyMode: !allowWrites,
@@ -120,6 +137,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       return added;
     },
     queueNames: () => [...shown.keys()],
+    repositories,
   };
 }
 

@@ -7,6 +7,7 @@ import type { QueueConfig } from '../queue/keys.ts';
 import { createDashboardApp } from './app.ts';
 import type { DashboardQueue } from './app.ts';
 import { serveFetch } from './serve.ts';
+import { parseRepositoryRecord } from './repositories.ts';
 
 // Starting a dashboard: check the bind policy, build the app, serve it, and keep its queue list in
 // step with a source (the queues a worker serves, or every repository recorded in Redis).
@@ -149,11 +150,12 @@ export async function redisQueueSource(config: QueueConfig, connectTimeoutMs = 2
   return {
     async list() {
       const known = await connection.hgetall(repositoriesKey(config.prefix));
-      for (const [id, root] of Object.entries(known)) {
+      for (const [id, value] of Object.entries(known)) {
         if (queues.has(id)) continue;
+        const { root, machine } = parseRepositoryRecord(value);
         const queue = new Queue(queueNameFor(id), { connection, prefix: config.prefix, skipVersionCheck: true });
         queue.on('error', () => undefined);
-        queues.set(id, { queue, root, id });
+        queues.set(id, { queue, root, id, machine });
       }
       return [...queues.values()];
     },
