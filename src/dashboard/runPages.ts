@@ -223,6 +223,7 @@ form.filters input, form.filters select { padding:5px 8px; border:1px solid var(
 .pause pre { background:#1d2330; color:#e8edf6; padding:8px 10px; border-radius:4px; margin:6px 0; overflow-x:auto; }
 .facts { display:flex; flex-wrap:wrap; gap:6px 22px; margin:6px 0; } .facts div span { color:var(--muted); margin-right:5px; }
 .error { color:var(--bad); }
+.files { overflow-wrap:anywhere; margin-top:3px; }
 `;
 
 const LIVE_SCRIPT = `
@@ -336,7 +337,7 @@ ${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}
 </div>
 ${pauseBox(detail)}
 <h2>Stages</h2>
-<div class="pipeline">${view.stages.map((stage) => stageCard(stage))}</div>
+<div class="pipeline">${view.stages.map((stage) => stageCard(stage, detail.dir))}</div>
 <h2>Receipt timeline</h2>
 ${timelineTable(detail)}`;
 }
@@ -345,20 +346,25 @@ function pauseBox(detail: RunDetail): Escaped {
   const { run, view } = detail;
   const commands = view.commands;
   if (run.status !== 'paused' && !commands.abort) return html``;
-  const where = html`<span class="muted">in ${detail.repository.root}:</span>`;
+  const where = html`<span class="muted">in ${detail.repository.root}</span>`;
   if (run.status !== 'paused') {
     return html`<div class="pause" style="background:#eef4ff;border-color:#9ebcf0"><strong>Delegation pending</strong> (${run.pendingDelegation?.role} · ${run.pendingDelegation?.status}).
-If its subagent is gone, give it up with ${where}<pre data-command="abort">${commands.abort}</pre></div>`;
+If its subagent is gone, give it up (${where})<pre data-command="abort">${commands.abort}</pre></div>`;
   }
   return html`<div class="pause" data-pause-code="${run.pause?.code ?? ''}">
 <strong>Paused: <code>${run.pause?.code ?? ''}</code></strong> — ${run.pause?.message ?? ''}${run.pause?.recoverable ? '' : html` <strong>(not recoverable)</strong>`}
 ${commands.note ? html`<p>${commands.note}</p>` : ''}
-${commands.abort ? html`<div>Abort the pending delegation ${where}<pre data-command="abort">${commands.abort}</pre></div>` : ''}
-${commands.resume ? html`<div>Resume ${where}<pre data-command="resume">${commands.resume}</pre></div>` : ''}
+${commands.abort ? html`<div>Abort the pending delegation (${where}):<pre data-command="abort">${commands.abort}</pre></div>` : ''}
+${commands.resume ? html`<div>Resume (${where}):<pre data-command="resume">${commands.resume}</pre></div>` : ''}
 </div>`;
 }
 
-function stageCard(stage: StageView): Escaped {
+/** Paths inside the task directory are shown relative to it (`analysis.md`), others from the root. */
+function shownPath(file: string, taskDir: string): string {
+  return file.startsWith(`${taskDir}/`) ? file.slice(taskDir.length + 1) : file;
+}
+
+function stageCard(stage: StageView, taskDir: string): Escaped {
   const label = { done: 'done', current: 'in progress', next: 'next', upcoming: 'not started' }[stage.state];
   return html`<div class="stage st-${stage.state}" data-stage="${stage.stage}" data-state="${stage.state}">
   <h3>${stage.stage}</h3><div class="state">${label}</div>
@@ -369,7 +375,7 @@ function stageCard(stage: StageView): Escaped {
     <div>${round.client}${round.agent ? ` · ${round.agent}` : ''}</div>
     <div class="muted">model ${round.actualModel ?? round.requestedModel ?? 'not reported'}</div>
     <div>${duration(round.durationMs)}${round.changedPaths.length > 0 ? ` · ${round.changedPaths.length} file(s)` : ''}</div>
-    ${round.changedPaths.length > 0 ? html`<div class="mono" title="files changed">${round.changedPaths.map((file) => html`${file}<br>`)}</div>` : ''}
+    ${round.changedPaths.length > 0 ? html`<div class="mono files" title="files changed (task files relative to the task directory)">${round.changedPaths.map((file) => html`<div title="${file}">${shownPath(file, taskDir)}</div>`)}</div>` : ''}
   </div>`,
   )}
 </div>`;
