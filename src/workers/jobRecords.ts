@@ -61,7 +61,8 @@ export async function recordApplied(
   }
   const seconds = Math.max(0, appliedAt - job.timestamp) / 1000;
   const pipeline = connection.pipeline();
-  if (result.taskId && job.id) pipeline.hset(jobKey(prefix, job.queueName, job.id), 'name', jobNameFor(envelope.intent, result.taskId));
+  // A native hook names no task (`auto`); once applied, the job's name says which one it was.
+  if (envelope.taskRef === 'auto' && result.taskId && job.id) pipeline.hset(jobKey(prefix, job.queueName, job.id), 'name', jobNameFor(envelope.intent, result.taskId));
   pipeline.hincrby(metricsKey(prefix, 'events'), eventsField(repository.id, envelope.intent, `applied:${result.status}`), 1);
   if (!replayed) {
     const latency = metricsKey(prefix, 'latency');

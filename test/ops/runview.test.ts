@@ -142,18 +142,23 @@ describe('the run page', () => {
     await hookLink.click();
     await page.waitForURL(new RegExp(`/queue/[^/]+/${jobId}$`));
     await page.getByText(`hook-start · ${TASK_ID}`).first().waitFor({ timeout: 15_000 });
+    // and in the queue's list of jobs, every hook job names its task instead of `auto`
+    const queuePath = new URL(page.url()).pathname.replace(/\/[^/]+$/, '');
+    await page.goto(new URL(`${queuePath}?status=completed`, url).toString());
+    await page.getByText(`hook-stop · ${TASK_ID}`).first().waitFor({ timeout: 15_000 });
+    expect(await page.getByText(`hook-start · ${TASK_ID}`).count()).toBeGreaterThanOrEqual(1);
     await page.close();
   });
 
   it('follows the run without a reload', async () => {
     const page = await open(runPath());
     await page.waitForSelector('body[data-live="connected"]');
-    await page.evaluate(() => ((window as unknown as { loadedOnce: boolean }).loadedOnce = true));
+    await page.evaluate(() => ((globalThis as unknown as { loadedOnce: boolean }).loadedOnce = true));
     const planRound = page.locator('.stage[data-stage="plan"] .round');
     expect(await planRound.innerText()).toContain('activated');
     await completeStage(ctx, { stage: 'plan', round: 1, artifact: 'plan.md' });
     await planRound.getByText('stage-completed').waitFor({ timeout: 10_000 });
-    expect(await page.evaluate(() => (window as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
+    expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
     expect(await page.locator('table.timeline tbody tr').count()).toBe(13);
     await page.close();
   });
