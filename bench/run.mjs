@@ -20,6 +20,8 @@ const BENCHMARKS = [
   { name: 'throughput', script: 'throughput.mjs', args: quick ? ['--events', '20'] : [] },
   // Written by the fingerprint work (issue: fingerprints); run when present.
   { name: 'fingerprint', script: 'fingerprint.mjs', args: quick ? ['--sizes', '2000', '--reps', '3'] : [], optional: true },
+  // Needs Chromium (/usr/bin/chromium or $CHROMIUM).
+  { name: 'runview', script: 'runview.mjs', args: quick ? ['--events', '150', '--blocks', '2', '--warmup', '10'] : [], optional: true },
 ];
 
 if (options.build !== 'false' && options['no-build'] !== 'true') {
