@@ -355,7 +355,7 @@ If its subagent is gone, give it up (${where})<pre data-command="abort">${comman
 <strong>Paused: <code>${run.pause?.code ?? ''}</code></strong> — ${run.pause?.message ?? ''}${run.pause?.recoverable ? '' : html` <strong>(not recoverable)</strong>`}
 ${commands.note ? html`<p>${commands.note}</p>` : ''}
 ${commands.abort ? html`<div>Abort the pending delegation (${where}):<pre data-command="abort">${commands.abort}</pre></div>` : ''}
-${commands.resume ? html`<div>Resume (${where}):<pre data-command="resume">${commands.resume}</pre></div>` : ''}
+${commands.resume ? html`<div>${commands.abort ? 'Then resume' : 'Resume'} (${where}):<pre data-command="resume">${commands.resume}</pre></div>` : ''}
 </div>`;
 }
 
