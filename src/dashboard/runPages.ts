@@ -98,21 +98,27 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
   };
 }
 
+function statSignature(file: string): string {
+  try {
+    const stat = fs.statSync(file);
+    return `${file}:${stat.size}:${stat.mtimeMs}`;
+  } catch {
+    return `${file}:none`;
+  }
+}
+
+/** Cheap change detection for the runs list: the repositories, their task directories and run files. */
+function runsSignature(repositories: readonly DashboardRepository[]): string {
+  return repositories
+    .map((repo) => `${repo.id}=${isReadable(repo.root) ? taskDirectories(repo.root).map((entry) => statSignature(runFilePath(entry.dir))).join(',') : '-'}`)
+    .join('|');
+}
+
 /** Cheap change detection for a watched run: sizes and mtimes of its run file and job log. */
 function runSignature(repo: DashboardRepository, taskId: string): string {
   const found = findTaskDir(repo.root, taskId);
   const files = [found ? runFilePath(found.dir) : null, logFileOf(repo.root, taskId)];
-  return files
-    .map((file) => {
-      if (!file) return '-';
-      try {
-        const stat = fs.statSync(file);
-        return `${file}:${stat.size}:${stat.mtimeMs}`;
-      } catch {
-        return `${file}:none`;
-      }
-    })
-    .join('|');
+  return files.map((file) => (file ? statSignature(file) : '-')).join('|');
 }
 
 export function registerRunPages(app: Hono, options: RunPagesOptions): void {
@@ -128,10 +134,11 @@ export function registerRunPages(app: Hono, options: RunPagesOptions): void {
   });
   app.get('/runs/events', (c) => {
     const filter = filterOf((name) => c.req.query(name));
-    return liveStream(c, pollMs, async () => {
-      const data = await repositoryRuns(options.repositories(), filter);
-      const body = runsTables(data).toString();
-      return { signature: body.replace(/data-age="[^"]*"/g, ''), body };
+    return liveStream(c, pollMs, async (previous) => {
+      const repositories = options.repositories();
+      const signature = runsSignature(repositories);
+      if (signature === previous) return { signature, body: null };
+      return { signature, body: runsTables(await repositoryRuns(repositories, filter)).toString() };
     });
   });
 

@@ -27,14 +27,14 @@ export function jobNameFor(intent: string, taskId: string | null): string {
   return taskId ? `${intent} · ${taskId}` : intent;
 }
 
-export async function recordApplied(
+export function recordApplied(
   connection: Redis,
   prefix: string,
   repository: ServedRepository,
   job: Pick<Job, 'id' | 'queueName' | 'timestamp'>,
   processed: ProcessedJob,
   log: (line: string) => void,
-): Promise<void> {
+): void {
   const { envelope, result, replayed } = processed;
   const appliedAt = Date.now();
   if (!replayed) {
@@ -70,11 +70,9 @@ export async function recordApplied(
     pipeline.hincrby(latency, `${repository.id}\tcount`, 1);
     pipeline.hincrbyfloat(latency, `${repository.id}\tsum`, seconds);
   }
-  try {
-    await pipeline.exec();
-  } catch (error) {
-    log(`${repository.root}: cannot record job ${job.id}: ${(error as Error).message}`);
-  }
+  // Not awaited: the job's completion goes over the same connection after these commands, so they
+  // are applied first anyway, and the worker does not wait a round trip for bookkeeping.
+  pipeline.exec().catch((error: unknown) => log(`${repository.root}: cannot record job ${job.id}: ${(error as Error).message}`));
 }
 
 export async function recordFailed(connection: Redis, prefix: string, repositoryId: string, intent: string): Promise<void> {

@@ -89,7 +89,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
       async (job: Job) => {
         const started = performance.now();
         const processed = await processJobData(repository, job.data);
-        await recordApplied(connection, prefix, repository, job, processed, log);
+        recordApplied(connection, prefix, repository, job, processed, log);
         options.onJob?.(repository, processed, performance.now() - started);
         return processed.result;
       },

@@ -166,6 +166,8 @@ describe('the run page', () => {
   it('shows why a run is paused and the exact commands that abort and resume it', async () => {
     const page = await open(runPath());
     await page.waitForSelector('body[data-live="connected"]');
+    const list = await open('/runs');
+    await list.waitForSelector('body[data-live="connected"]');
     expect((await task(ctx, ['pause', '--code', 'BATON_TEST_HOLD', '--message', 'waiting for the API key', '--recoverable', 'true'])).status).toBe('paused');
     const pause = page.locator('.pause[data-pause-code="BATON_TEST_HOLD"]');
     await pause.waitFor({ timeout: 10_000 });
@@ -175,6 +177,11 @@ describe('the run page', () => {
     expect(abort).toBe(`baton task 01 abort --reason 'give up delegation ${pending.id}'`);
     expect(await pause.locator('pre[data-command="resume"]').innerText()).toBe('baton task 01 begin-or-resume');
     expect(await page.locator('h1 .badge').innerText()).toBe('paused');
+    // the runs list follows as well
+    const row = list.locator(`tr[data-task="${TASK_ID}"][data-status="paused"]`);
+    await row.waitFor({ timeout: 10_000 });
+    expect(await row.innerText()).toContain('BATON_TEST_HOLD');
+    await list.close();
     if (screenshots) await page.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'images', 'run-paused.png'), fullPage: true });
 
     // The commands as shown work, in the repository the page names.
