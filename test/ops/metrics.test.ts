@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { uniquePrefix } from '../support/fixtures.ts';
+import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
@@ -11,7 +11,7 @@ import type { ServiceProcess } from '../support/services.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { stepContext, task, wholeStage } from '../support/runSteps.ts';
 import type { StepContext } from '../support/runSteps.ts';
-import { eventIdForKey } from '../../src/queue/envelope.ts';
+import { eventIdForKey, repoIdentity } from '../../src/queue/envelope.ts';
 
 // /metrics after a real lifecycle: every counter matches what the test made happen (events per
 // intent and result, a job that failed, the latency histogram, queue depth, runs by status, pending
@@ -139,6 +139,21 @@ describe('/metrics', () => {
     expect(beat.labels.worker).toMatch(/^w-/);
     expect(beat.value).toBeLessThan(5);
     expect(beat.labels.machine).toBeTruthy();
+
+    // The run view of the same lifecycle: every stage done, the commit authorization consumed,
+    // and each of the 8 receipts (one aborted) on the timeline with the job behind every step.
+    const { id } = repoIdentity(served.root);
+    const detail = (await (await fetch(new URL(`api/runs/${id}/${TASK_ID}`, dashboardUrlOf(worker)))).json()) as any;
+    expect(detail.run.status).toBe('completed');
+    expect(detail.view.stages.map((stage: any) => stage.state)).toEqual(Array(7).fill('done'));
+    expect(detail.view.commit.state).toBe('consumed');
+    expect(detail.view.commit.issuedAt).toBeTruthy();
+    const receipts = new Set(detail.view.timeline.map((step: any) => step.receiptId));
+    expect(receipts.size).toBe(8);
+    expect(detail.view.timeline.filter((step: any) => step.status === 'aborted')).toHaveLength(1);
+    expect(detail.view.timeline).toHaveLength(7 * 5 + 2); // the aborted one was prepared, then aborted
+    expect(detail.view.timeline.every((step: any) => step.job !== null)).toBe(true);
+    for (const step of detail.view.timeline) expect(detail.jobLinks[step.job.id]).toMatch(/^\/queue\/.+\/[ch]-/);
   });
 
   it('`baton dashboard` reports every repository in Redis: spool depth, no worker, a pending delegation', async () => {
