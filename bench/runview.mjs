@@ -3,6 +3,7 @@
 // alternately `pause` and `begin-or-resume` of one task) under three conditions, measured in the
 // same run against the same worker, in interleaved blocks so that drift hits every condition:
 //   baseline   nobody looks at the dashboard;
+//   run-stream the run page's server-sent events read without a browser (the dashboard's own cost);
 //   run-page   headless Chromium shows /runs/<repo>/<task> (server-sent events: the dashboard,
 //              inside the worker process, re-renders the page after every event);
 //   runs-list  headless Chromium shows /runs (re-listed every poll).
@@ -23,7 +24,7 @@ const options = flags();
 const EVENTS = Number(options.events ?? 1200);
 const BLOCKS = Number(options.blocks ?? 4);
 const WARMUP = Number(options.warmup ?? 30);
-const CONDITIONS = ['baseline', 'run-page', 'runs-list'];
+const CONDITIONS = ['baseline', 'run-stream', 'run-page', 'runs-list'];
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 
 /**
@@ -96,6 +97,38 @@ await main(async () => {
     };
   }
 
+  /** The run page's event stream read without a browser: the dashboard's own cost, no Chromium. */
+  async function stream(pathname) {
+    const controller = new AbortController();
+    const response = await fetch(new URL(pathname, url), { signal: controller.signal });
+    if (!response.ok || !response.body) throw new Error(`GET ${pathname}: ${response.status}`);
+    let updates = 0;
+    let ready;
+    const connected = new Promise((resolve) => (ready = resolve));
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let text = '';
+      try {
+        for await (const chunk of response.body) {
+          text += decoder.decode(chunk, { stream: true });
+          if (text.includes('event: ready')) ready();
+          updates += text.split('event: update').length - 1;
+          text = text.slice(text.lastIndexOf('\n\n') + 1);
+        }
+      } catch {
+        // aborted
+      }
+    })();
+    await connected;
+    return {
+      async close() {
+        controller.abort();
+        await reading;
+        return updates;
+      },
+    };
+  }
+
   const samples = Object.fromEntries(CONDITIONS.map((condition) => [condition, []]));
   const updates = Object.fromEntries(CONDITIONS.map((condition) => [condition, 0]));
   const perBlock = Math.ceil(EVENTS / BLOCKS);
@@ -104,7 +137,8 @@ await main(async () => {
       // Rotate the order of conditions from block to block.
       const order = CONDITIONS.map((_, index) => CONDITIONS[(index + block) % CONDITIONS.length]);
       for (const condition of order) {
-        const watcher = condition === 'run-page' ? await watch(`/runs/${identity.id}/${TASK_ID}`) : condition === 'runs-list' ? await watch('/runs') : null;
+        const runPath = `/runs/${identity.id}/${TASK_ID}`;
+        const watcher = condition === 'run-page' ? await watch(runPath) : condition === 'runs-list' ? await watch('/runs') : condition === 'run-stream' ? await stream(`${runPath}/events`) : null;
         for (let index = 0; index < WARMUP; index += 1) await applyOne();
         for (let index = 0; index < perBlock; index += 1) samples[condition].push(await applyOne());
         if (watcher) updates[condition] += await watcher.close();
@@ -152,6 +186,8 @@ server-sent events, run inside the worker process). The caller is in process and
 (order rotated per block) against the same worker and Redis:
 
 - **baseline**: nobody watches;
+- **run-stream**: a client in the benchmark process reads the run page's event stream (what the
+  page's \`EventSource\` receives), with no browser: the dashboard's own cost;
 - **run-page**: headless Chromium shows the task's run page, which follows every change
   (the page-updates column counts the re-rendered pages the browser received);
 - **runs-list**: headless Chromium shows \`/runs\`.
