@@ -106,13 +106,13 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
   });
   app.get('/baton/health', (c) => c.json({ ok: true, queues: [...shown.values()].map((entry) => ({ name: entry.queue.name, root: entry.root })) }));
   const repositories = () => [...shown.values()];
-  const metrics = createMetrics(repositories);
+  const runPages = registerRunPages(app, { repositories, pollMs: options.runPollMs });
+  const metrics = createMetrics(repositories, { liveStreams: runPages.liveStreams });
   app.get('/metrics', async (c) => {
     c.header('Content-Type', metrics.contentType);
     c.header('Cache-Control', 'no-store');
     return c.body(await metrics.render());
   });
-  registerRunPages(app, { repositories, pollMs: options.runPollMs });
   app.route('/', serverAdapter.registerPlugin());
 
   return {

@@ -30,8 +30,16 @@ const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-ch
 
 export type MetricsEndpoint = Readonly<{ contentType: string; render(): Promise<string> }>;
 
-export function createMetrics(repositories: () => readonly DashboardRepository[]): MetricsEndpoint {
+export function createMetrics(repositories: () => readonly DashboardRepository[], dashboard: { liveStreams(): number } = { liveStreams: () => 0 }): MetricsEndpoint {
   const registry = new Registry();
+  new Gauge({
+    name: 'baton_dashboard_live_streams',
+    help: 'Run-view pages this dashboard is keeping current (open server-sent event streams).',
+    registers: [registry],
+    collect() {
+      this.set(dashboard.liveStreams());
+    },
+  });
   let snapshot: MetricsSnapshot | null = null;
   const byId = () => new Map((snapshot?.repositories ?? []).map((repo) => [repo.id, repo] as const));
   const labelsOf = (repo: DashboardRepository) => ({ repository: repo.root, machine: repo.machine });

@@ -121,8 +121,11 @@ function runSignature(repo: DashboardRepository, taskId: string): string {
   return files.map((file) => (file ? statSignature(file) : '-')).join('|');
 }
 
-export function registerRunPages(app: Hono, options: RunPagesOptions): void {
+export type RunPages = Readonly<{ /** Event streams open now (pages being watched). */ liveStreams(): number }>;
+
+export function registerRunPages(app: Hono, options: RunPagesOptions): RunPages {
   const pollMs = options.pollMs ?? 500;
+  const live = { open: 0 };
   const repoById = (id: string) => options.repositories().find((repo) => repo.id === id) ?? null;
   const filterOf = (query: (name: string) => string | undefined) => ({ status: query('status') ?? null, search: query('q') ?? null });
 
@@ -134,7 +137,7 @@ export function registerRunPages(app: Hono, options: RunPagesOptions): void {
   });
   app.get('/runs/events', (c) => {
     const filter = filterOf((name) => c.req.query(name));
-    return liveStream(c, pollMs, async (previous) => {
+    return liveStream(c, pollMs, live, async (previous) => {
       const repositories = options.repositories();
       const signature = runsSignature(repositories);
       if (signature === previous) return { signature, body: null };
@@ -160,13 +163,14 @@ export function registerRunPages(app: Hono, options: RunPagesOptions): void {
     const repo = repoById(c.req.param('repo'));
     const taskId = c.req.param('task');
     if (!repo) return c.text('no such repository', 404);
-    return liveStream(c, pollMs, async (previous) => {
+    return liveStream(c, pollMs, live, async (previous) => {
       const signature = runSignature(repo, taskId);
       if (signature === previous) return { signature, body: null };
       const detail = await runDetail(repo, taskId);
       return { signature, body: ('error' in detail ? html`<p class="error">${detail.error}</p>` : runBody(detail)).toString() };
     });
   });
+  return { liveStreams: () => live.open };
 }
 
 /**
@@ -176,25 +180,34 @@ export function registerRunPages(app: Hono, options: RunPagesOptions): void {
 function liveStream(
   c: Context,
   pollMs: number,
+  live: { open: number },
   render: (previous: string | null) => Promise<{ signature: string; body: string | null }>,
 ) {
   return streamSSE(c, async (stream) => {
-    let previous: string | null = null;
     let closed = false;
-    stream.onAbort(() => {
+    const close = () => {
       closed = true;
-    });
-    // The first look only sets the baseline: the page was rendered just now.
-    previous = (await render(null)).signature;
-    await stream.writeSSE({ event: 'ready', data: '{}' });
-    while (!closed) {
-      await stream.sleep(pollMs);
-      if (closed) break;
-      const next = await render(previous);
-      if (next.signature !== previous && next.body !== null) {
-        await stream.writeSSE({ event: 'update', data: JSON.stringify({ html: next.body }) });
+    };
+    // A closed tab must end its loop: the stream's abort, and the request's signal where the
+    // runtime sets it.
+    stream.onAbort(close);
+    c.req.raw.signal?.addEventListener('abort', close);
+    live.open += 1;
+    try {
+      // The first look only sets the baseline: the page was rendered just now.
+      let previous = (await render(null)).signature;
+      await stream.writeSSE({ event: 'ready', data: '{}' });
+      while (!closed && !stream.aborted && !stream.closed) {
+        await stream.sleep(pollMs);
+        if (closed || stream.aborted) break;
+        const next = await render(previous);
+        if (next.signature !== previous && next.body !== null) {
+          await stream.writeSSE({ event: 'update', data: JSON.stringify({ html: next.body }) });
+        }
+        previous = next.signature;
       }
-      previous = next.signature;
+    } finally {
+      live.open -= 1;
     }
   });
 }

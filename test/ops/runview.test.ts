@@ -160,7 +160,11 @@ describe('the run page', () => {
     await planRound.getByText('stage-completed').waitFor({ timeout: 10_000 });
     expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
     expect(await page.locator('table.timeline tbody tr').count()).toBe(13);
+    // the dashboard keeps the page's stream while it is open, and ends it when the tab closes
+    const liveStreams = async () => Number(/^baton_dashboard_live_streams (\d+)$/m.exec(await (await fetch(new URL('/metrics', url))).text())?.[1]);
+    expect(await liveStreams()).toBe(1);
     await page.close();
+    await expect.poll(liveStreams, { timeout: 10_000 }).toBe(0);
   });
 
   it('shows why a run is paused and the exact commands that abort and resume it', async () => {
