@@ -78,3 +78,12 @@ export function recordApplied(
 export async function recordFailed(connection: Redis, prefix: string, repositoryId: string, intent: string): Promise<void> {
   await connection.hincrby(metricsKey(prefix, 'events'), eventsField(repositoryId, intent, 'failed'), 1).catch(() => undefined);
 }
+
+/** Drops a repository's counters (a demo repository that is deleted again leaves nothing behind). */
+export async function forgetRepositoryMetrics(connection: Pick<Redis, 'hkeys' | 'hdel'>, prefix: string, repoId: string): Promise<void> {
+  for (const metric of ['events', 'latency'] as const) {
+    const key = metricsKey(prefix, metric);
+    const fields = (await connection.hkeys(key)).filter((field) => field.startsWith(`${repoId}\t`));
+    if (fields.length > 0) await connection.hdel(key, ...fields);
+  }
+}
