@@ -1,7 +1,7 @@
 // Benchmark 1: hook wall time (spawn → exit) of `baton hook claude-code` for SubagentStart and
 // SubagentStop payloads, on Node and on Bun, against the floor measured in the same run: the
 // runtime's own empty start-up (`node -e 0`, `bun -e 0`) and a script that starts, loads ioredis,
-// connects and does one raw Redis write (bench/raw-write.mjs). Goal (ARCHITECTURE.md): hook ≤ 1.5×
+// connects and does one raw Redis write (bench/raw-write.mjs). Goal (docs/architecture.md): hook ≤ 1.5×
 // the floor.
 //
 // Two hook modes:

@@ -29,7 +29,7 @@ export async function run(argv: string[]): Promise<number> {
     .option('--search <ref>', 'only runs whose task id contains this, or whose short id is this')
     .option('--watch', 'redraw the table in place until Ctrl-C')
     .option('--interval <ms>', 'how often --watch redraws', milliseconds, 1_000);
-  const exit = parseCommand(program, argv);
+  const exit = parseCommand(program, argv, { redis: 'baton runs reads the run files directly; it does not use Redis' });
   if (exit !== null) return exit;
   const options = program.opts<RunsOptions>();
   const root = lookupRepoRoot(options.repo);
