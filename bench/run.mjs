@@ -114,6 +114,19 @@ if (fingerprint) {
     ]);
   }
 }
+const runview = read('runview');
+if (runview) {
+  for (const phase of runview.phases.filter((entry) => entry.condition !== 'baseline')) {
+    rows.push([
+      `Run view: enqueue → applied, ${phase.condition}`,
+      'no noticeable cost (ratio to baseline ≈ 1)',
+      `p50 ${phase.latencyMs.p50} ms (${phase.ratioToBaseline.p50}×), p99 ${phase.latencyMs.p99} ms (${phase.ratioToBaseline.p99}×)`,
+      '—',
+      'runview.md',
+      runview.machine.date,
+    ]);
+  }
+}
 const chaos = read('chaos');
 if (chaos) rows.push(['Chaos and fuzzing (`npm run chaos`)', 'no failure', `${chaos.passed}/${chaos.total} tests passed, ${chaos.rounds} kill -9 rounds, ${chaos.fuzzRuns} runs per property`, mark(chaos.failed === 0), 'chaos.md', chaos.date]);
 
