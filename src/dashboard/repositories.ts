@@ -35,7 +35,12 @@ export function boardQueueName(repo: Pick<DashboardRepository, 'root' | 'queue'>
   return `${repo.root} · ${repo.queue.name}`;
 }
 
+/** bull-board's page for the queue. */
+export function boardQueuePath(repo: Pick<DashboardRepository, 'root' | 'queue'>): string {
+  return `/queue/${encodeURIComponent(boardQueueName(repo))}`;
+}
+
 /** bull-board's page for one job. */
 export function boardJobPath(repo: Pick<DashboardRepository, 'root' | 'queue'>, jobId: string): string {
-  return `/queue/${encodeURIComponent(boardQueueName(repo))}/${encodeURIComponent(jobId)}`;
+  return `${boardQueuePath(repo)}/${encodeURIComponent(jobId)}`;
 }

@@ -11,7 +11,7 @@ import type { RunView, StageView, TimelineStep } from '../core/runView.ts';
 import { runFilePath } from '../core/runStore.ts';
 import type { OrchestrationRun, TaskState } from '../core/types.ts';
 import { batonStateDir } from '../queue/spool.ts';
-import { boardJobPath } from './repositories.ts';
+import { boardJobPath, boardQueuePath } from './repositories.ts';
 import type { DashboardRepository } from './repositories.ts';
 
 // The run view beside bull-board: /runs lists every run of every repository the dashboard knows,
@@ -37,6 +37,8 @@ export type RunDetail = Readonly<{
   view: RunView;
   /** bull-board page of each job on the timeline. */
   jobLinks: Readonly<Record<string, string>>;
+  /** bull-board page of the repository's queue. */
+  queueLink: string;
 }>;
 
 const isReadable = (root: string) => fs.existsSync(path.join(root, '.git'));
@@ -95,6 +97,7 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
     position,
     view,
     jobLinks,
+    queueLink: boardQueuePath(repo),
   };
 }
 
@@ -318,7 +321,7 @@ function runsTables(data: readonly RepositoryRuns[]): Escaped {
   ${!repo.readable
     ? html`<p class="muted">The task files of this repository are not readable from here.</p>`
     : repo.runs.length === 0
-      ? html`<p class="muted">No runs${''}.</p>`
+      ? html`<p class="muted">No runs.</p>`
       : html`<table><thead><tr><th>Task</th><th>Title</th><th>Status</th><th>Stage</th><th>Steps</th><th>Pending delegation</th><th>Pause</th><th>Updated</th></tr></thead><tbody>
     ${repo.runs.map((row) => runRow(repo, row))}
   </tbody></table>`}
@@ -344,7 +347,7 @@ function runRow(repo: RepositoryRuns, row: RunRow): Escaped {
 function runBody(detail: RunDetail): Escaped {
   const { run, view } = detail;
   const commit = view.commit;
-  return html`<p class="muted"><a href="/runs">Runs</a> › ${detail.repository.root} <span>on ${detail.repository.machine}</span></p>
+  return html`<p class="muted"><a href="/runs">Runs</a> › ${detail.repository.root} <span>on ${detail.repository.machine}</span> · <a href="${detail.queueLink}" data-queue-link>queue ${detail.repository.queue} in bull-board</a></p>
 <h1>${detail.taskId}${detail.shortId ? html` <span class="muted">#${detail.shortId}</span>` : ''} ${badge(run.status)}</h1>
 ${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}</p>` : ''}
 <div class="facts">

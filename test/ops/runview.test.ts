@@ -142,8 +142,10 @@ describe('the run page', () => {
     await hookLink.click();
     await page.waitForURL(new RegExp(`/queue/[^/]+/${jobId}$`));
     await page.getByText(`hook-start · ${TASK_ID}`).first().waitFor({ timeout: 15_000 });
-    // and in the queue's list of jobs, every hook job names its task instead of `auto`
-    const queuePath = new URL(page.url()).pathname.replace(/\/[^/]+$/, '');
+    // and in the queue's list of jobs (linked from the run page), every hook job names its task instead of `auto`
+    await page.goBack();
+    const queuePath = (await page.locator('a[data-queue-link]').getAttribute('href'))!;
+    expect(queuePath).toBe(`/queue/${encodeURIComponent(`${repo.root} · baton-${repoId}`)}`);
     await page.goto(new URL(`${queuePath}?status=completed`, url).toString());
     await page.getByText(`hook-stop · ${TASK_ID}`).first().waitFor({ timeout: 15_000 });
     expect(await page.getByText(`hook-start · ${TASK_ID}`).count()).toBeGreaterThanOrEqual(1);
