@@ -1,19 +1,38 @@
+import fs from 'node:fs';
+import os from 'node:os';
 import { Command } from 'commander';
 import { milliseconds, parseCommand } from './options.ts';
 import { filterRuns, formatRunsTable, listRuns } from '../core/runList.ts';
 import type { RunRow } from '../core/runList.ts';
 import { lookupRepoRoot } from './common.ts';
+import { checkoutRecord } from '../queue/checkoutId.ts';
+import { queueNameFor } from '../queue/eventIds.ts';
 
 // `baton runs [--json] [--watch]`: every orchestration run of the repository, read straight from
-// the task directories (src/core/runList.ts). Read-only, no Redis. `--watch` redraws the table in
-// place until Ctrl-C, for people without a browser.
+// the task directories (src/core/runList.ts), and which queue/machine/path they belong to.
+// Read-only for runs (it may create the checkout id in .git/baton), no Redis. `--watch` redraws the
+// table in place until Ctrl-C, for people without a browser.
 
 export { formatRunsTable, listRuns, taskDirectories } from '../core/runList.ts';
 export type { PendingSummary, RunRow } from '../core/runList.ts';
 
+/** Which checkout (and so which queue) this is, on which machine and path: one team Redis holds many. */
+export type CheckoutSummary = Readonly<{ id: string; queue: string; host: string; root: string; createdAt: string }>;
+
+export function checkoutSummary(repoRoot: string): CheckoutSummary {
+  const real = fs.realpathSync.native(repoRoot);
+  const record = checkoutRecord(real);
+  return { id: record.id, queue: queueNameFor(record.id), host: os.hostname(), root: real, createdAt: record.createdAt };
+}
+
+export function formatCheckout(checkout: CheckoutSummary): string {
+  return `queue ${checkout.queue} · checkout ${checkout.id} on ${checkout.host}:${checkout.root}\n`;
+}
+
 /** Cursor home, the frame, then clear whatever the previous (longer) frame left below it. */
-export function watchFrame(root: string, rows: readonly RunRow[], at: Date): string {
-  const body = rows.length === 0 ? `no orchestration runs in ${root}\n` : formatRunsTable(rows);
+export function watchFrame(root: string, rows: readonly RunRow[], at: Date, checkout?: CheckoutSummary): string {
+  const table = rows.length === 0 ? `no orchestration runs in ${root}\n` : formatRunsTable(rows);
+  const body = checkout ? `${table}\n${formatCheckout(checkout)}` : table;
   const lines = `baton runs — ${root} — ${at.toISOString().slice(11, 19)} UTC (Ctrl-C to stop)\n\n${body}`.split('\n');
   return `\x1b[H${lines.map((line) => `${line}\x1b[K`).join('\n')}\x1b[J`;
 }
@@ -38,23 +57,24 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
   const rowsNow = async () => filterRuns(await listRuns(root.root), { status: options.status, search: options.search });
-  if (options.watch) return watch(root.root, rowsNow, options.interval);
+  const checkout = checkoutSummary(root.root);
+  if (options.watch) return watch(root.root, rowsNow, options.interval, checkout);
   const rows = await rowsNow();
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ repo: root.root, runs: rows }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ repo: root.root, checkout, runs: rows }, null, 2)}\n`);
     return 0;
   }
   if (rows.length === 0) {
-    process.stdout.write(`no orchestration runs in ${root.root}\n`);
+    process.stdout.write(`no orchestration runs in ${root.root}\n${formatCheckout(checkout)}`);
     return 0;
   }
-  process.stdout.write(formatRunsTable(rows));
+  process.stdout.write(`${formatRunsTable(rows)}\n${formatCheckout(checkout)}`);
   const corrupt = rows.filter((row) => row.status === 'corrupt').length;
   if (corrupt > 0) process.stderr.write(`baton runs: ${corrupt} run file(s) could not be read; commands on those tasks report ORCHESTRATION_STATE_INVALID\n`);
   return 0;
 }
 
-async function watch(root: string, rowsNow: () => Promise<RunRow[]>, intervalMs: number): Promise<number> {
+async function watch(root: string, rowsNow: () => Promise<RunRow[]>, intervalMs: number, checkout: CheckoutSummary): Promise<number> {
   const interactive = process.stdout.isTTY === true;
   // Alternate screen on a terminal, so the shell's scrollback is left as it was.
   if (interactive) process.stdout.write('\x1b[?1049h\x1b[?25l');
@@ -68,7 +88,7 @@ async function watch(root: string, rowsNow: () => Promise<RunRow[]>, intervalMs:
   try {
     while (!stopped) {
       const rows = await rowsNow();
-      const frame = watchFrame(root, rows, new Date());
+      const frame = watchFrame(root, rows, new Date(), checkout);
       // Redraw only when something besides the clock changed (the clock is second-resolution).
       const content = frame.replace(/\d\d:\d\d:\d\d UTC/, '');
       if (content !== last || interactive) process.stdout.write(frame);

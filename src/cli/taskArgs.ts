@@ -19,7 +19,8 @@ intents:
   hook-stop  auto: --client C --native-agent A --child-id ID
              <task-ref>: --child-id ID --exit-code N   (baton captures the fingerprint and changed paths)
   stage-completed --agent A
-  complete-stage --stage S --round N --artifact F --agent A
+  complete-stage --stage S --round N --artifact F --agent A [--content -]
+                 (--content -: baton writes F from standard input, checked, with the stage completion)
   validate-stage --stage S --round N --artifact F --role executor|reviewer
   advance
   pause --code X --message Y --recoverable true|false
@@ -38,7 +39,7 @@ common options:
 const EVENT_FLAGS = [
   'max-steps', 'client', 'requested-model', 'native-agent', 'child-id', 'parent-id', 'spawn-mode',
   'actual-model', 'fallback-reason', 'exit-code', 'agent', 'code', 'message', 'recoverable',
-  'stage', 'round', 'artifact', 'role', 'reason',
+  'stage', 'round', 'artifact', 'role', 'reason', 'content',
 ] as const;
 const COMMON_FLAGS = ['repo', 'redis', 'timeout', 'worker', 'idempotency-key'] as const;
 /** Accepted by 0.9.2's hook-stop, refused by baton: a caller-supplied list could dodge the reviewer write gate. */
@@ -53,6 +54,8 @@ export type TaskCommonOptions = {
   timeoutMs?: number;
   worker: 'queue' | 'inline';
   idempotencyKey?: string;
+  /** `complete-stage --content -`: the artifact's text comes on standard input (read by the caller). */
+  contentFromStdin?: boolean;
 };
 
 export type ParsedTaskCommand =
@@ -218,6 +221,12 @@ export function parseTaskCommand(argv: readonly string[]): ParsedTaskCommand {
       if (!flags.has(flag)) usage(`intent '${intent}' requires '--${flag}'`);
     }
     const options = commonOptions(flags);
+    const content = flags.get('content');
+    if (content !== undefined) {
+      if (typedIntent !== 'complete-stage') usage("option '--content' is only accepted by complete-stage");
+      if (content !== '-') usage("--content must be '-': the artifact's content is read from standard input");
+      options.contentFromStdin = true;
+    }
     const parsed = lifecycleEventSchema.safeParse(buildEvent(taskRef, typedIntent, flags));
     if (!parsed.success) usage(parsed.error.issues[0]?.message ?? 'invalid arguments');
     return { kind: 'ok', event: parsed.data, options };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
+import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
 
 // The events the engine applies: one per `baton task` intent (docs/lifecycle.md §10.4 plus baton's
 // complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
@@ -41,6 +42,8 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
     round: z.number().int().positive(),
     artifact: text,
     agent: text,
+    /** baton: the artifact's text (from `--content -`), written by the worker with the run update. */
+    content: z.string().max(MAX_ARTIFACT_BYTES).optional(),
   }),
   z.strictObject({
     intent: z.literal('validate-stage'),

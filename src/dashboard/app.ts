@@ -20,8 +20,8 @@ import { registerRunPages } from './runPages.ts';
 // serve.ts for the Node/Bun/Deno edge. Static files and views are read with node:fs, which all
 // three runtimes provide.
 
-/** `machine` defaults to this host (see repositories.ts). */
-export type DashboardQueue = Readonly<{ queue: Queue; root: string; id: string; machine?: string }>;
+/** host: the machine the checkout is on (null for entries recorded before baton kept it). */
+export type DashboardQueue = Readonly<{ queue: Queue; root: string; id: string; host?: string | null }>;
 
 export type DashboardAppOptions = Readonly<{
   /** When set, every request must carry it (bearer header, or the cookie `?token=` sets). */
@@ -104,7 +104,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
     }
     await next();
   });
-  app.get('/baton/health', (c) => c.json({ ok: true, queues: [...shown.values()].map((entry) => ({ name: entry.queue.name, root: entry.root })) }));
+  app.get('/baton/health', (c) => c.json({ ok: true, queues: [...shown.values()].map((entry) => ({ name: entry.queue.name, root: entry.root, host: entry.host ?? null, checkout: entry.id })) }));
   const repositories = () => [...shown.values()];
   const runPages = registerRunPages(app, { repositories, pollMs: options.runPollMs });
   const metrics = createMetrics(repositories, { liveStreams: runPages.liveStreams });
@@ -121,15 +121,16 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       let added = 0;
       for (const entry of queues) {
         if (shown.has(entry.queue.name)) continue;
-        shown.set(entry.queue.name, { queue: entry.queue, root: entry.root, id: entry.id, machine: entry.machine ?? localMachine() });
+        shown.set(entry.queue.name, { queue: entry.queue, root: entry.root, id: entry.id, host: entry.host ?? null, machine: entry.host ?? localMachine() });
         board.addQueue(
           new BullMQAdapter(entry.queue, {
             readOnlyMode: !allowWrites,
             allowRetries: allowWrites,
             // bull-board names a queue by prefix + queue name (menu, URLs): lead with the repository path.
             prefix: `${entry.root} · `,
-            displayName: entry.root,
-            description: `queue ${entry.queue.name} (repository ${entry.id})`,
+            // Two machines may have a checkout at the same path: the host tells them apart.
+            displayName: entry.host ? `${entry.root} (${entry.host})` : entry.root,
+            description: `queue ${entry.queue.name}: checkout ${entry.id} at ${entry.host ? `${entry.host}:` : ''}${entry.root}`,
           }),
         );
         added += 1;

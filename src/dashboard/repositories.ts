@@ -2,32 +2,21 @@ import os from 'node:os';
 import type { Queue } from 'bullmq';
 
 // A repository as the dashboard knows it: its queue, its path and the machine that path is on.
-// The registry in Redis (`repositoriesKey`) maps a repository id to its root; a record may also be
-// JSON carrying the machine (`{"root": …, "machine"|"host": …}`). Without a machine, the repository
-// is taken to be on this dashboard's host.
+// The registry in Redis records the host of each checkout (`parseRepositoryEntry`, queue/keys.ts);
+// an entry recorded before baton kept it has none, and is then shown on this dashboard's host.
 
-export type DashboardRepository = Readonly<{ queue: Queue; root: string; id: string; machine: string }>;
-
-export type RepositoryRecord = Readonly<{ root: string; machine: string }>;
+export type DashboardRepository = Readonly<{
+  queue: Queue;
+  root: string;
+  id: string;
+  /** The host the registry recorded, if any. */
+  host: string | null;
+  /** What the run view shows: the recorded host, else this dashboard's. */
+  machine: string;
+}>;
 
 export function localMachine(): string {
   return os.hostname();
-}
-
-/** A registry value: a bare root, or JSON with `root` and `machine` (or `host`). */
-export function parseRepositoryRecord(value: string, fallbackMachine: string = localMachine()): RepositoryRecord {
-  if (value.startsWith('{')) {
-    try {
-      const record = JSON.parse(value) as { root?: unknown; machine?: unknown; host?: unknown };
-      if (typeof record.root === 'string') {
-        const machine = typeof record.machine === 'string' ? record.machine : typeof record.host === 'string' ? record.host : fallbackMachine;
-        return { root: record.root, machine };
-      }
-    } catch {
-      // a root that happens to start with '{'
-    }
-  }
-  return { root: value, machine: fallbackMachine };
 }
 
 /** The name bull-board gives the queue (its prefix leads with the path): used in job links. */

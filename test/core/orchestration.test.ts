@@ -502,7 +502,12 @@ describe('advance', () => {
     const h = await prepareActivated('executor');
     const early = await h.apply({ intent: 'advance', taskRef: TASK_ID });
     expect(early.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({ code: 'DELEGATION_STATE_INVALID', message: 'delegation receipt-1 is activated, expected sealed', recoverable: true });
+    // baton: the upstream message, then what to do (the subagent has not finished yet)
+    expect(readRun(dir).pause).toEqual({
+      code: 'DELEGATION_STATE_INVALID',
+      message: `delegation receipt-1 is activated, expected sealed; its subagent has not finished: wait for the subagent to return (spawn it in the foreground, never in the background) and for its SubagentStop hook, which seals the receipt; check with 'baton task ${TASK_ID} status' until run.pendingDelegation.status is 'sealed', then advance again; if the subagent is gone, 'baton task ${TASK_ID} abort --reason "…"' and 'baton task ${TASK_ID} begin-or-resume'`,
+      recoverable: true,
+    });
     await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
     await h.apply({ intent: 'hook-stop', taskRef: TASK_ID, childId: 'child-1', exitCode: 0 });
     const advanced = await h.apply({ intent: 'advance', taskRef: TASK_ID });

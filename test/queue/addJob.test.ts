@@ -133,7 +133,7 @@ describe('RepositoryQueueClient without BullMQ on the enqueue path', () => {
       expect(await client.withdraw('c-withdraw')).toBe(true);
       expect(await queue.getJob('c-withdraw')).toBeUndefined();
       expect(await client.withdraw('c-withdraw')).toBe(false);
-      expect(await redis.hget(`${prefix}:baton:repos`, repo.id)).toBe(repo.root);
+      expect(JSON.parse((await redis.hget(`${prefix}:baton:repos`, repo.id))!)).toEqual({ root: repo.root, host: null });
       await queue.close();
     } finally {
       await client.close();
