@@ -3,7 +3,9 @@ import { READ_ONLY_INTENTS, lifecycleEventSchema } from '../core/events.ts';
 import { MAX_ARTIFACT_BYTES } from '../core/stageArtifact.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
-import { envelopeFor, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
+import { envelopeFor, envelopeTaskRefSchema, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
+import { failed } from '../core/orchestration.ts';
+import { resolveTaskRef } from '../core/taskRef.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
@@ -54,6 +56,16 @@ export async function run(argv: string[]): Promise<number> {
     printJson(failedResult(root.code, root.message));
     return 1;
   }
+  const { taskRef } = parsed.event;
+  if (!envelopeTaskRefSchema.safeParse(taskRef).success) {
+    // '' or a ref longer than a job may carry cannot name a task: answer with the resolve-ref failure
+    // upstream gives (INVALID_TASK_REF, SHORT_ID_CAPACITY_EXCEEDED …) without a round trip.
+    const resolved = resolveTaskRef(taskRef, { repoRoot: root.root });
+    if (!resolved.ok) {
+      printJson(failed(resolved.code, resolved.message, resolved.taskId));
+      return 1;
+    }
+  }
   const readOnly = READ_ONLY_INTENTS.has(parsed.event.intent);
   if (readOnly && parsed.options.redis !== undefined) {
     process.stderr.write(unusedOptionWarning('baton task', 'redis', `'${parsed.event.intent}' reads the run files directly; it does not use Redis`));
@@ -85,7 +97,9 @@ async function readArtifactContent(): Promise<string | { error: string }> {
 type PrintableResult = { status: string } & Record<string, unknown>;
 
 export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentity, options: TaskCommonOptions): Promise<PrintableResult> {
-  const config = queueConfigFrom(options.redis, undefined, repo.root);
+  // `--redis` > the endpoint the repository's worker recorded > $REDIS_URL > private/default Redis.
+  const { clientQueueConfig } = await import('./endpoint.ts');
+  const config = clientQueueConfig(repo.root, options.redis, () => queueConfigFrom(undefined, undefined, repo.root))!;
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { drainSpool } = await import('../queue/spool.ts');
   const { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } = await import('../queue/connection.ts');

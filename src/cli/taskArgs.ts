@@ -1,5 +1,5 @@
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
-import { LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
+import { INTERNAL_INTENTS, LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
 import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
 
 // The grammar of `baton task <task-ref|auto> <intent> [--flag value]...`, kept from agent-infra's
@@ -42,11 +42,14 @@ const EVENT_FLAGS = [
   'stage', 'round', 'artifact', 'role', 'reason', 'content',
 ] as const;
 const COMMON_FLAGS = ['repo', 'redis', 'timeout', 'worker', 'idempotency-key'] as const;
+/** Known to 0.9.2's parser, used by no intent: accepted and ignored, as upstream does. */
+const IGNORED_FLAGS = ['before-fingerprint'] as const;
 /** Accepted by 0.9.2's hook-stop, refused by baton: a caller-supplied list could dodge the reviewer write gate. */
 const REFUSED_FLAGS = ['after-fingerprint', 'changed-paths'] as const;
 
 type Flag = (typeof EVENT_FLAGS)[number] | (typeof COMMON_FLAGS)[number];
-const KNOWN_FLAGS: ReadonlySet<string> = new Set<string>([...EVENT_FLAGS, ...COMMON_FLAGS, ...REFUSED_FLAGS]);
+const KNOWN_FLAGS: ReadonlySet<string> = new Set<string>([...EVENT_FLAGS, ...COMMON_FLAGS, ...IGNORED_FLAGS, ...REFUSED_FLAGS]);
+const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 
 export type TaskCommonOptions = {
   repo?: string;
@@ -90,12 +93,17 @@ function requiredFlags(intent: LifecycleIntent, auto: boolean): Flag[] {
   }
 }
 
-const POSITIVE_INTEGER = /^[1-9]\d*$/;
-const INTEGER = /^-?\d+$/;
+// Upstream reads numbers with Number() and checks Number.isInteger, so any integer-valued spelling
+// counts: `1e3`, `05`, `0.0`, `0x10`.
+function integer(value: string, message: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number)) usage(message);
+  return number;
+}
 
 function positiveInteger(value: string, message: string): number {
-  const number = Number(value);
-  if (!POSITIVE_INTEGER.test(value) || !Number.isSafeInteger(number)) usage(message);
+  const number = integer(value, message);
+  if (number <= 0) usage(message);
   return number;
 }
 
@@ -103,9 +111,9 @@ function parseFlags(tokens: readonly string[]): Map<string, string> {
   const flags = new Map<string, string>();
   for (let index = 0; index < tokens.length; index += 1) {
     const token = tokens[index]!;
-    if (!token.startsWith('--')) usage(`unexpected argument '${token}'`);
+    // Upstream names any token in an option position an option: `route foo` → "unknown option 'foo'".
     const name = token.slice(2);
-    if (!KNOWN_FLAGS.has(name)) usage(`unknown option '${token}'`);
+    if (!token.startsWith('--') || !KNOWN_FLAGS.has(name)) usage(`unknown option '${token}'`);
     if (flags.has(name)) usage(`duplicate option '${token}'`);
     const value = tokens[index + 1];
     if (value === undefined || value === '' || value.startsWith('--')) usage(`option '${token}' requires a value`);
@@ -133,7 +141,8 @@ function buildEvent(taskRef: string, intent: LifecycleIntent, flags: Map<string,
       copy('requested-model', 'requestedModel');
       break;
     case 'hook-start':
-      copy('client', 'client');
+      // With a task ref the client is not needed, and upstream ignores it (even an unknown one).
+      if (taskRef === 'auto') copy('client', 'client');
       copy('native-agent', 'nativeAgent');
       copy('child-id', 'childId');
       copy('parent-id', 'parentId');
@@ -142,14 +151,13 @@ function buildEvent(taskRef: string, intent: LifecycleIntent, flags: Map<string,
       copy('fallback-reason', 'fallbackReason');
       break;
     case 'hook-stop': {
-      copy('client', 'client');
-      copy('native-agent', 'nativeAgent');
+      if (taskRef === 'auto') {
+        copy('client', 'client');
+        copy('native-agent', 'nativeAgent');
+      }
       copy('child-id', 'childId');
       const exitCode = get('exit-code');
-      if (exitCode !== undefined) {
-        if (!INTEGER.test(exitCode) || !Number.isSafeInteger(Number(exitCode))) usage('--exit-code must be an integer');
-        event.exitCode = Number(exitCode);
-      }
+      if (exitCode !== undefined) event.exitCode = integer(exitCode, '--exit-code must be an integer');
       break;
     }
     case 'stage-completed':
@@ -204,14 +212,28 @@ function commonOptions(flags: Map<string, string>): TaskCommonOptions {
   return options;
 }
 
+/**
+ * `--help`/`-h` asks for help where an argument or an option name stands, not as an option's value:
+ * `pause --message -h` pauses with the message "-h", as upstream does.
+ */
+function asksForHelp(argv: readonly string[]): boolean {
+  if (argv.slice(0, 2).some((token) => HELP_FLAGS.has(token))) return true;
+  for (let index = 2; index < argv.length; index += 1) {
+    const token = argv[index]!;
+    if (HELP_FLAGS.has(token)) return true;
+    const value = argv[index + 1];
+    if (token.startsWith('--') && KNOWN_FLAGS.has(token.slice(2)) && value !== undefined && value !== '' && !value.startsWith('--')) index += 1;
+  }
+  return false;
+}
+
 export function parseTaskCommand(argv: readonly string[]): ParsedTaskCommand {
-  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
+  if (asksForHelp(argv)) return { kind: 'help' };
   try {
+    // Positions decide, as upstream: `task --client x` is the task ref '--client' with intent 'x'.
     const [taskRef, intent, ...rest] = argv;
-    if (taskRef === undefined || intent === undefined || taskRef.startsWith('--') || intent.startsWith('--')) {
-      usage('task ref and intent are required');
-    }
-    if (!(LIFECYCLE_INTENTS as readonly string[]).includes(intent)) usage(`unknown intent '${intent}'`);
+    if (taskRef === undefined || intent === undefined) usage('task ref and intent are required');
+    if (!(LIFECYCLE_INTENTS as readonly string[]).includes(intent) || INTERNAL_INTENTS.has(intent as LifecycleIntent)) usage(`unknown intent '${intent}'`);
     const flags = parseFlags(rest);
     for (const refused of REFUSED_FLAGS) {
       if (flags.has(refused)) usage(`option '--${refused}' is not accepted: baton captures the workspace fingerprint and changed paths itself`);

@@ -7,11 +7,16 @@ import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
 // jobs taken off the queue, so a malformed job is rejected before it can touch a run.
 
 const text = z.string().min(1);
-const taskRef = z.string().min(1).max(256);
+// Any string: the engine resolves it, and refs that cannot name a task fail there with upstream's
+// resolve-ref codes (INVALID_TASK_REF for '').
+const taskRef = z.string();
+// Upstream's numbers: any integer value (Number.isInteger), not only the safe range zod's int() allows.
+const integer = z.number().refine(Number.isInteger, 'expected an integer');
+const positiveInteger = integer.refine((value) => value > 0, 'expected a positive integer');
 const client = z.enum(AGENT_CLIENT_IDS);
 
 export const lifecycleEventSchema = z.discriminatedUnion('intent', [
-  z.strictObject({ intent: z.literal('begin-or-resume'), taskRef, maxSteps: z.number().int().positive().optional() }),
+  z.strictObject({ intent: z.literal('begin-or-resume'), taskRef, maxSteps: positiveInteger.optional() }),
   z.strictObject({ intent: z.literal('route'), taskRef }),
   z.strictObject({ intent: z.literal('status'), taskRef }),
   z.strictObject({ intent: z.literal('prepare'), taskRef, client, requestedModel: text.optional() }),
@@ -32,14 +37,24 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
     client: client.optional(),
     nativeAgent: text.optional(),
     childId: text,
-    exitCode: z.number().int().optional(),
+    exitCode: integer.optional(),
+  }),
+  // Internal (PreToolUse hook only): claim the prepared delegation for one spawning tool call.
+  z.strictObject({
+    intent: z.literal('claim-spawn'),
+    taskRef: z.literal('auto'),
+    client,
+    nativeAgent: text,
+    toolCallId: text,
+    /** ISO time after which the asking hook has given up: a later claim changes nothing. */
+    notAfter: text.optional(),
   }),
   z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
   z.strictObject({
     intent: z.literal('complete-stage'),
     taskRef,
     stage: z.enum(DELEGATION_STAGES),
-    round: z.number().int().positive(),
+    round: positiveInteger,
     artifact: text,
     agent: text,
     /** baton: the artifact's text (from `--content -`), written by the worker with the run update. */
@@ -49,7 +64,7 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
     intent: z.literal('validate-stage'),
     taskRef,
     stage: z.enum(DELEGATION_STAGES),
-    round: z.number().int().positive(),
+    round: positiveInteger,
     artifact: text,
     role: z.enum(DELEGATION_ROLES),
   }),
@@ -79,6 +94,7 @@ export const LIFECYCLE_INTENTS = [
   'prepare',
   'hook-start',
   'hook-stop',
+  'claim-spawn',
   'stage-completed',
   'complete-stage',
   'validate-stage',
@@ -86,6 +102,9 @@ export const LIFECYCLE_INTENTS = [
   'pause',
   'abort',
 ] as const satisfies readonly LifecycleIntent[];
+
+/** Intents only baton's own hooks send; `baton task` does not offer them. */
+export const INTERNAL_INTENTS: ReadonlySet<LifecycleIntent> = new Set(['claim-spawn']);
 
 /** Intents that never change a run: the CLI may answer them by reading files, without the queue. */
 export const READ_ONLY_INTENTS: ReadonlySet<LifecycleIntent> = new Set(['route', 'status']);

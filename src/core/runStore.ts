@@ -43,7 +43,8 @@ export function parseRunText(text: string, file: string): RunRead {
     }
     return { kind: 'invalid', message: `${file} does not match orchestration schema v1 (${describeSchemaError(parsed.error)})` };
   }
-  return { kind: 'ok', run: parsed.data as OrchestrationRun };
+  // The file's own object, not zod's copy: zod reorders keys, and the copy would be what gets rewritten.
+  return { kind: 'ok', run: value as OrchestrationRun };
 }
 
 /** The bytes agent-infra writes: JSON, 2-space indent, trailing newline. */

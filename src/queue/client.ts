@@ -171,9 +171,11 @@ function resultSchema(): Promise<ResultSchema> {
 
 /** A worker's return value is checked before anyone prints or acts on it. */
 function completedOutcome({ describeSchemaError, orchestrationResultSchema }: ResultSchema, returnvalue: string | null | undefined): JobOutcome {
-  const parsed = orchestrationResultSchema.safeParse(parseJson(returnvalue));
+  const value = parseJson(returnvalue);
+  const parsed = orchestrationResultSchema.safeParse(value);
   if (!parsed.success) return { kind: 'failed', reason: `the worker returned a malformed result (${describeSchemaError(parsed.error)})` };
-  return { kind: 'completed', value: parsed.data as OrchestrationResult };
+  // Print what the worker returned (key order and unknown run keys intact), now that it is checked.
+  return { kind: 'completed', value: value as OrchestrationResult };
 }
 
 function fieldsToRecord(fields: string[]): Record<string, string> {

@@ -165,12 +165,18 @@ describe('route', () => {
   });
 
   it('18b: task.md that is a directory → ORCHESTRATION_TASK_READ_FAILED (String(error))', async () => {
-    // A task exists iff its task.md is a regular file, so a directory is "not found" first.
+    // As upstream: the task exists (something named task.md is there), reading it fails.
     fs.rmSync(path.join(dir, 'task.md'));
     fs.mkdirSync(path.join(dir, 'task.md'));
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
-    expect(result.status).toBe('failed');
-    expect(['TASK_NOT_FOUND', 'ORCHESTRATION_TASK_READ_FAILED']).toContain(result.error?.code);
+    expect(result).toEqual({
+      status: 'failed',
+      changed: false,
+      taskId: TASK_ID,
+      run: null,
+      next: null,
+      error: { code: 'ORCHESTRATION_TASK_READ_FAILED', message: 'Error: EISDIR: illegal operation on a directory, read' },
+    });
   });
 
   it('19: review-code without a manual-validation number → ORCHESTRATION_REVIEW_INVALID; ledger id XX-1 → ORCHESTRATION_LEDGER_INVALID', async () => {
@@ -308,6 +314,29 @@ describe('prepare', () => {
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(result.error).toEqual({ code: 'ORCHESTRATION_SNAPSHOT_FAILED', message: 'disk on fire' });
     expect(fs.readFileSync(path.join(dir, 'orchestration.json'))).toEqual(before);
+  });
+
+  it('an unreadable latest review round → ORCHESTRATION_ROUTE_UNKNOWN: prepare prepares nothing, captures nothing', async () => {
+    writeArtifact(dir, 'analysis.md', '# A\n', 30);
+    writeArtifact(dir, 'review-analysis.md', reviewWithVerdict('analysis.md', 'Changes Requested'), 20);
+    writeArtifact(dir, 'review-analysis-r2.md', reviewWithVerdict('analysis.md', 'Approved', '0 blockers, 0 majors, 0 minors'), 10);
+    writeArtifact(dir, 'review-analysis-r03.md', '# stray\n', 5);
+    const h = await begin();
+    const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
+    const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
+    expect(result).toEqual({
+      status: 'failed',
+      changed: false,
+      taskId: TASK_ID,
+      run: null,
+      next: null,
+      error: {
+        code: 'ORCHESTRATION_ROUTE_UNKNOWN',
+        message: 'cannot determine a unique lifecycle action: latest review-analysis round 3 (review-analysis-r3.md) cannot be read (ENOENT)',
+      },
+    });
+    expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')).toBe(before);
+    expect(h.fingerprinter.captures).toBe(0);
   });
 
   it('a commit-gate failure is returned by prepare unchanged', async () => {
