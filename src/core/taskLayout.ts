@@ -90,31 +90,3 @@ export function archiveDayDirs(repoRoot: string): string[] {
   }
   return days;
 }
-
-/** Names of the directories directly inside `dir`, sorted; none when it cannot be read. */
-function subdirs(dir: string): string[] {
-  try {
-    return fs
-      .readdirSync(dir, { withFileTypes: true })
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name)
-      .sort();
-  } catch {
-    return [];
-  }
-}
-
-/**
- * Every task directory of the repository with the state its location says: the flat states in
- * order, then the archive oldest first. A directory is listed whether or not it holds a task.md.
- */
-export function taskDirectories(repoRoot: string): { state: TaskState; dir: string }[] {
-  const found: { state: TaskState; dir: string }[] = [];
-  for (const state of FLAT_TASK_STATES) {
-    for (const name of subdirs(stateDir(repoRoot, state))) found.push({ state, dir: path.join(stateDir(repoRoot, state), name) });
-  }
-  for (const day of archiveDayDirs(repoRoot).reverse()) {
-    for (const name of subdirs(day)) found.push({ state: ARCHIVE_STATE, dir: path.join(day, name) });
-  }
-  return found;
-}
