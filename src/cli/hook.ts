@@ -7,7 +7,8 @@ import type { LifecycleEvent } from '../core/events.ts';
 import { envelopeFor, eventIdForNative, repoIdentity } from '../queue/eventIds.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { queueConfigFrom } from './common.ts';
-import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
+import type { HookQueue } from '../queue/hookTransport.ts';
+import type { JobOutcome } from '../queue/outcome.ts';
 
 // `baton hook <claude-code|codex> [--event NAME]`: the command a native hook runs. It reads the
 // client's JSON payload on stdin, turns SubagentStart/SubagentStop of a lifecycle agent into a
@@ -232,17 +233,30 @@ export async function run(argv: string[]): Promise<number> {
   return outcome.exitCode;
 }
 
-/** Enqueue within the budget, spooling when Redis cannot be reached; wait for the result if time allows. */
-export async function deliver(envelope: JobEnvelope, args: { redis?: string; budgetMs: number }): Promise<HookRun> {
+export type DeliverOptions = Readonly<{
+  /**
+   * Wait (within the budget) for the worker's result and report it. Only a hook whose answer
+   * depends on the result needs it (the PreToolUse spawn claim); an event that only has to be
+   * recorded returns once it is queued.
+   */
+  waitForResult: boolean;
+}>;
+
+/**
+ * Enqueue within the budget, spooling when Redis cannot be reached; with `waitForResult`, wait for
+ * the result if time allows. Plain Redis URLs go through the raw RESP client (no Redis library to
+ * load, src/queue/hookTransport.ts); cluster or sentinel configurations through ioredis.
+ */
+export async function deliver(envelope: JobEnvelope, args: { redis?: string; budgetMs: number }, options: DeliverOptions = { waitForResult: true }): Promise<HookRun> {
   const deadline = Date.now() + args.budgetMs;
   const config = queueConfigFrom(args.redis, undefined, envelope.repo.root);
-  const { RepositoryQueueClient } = await import('../queue/client.ts');
+  const { connectHookQueue } = await import('../queue/hookTransport.ts');
   const { drainSpool, spoolEvent } = await import('../queue/spool.ts');
   const repo = envelope.repo;
-  let client: RepositoryQueueClientType | null = null;
+  let client: HookQueue | null = null;
   try {
     try {
-      client = await RepositoryQueueClient.connect(config, repo, Math.max(50, Math.min(1_000, (deadline - Date.now()) / 2)));
+      client = await connectHookQueue(config, repo, Math.max(50, Math.min(1_000, (deadline - Date.now()) / 2)));
       await drainSpool(repo.root, (spooled) => client!.enqueue(spooled));
       await client.enqueue(envelope);
     } catch (error) {
@@ -253,7 +267,7 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; bud
         stderr: `baton: Redis unreachable (${(error as Error).message}); ${envelope.intent} event spooled to ${file}; it is applied, in order, once Redis and a worker are back\n`,
       };
     }
-    let outcome: Awaited<ReturnType<RepositoryQueueClientType['waitFor']>>;
+    let outcome: JobOutcome;
     try {
       if (!(await client.workerAvailable())) {
         return {
@@ -262,6 +276,7 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; bud
           stderr: `baton: no worker serves ${repo.root}; ${envelope.intent} event queued as ${envelope.eventId} and applied when one starts: baton worker --repo ${repo.root}\n`,
         };
       }
+      if (!options.waitForResult) return { exitCode: 0, stdout: '', stderr: '' };
       outcome = await client.waitFor(envelope.eventId, Math.max(0, deadline - Date.now() - 50));
     } catch (error) {
       // The event is queued; Redis went away while we waited for its result (chaos suite).
