@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import type { ChainableCommander, Redis } from 'ioredis';
+import { hexDigest } from '../core/digest.ts';
 // The Lua script BullMQ's Queue.add runs for a plain job, from the installed BullMQ itself (its
 // CommonJS build: the ESM one is not loadable as a deep import). Types: ./bullmqInternals.d.ts.
 import { addStandardJob } from 'bullmq/dist/cjs/scripts/addStandardJob-9.js';
@@ -18,7 +18,7 @@ import { version as BULLMQ_VERSION } from 'bullmq/dist/cjs/version.js';
 export const JOB_SCRIPT_COMMAND = 'batonAddStandardJob';
 
 /** sha1 of the script: what EVALSHA runs (and what ioredis and BullMQ run it by). */
-export const ADD_JOB_SCRIPT_SHA = createHash('sha1').update(addStandardJob.content).digest('hex');
+export const ADD_JOB_SCRIPT_SHA = hexDigest('sha1', addStandardJob.content);
 
 type Scripted = { [JOB_SCRIPT_COMMAND](...args: (string | Buffer)[]): Promise<unknown> };
 
