@@ -126,10 +126,10 @@ describe('RespClient connection handling', () => {
     const [id] = (await client.pipeline([['CLIENT', 'ID']])) as [number];
     const killer = new Redis(redisOptionsFromUrl(redisUrl));
     try {
-      const pending = client.call('BLPOP', uniquePrefix('resp-never'), 5);
+      const pending = expect(client.call('BLPOP', uniquePrefix('resp-never'), 5)).rejects.toThrow(/closed the connection/);
       await new Promise((resolve) => setTimeout(resolve, 50));
       await killer.client('KILL', 'ID', id);
-      await expect(pending).rejects.toThrow(/closed the connection/);
+      await pending;
       await expect(client.call('PING')).rejects.toThrow(/closed the connection/);
     } finally {
       killer.disconnect();
