@@ -269,15 +269,33 @@ export type DeliverOptions = Readonly<{
 export async function deliver(envelope: JobEnvelope, args: { redis?: string; budgetMs: number }, options: DeliverOptions = { waitForResult: true }): Promise<HookRun> {
   const deadline = Date.now() + args.budgetMs;
   const config = queueConfigFrom(args.redis, undefined, envelope.repo.root);
-  const { connectHookQueue } = await import('../queue/hookTransport.ts');
+  const { connectHookQueue, withDeadline } = await import('../queue/hookTransport.ts');
   const { drainSpool, spoolEvent } = await import('../queue/spool.ts');
   const repo = envelope.repo;
   let client: HookQueue | null = null;
+  let gaveUp = false;
+  // A server that accepts the connection but never answers must not hold the agent: past the
+  // budget the event is spooled (adding it twice is harmless: job ids and the journal deduplicate).
+  const budgetLeft = () => Math.max(1, deadline - Date.now());
+  const silent = `Redis did not answer within the hook budget (${args.budgetMs} ms)`;
   try {
     try {
-      client = await connectHookQueue(config, repo, Math.max(50, Math.min(1_000, (deadline - Date.now()) / 2)));
-      await drainSpool(repo.root, (spooled) => client!.enqueue(spooled));
-      await client.enqueue(envelope);
+      const enqueueing = (async () => {
+        const connected = await connectHookQueue(config, repo, Math.max(50, Math.min(1_000, (deadline - Date.now()) / 2)));
+        client = connected;
+        if (gaveUp) {
+          await connected.close();
+          throw new Error(silent);
+        }
+        await drainSpool(repo.root, (spooled) => connected.enqueue(spooled));
+        await connected.enqueue(envelope);
+        return connected;
+      })();
+      enqueueing.catch(() => undefined);
+      client = await withDeadline(enqueueing, budgetLeft(), silent).catch((error: unknown) => {
+        gaveUp = true;
+        throw error;
+      });
     } catch (error) {
       const file = spoolEvent(repo.root, envelope);
       return {
@@ -288,7 +306,7 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; bud
     }
     let outcome: JobOutcome;
     try {
-      if (!(await client.workerAvailable())) {
+      if (!(await withDeadline(client.workerAvailable(), budgetLeft(), silent))) {
         return {
           exitCode: 0,
           stdout: '',
@@ -296,7 +314,8 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; bud
         };
       }
       if (!options.waitForResult) return { exitCode: 0, stdout: '', stderr: '' };
-      outcome = await client.waitFor(envelope.eventId, Math.max(0, deadline - Date.now() - 50));
+      // The wait ends by itself at the budget (XREAD BLOCK); the deadline is for a server that stopped answering.
+      outcome = await withDeadline(client.waitFor(envelope.eventId, Math.max(0, deadline - Date.now() - 50)), budgetLeft() + 250, silent);
     } catch (error) {
       // The event is queued; Redis went away while we waited for its result (chaos suite).
       return {
@@ -321,6 +340,6 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; bud
       stderr: `baton: ${envelope.intent} event queued as ${envelope.eventId}; not applied within the hook budget (${args.budgetMs} ms), the worker will apply it\n`,
     };
   } finally {
-    await client?.close();
+    await (client as HookQueue | null)?.close();
   }
 }

@@ -124,3 +124,30 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
     expect(readRun(checkout.taskDir).status).toBe('paused');
   });
 });
+
+describe('deliver against a server that accepts connections and never answers', () => {
+  it('spools the event once the budget is spent instead of holding the agent', async () => {
+    const net = await import('node:net');
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-mute-'));
+    const socket = path.join(dir, 'mute.sock');
+    const received: Buffer[] = [];
+    const server = net.createServer((connection) => connection.on('data', (chunk) => received.push(chunk)));
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      const { envelope, repo: checkout } = setup('raw');
+      const event = envelope('h-mute');
+      const run = await deliver(event, { redis: `unix://${socket}`, budgetMs: 300 }, { waitForResult: false });
+      expect(run.exitCode).toBe(0);
+      expect(run.stderr).toContain('baton: Redis unreachable (Redis did not answer within the hook budget (300 ms)); pause event spooled to ');
+      expect(spooledFiles(checkout.root)).toHaveLength(1);
+      // It did talk RESP to the server: the pipeline that adds the job.
+      expect(Buffer.concat(received).toString()).toContain('EVALSHA');
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
