@@ -3,7 +3,7 @@
 // The caller is in process and uses the same RepositoryQueueClient as `baton task` (enqueue, then
 // wait for the result on the queue's event stream); the worker is a real `baton worker` process.
 // One event at a time (latency, not throughput), ≥ 2,000 events per worker runtime.
-// Goal (ARCHITECTURE.md): p50 ≤ 5 ms, p99 ≤ 25 ms on loopback.
+// Goal (docs/architecture.md): p50 ≤ 5 ms, p99 ≤ 25 ms on loopback.
 //
 //   npm run build && node bench/latency.mjs [--events 2000] [--warmup 100] [--runtimes node,bun]
 import process from 'node:process';

@@ -44,55 +44,15 @@ export function tempDir(label, base = os.tmpdir()) {
 // ---------------------------------------------------------------------------------------------
 // Redis
 
-function findRedisServer() {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/local/bin', '/usr/sbin'])) {
-    const candidate = path.join(dir, 'redis-server');
-    if (fs.existsSync(candidate)) return candidate;
-  }
-  throw new Error('the benchmarks need redis-server on PATH (apt-get install -y redis-server)');
-}
-
-async function waitForPing(socket, timeoutMs) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (fs.existsSync(socket)) {
-      const client = new Redis({ path: socket, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        if ((await client.ping()) === 'PONG') return;
-      } catch {
-        // not ready yet
-      } finally {
-        client.disconnect();
-      }
-    }
-    if (Date.now() > deadline) throw new Error(`redis-server did not answer on ${socket} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-/** A private redis-server on a unix socket (same settings as test/support/redisServer.ts). */
+/** A private redis-server on a unix socket (the launcher of src/redisServer, as the tests and `baton start` use). */
 export async function startRedis({ appendonly = false } = {}) {
+  const { findRedisServer, launchRedisServer } = await importSource('src/redisServer/launch.ts');
   const binary = findRedisServer();
-  const dir = tempDir('redis');
-  const socket = path.join(dir, 'redis.sock');
-  const child = spawn(
-    binary,
-    ['--port', '0', '--unixsocket', socket, '--unixsocketperm', '700', '--dir', dir, '--save', '', '--appendonly', appendonly ? 'yes' : 'no',
-      '--maxmemory-policy', 'noeviction', '--logfile', path.join(dir, 'redis.log')],
-    { stdio: 'ignore' },
-  );
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  onCleanup(async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await exited;
-    }
-  });
-  await waitForPing(socket, 10_000);
+  if (!binary) throw new Error('the benchmarks need redis-server on PATH: run `bash scripts/setup.sh`');
+  const server = await launchRedisServer({ dir: tempDir('redis'), binary, appendonly });
+  onCleanup(() => server.stop());
   const version = spawnSync(binary, ['--version'], { encoding: 'utf8' }).stdout.trim();
-  return { url: `unix://${socket}`, socket, dir, pid: child.pid, version };
+  return { url: server.url, socket: server.socket, dir: server.dir, pid: server.child.pid, version };
 }
 
 export function redisClient(socket) {

@@ -99,7 +99,7 @@ const fingerprint = read('fingerprint');
 if (fingerprint) {
   const goals = fingerprint.goals ?? {};
   for (const result of fingerprint.results ?? []) {
-    // ARCHITECTURE.md sets the goal at 20,000 files; smaller repositories are reported only.
+    // docs/architecture.md sets the goal at 20,000 files; smaller repositories are reported only.
     const goalApplies = result.files >= 20_000;
     const met = goalApplies && typeof goals.cold === 'number' && typeof goals.warm === 'number' ? result.coldRatio <= goals.cold && result.warmRatio <= goals.warm : undefined;
     rows.push([

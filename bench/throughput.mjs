@@ -7,7 +7,7 @@
 // Throughput = events / (last finishedOn − first processedOn), from BullMQ's job timestamps; the
 // wall time from spawning the worker(s) to the last completion is reported too. Afterwards every
 // repository's run file must show its last event applied, and every job must have completed.
-// Goal (ARCHITECTURE.md): ≥ 1,000 events/s aggregate over 50 repositories in one worker process.
+// Goal (docs/architecture.md): ≥ 1,000 events/s aggregate over 50 repositories in one worker process.
 //
 //   npm run build && node bench/throughput.mjs [--repos 50] [--events 100] [--processes 1,2] [--runtimes node,bun] [--profile DIR]
 import fs from 'node:fs';

@@ -49,6 +49,11 @@ export function privateRedisUrl(repoRoot: string): string | null {
   }
 }
 
+/** The warning of a command given a common option it has no use for (see options.ts, UnusedOptions). */
+export function unusedOptionWarning(command: string, option: 'repo' | 'redis', why: string): string {
+  return `${command}: warning: --${option} is ignored: ${why}\n`;
+}
+
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }

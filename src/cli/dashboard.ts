@@ -43,7 +43,7 @@ export async function run(argv: string[]): Promise<number> {
     .option('--token <secret>', 'require this token (default: $BATON_DASHBOARD_TOKEN)')
     .option('--allow-writes', 'allow retrying, removing and promoting jobs (read-only otherwise)')
     .option('--refresh <ms>', 'how often to look for new repositories', milliseconds, 2_000);
-  const exit = parseCommand(program, argv);
+  const exit = parseCommand(program, argv, { repo: 'baton dashboard shows every repository recorded in Redis (baton worker --dashboard shows the ones it serves)' });
   if (exit !== null) return exit;
   const options = program.opts<DashboardCommandOptions>();
   const { bindProblem, describeDashboard, redisQueueSource, startDashboard } = await import('../dashboard/index.ts');

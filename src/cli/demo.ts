@@ -26,7 +26,7 @@ export async function run(argv: string[]): Promise<number> {
     .option('--redis <url>', 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379, then a private redis-server)')
     .option('--prefix <prefix>', 'Redis key prefix (default: $BATON_PREFIX, then baton)')
     .addOption(new Option('--client <client>', 'which client the hooks pretend to be').choices(['claude-code', 'codex']).default('claude-code'));
-  const exit = parseCommand(program, argv);
+  const exit = parseCommand(program, argv, { repo: 'baton demo creates its own temporary repository' });
   if (exit !== null) return exit;
   const options = program.opts<DemoOptions>();
   const out = (line: string) => process.stdout.write(`${line}\n`);

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { findRepoRoot } from '../core/repoRoot.ts';
 import { createFingerprinter } from '../core/fingerprint/index.ts';
+import { acceptUnusedOptions, warnUnusedOptions } from './options.ts';
+import type { UnusedOptions } from './options.ts';
 
 const DESCRIPTION = `Print the workspace fingerprint: the git tree id of the work tree with .gitignore applied and
 .agents/workspace/active force-included (what 'git read-tree HEAD && git add -A && git add -f
@@ -14,6 +16,8 @@ With --diff A B, print the repo-relative paths that differ between two fingerpri
 (what 'git diff --name-only --no-renames A B' lists).`;
 
 type Options = { repo?: string; json?: boolean; diff?: boolean; stats?: boolean };
+
+const UNUSED: UnusedOptions = { redis: 'baton fingerprint reads the work tree and .git only; it does not use Redis' };
 
 export async function run(argv: string[]): Promise<number> {
   let stdout = '';
@@ -36,6 +40,7 @@ export async function run(argv: string[]): Promise<number> {
       },
     });
 
+  acceptUnusedOptions(program, UNUSED);
   let parsed: { options: Options; args: string[] };
   try {
     program.parse(argv, { from: 'user' });
@@ -47,6 +52,7 @@ export async function run(argv: string[]): Promise<number> {
     throw error;
   }
 
+  warnUnusedOptions(program, UNUSED);
   const { options, args } = parsed;
   const fail = (message: string): number => {
     process.stderr.write(`baton fingerprint: ${message}\n`);

@@ -13,7 +13,7 @@ import type { JobOutcome } from '../queue/outcome.ts';
 
 // `baton hook <claude-code|codex> [--event NAME]`: the command a native hook runs. It reads the
 // client's JSON payload on stdin, turns SubagentStart/SubagentStop of a lifecycle agent into a
-// hook-start/hook-stop event (LIFECYCLE.md §10.3) with a deterministic event id, and adds it to the
+// hook-start/hook-stop event (docs/lifecycle.md §10.3) with a deterministic event id, and adds it to the
 // repository's queue. It never hangs the agent: with Redis down the event is spooled locally; with
 // no worker it stays queued; in both cases the hook says so on stderr and exits 0.
 // PreToolUse on the subagent-spawning tool is a read-only check that blocks (exit 2) a lifecycle
@@ -91,7 +91,7 @@ export type HookDecision =
   | { kind: 'spawn-check'; nativeAgent: string }
   | { kind: 'event'; event: LifecycleEvent; eventId: string };
 
-/** Pure mapping from a validated payload to what the hook should do (LIFECYCLE.md §10.3 steps 3–6). */
+/** Pure mapping from a validated payload to what the hook should do (docs/lifecycle.md §10.3 steps 3–6). */
 export function decideHook(client: HookClient, payload: HookPayload, eventOption?: string): HookDecision {
   const kind = firstText(eventOption, payload.hook_event_name, payload.event).toLowerCase();
   if (kind === 'pretooluse' || kind === 'pre-tool' || kind === 'pre_tool_use') {

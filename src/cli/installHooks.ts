@@ -9,7 +9,7 @@ import { batonCommandLine } from './runtime.ts';
 
 // `baton install-hooks claude-code|codex`: wires a client to baton in one repository. It merges
 // baton's hook entries into the client's settings (keeping every other entry; replacing only
-// baton's own earlier ones) and writes the lifecycle subagent profiles (LIFECYCLE.md §10.1).
+// baton's own earlier ones) and writes the lifecycle subagent profiles (docs/lifecycle.md §10.1).
 // Everything is computed before anything is written, so a settings file baton cannot read stops
 // the command with nothing changed; a second run changes no byte.
 
@@ -118,7 +118,7 @@ function readSettings(file: string, label: string): { settings: Settings; text: 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Subagent profiles (LIFECYCLE.md §10.1)
+// Subagent profiles (docs/lifecycle.md §10.1)
 
 type Profile = Readonly<{ name: string; description: string; instructions: string }>;
 
@@ -224,7 +224,7 @@ export async function run(argv: string[]): Promise<number> {
     .description("Wire an agent client to baton in this repository: hook entries in its settings (merged, never clobbered) and the lifecycle subagent profiles.")
     .argument('<client>', 'claude-code or codex')
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)');
-  const exit = parseCommand(program, argv);
+  const exit = parseCommand(program, argv, { redis: 'baton install-hooks only writes settings files; it does not use Redis (hooks find it through REDIS_URL, or the private redis-server of baton start)' });
   if (exit !== null) return exit;
   const client = program.args[0];
   if (client !== 'claude-code' && client !== 'codex') {

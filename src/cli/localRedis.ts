@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { connectFast, redactRedisUrl, redisOptionsFromUrl, withTimeout } from '../queue/connection.ts';
 import { writeFileAtomic } from '../core/runStore.ts';
 import { defaultRedisUrl, privateRedisDir, privateRedisUrl } from './common.ts';
+import { RedisServerError, findRedisServer, launchRedisServer } from '../redisServer/launch.ts';
 
 // Finding a Redis for `baton start` and `baton demo`: the configured one (--redis, $REDIS_URL), else
 // whatever answers on the default address, else a private redis-server for this repository on a
@@ -25,9 +24,6 @@ export type ResolvedRedis = Readonly<{
 export class RedisUnavailableError extends Error {}
 
 const PROBE_TIMEOUT_MS = 500;
-const START_TIMEOUT_MS = 10_000;
-/** sun_path is 108 bytes on Linux, 104 on macOS. */
-const MAX_SOCKET_PATH = 100;
 
 async function answers(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boolean> {
   let client: Redis;
@@ -47,20 +43,6 @@ async function answers(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boole
   } finally {
     client.disconnect();
   }
-}
-
-export function findRedisServer(env: Record<string, string | undefined> = process.env): string | null {
-  const dirs = (env.PATH ?? '').split(path.delimiter).filter(Boolean);
-  for (const dir of dirs) {
-    const candidate = path.join(dir, 'redis-server');
-    try {
-      fs.accessSync(candidate, fs.constants.X_OK);
-      return candidate;
-    } catch {
-      // next
-    }
-  }
-  return null;
 }
 
 export function noRedisMessage(probed: string): string {
@@ -122,43 +104,17 @@ async function startPrivateRedis(repoRoot: string, probed: string, env: Record<s
 
   const binary = findRedisServer(env);
   if (!binary) throw new RedisUnavailableError(noRedisMessage(probed));
-  let socket = path.join(dir, 'redis.sock');
-  if (Buffer.byteLength(socket) > MAX_SOCKET_PATH) socket = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-redis-')), 'redis.sock');
-  fs.rmSync(socket, { force: true });
-  const url = `unix://${socket}`;
-  const child = spawn(
-    binary,
-    [
-      '--port', '0',
-      '--unixsocket', socket,
-      '--unixsocketperm', '700',
-      '--dir', dir,
-      '--appendonly', 'yes',
-      '--save', '',
-      '--maxmemory-policy', 'noeviction',
-      '--logfile', path.join(dir, 'redis.log'),
-    ],
+  let server;
+  try {
     // Its own process group: Ctrl-C reaches baton, which stops the worker first, then Redis.
-    { stdio: 'ignore', detached: true },
-  );
-  const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => resolve(code));
-    child.once('error', () => resolve(-1));
-  });
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  let early: number | null | undefined;
-  void exited.then((code) => (early = code));
-  while (!(await answers(url, 200))) {
-    if (early !== undefined || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      const tail = readOr(path.join(dir, 'redis.log'), '').trim().split('\n').slice(-5).join('\n');
-      throw new RedisUnavailableError(`the private redis-server (${binary}) did not start${tail ? `:\n${tail}` : ''}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    server = await launchRedisServer({ dir, binary, appendonly: true, detached: true });
+  } catch (error) {
+    if (error instanceof RedisServerError) throw new RedisUnavailableError(`the private ${error.message}`);
+    throw error;
   }
   writeFileAtomic(ownerFile, `${process.pid}\n`);
-  writeFileAtomic(urlFile, `${url}\n`);
-  return owned(url, child, dir, urlFile, ownerFile, exited);
+  writeFileAtomic(urlFile, `${server.url}\n`);
+  return owned(server.url, server.child, dir, urlFile, ownerFile, server.exited);
 }
 
 function owned(url: string, child: ChildProcess | null, dir: string, urlFile: string, ownerFile: string, exited?: Promise<number | null>): ResolvedRedis {

@@ -29,6 +29,9 @@ commands:
   install-hooks <claude-code|codex>                 wire an agent client's hooks and subagent profiles
   demo [--keep-open]                                a complete lifecycle in a temporary repository
 
+common options: --repo DIR, --redis URL and --help work with every command; a command that has no
+use for --repo or --redis accepts it and warns that it ignores it.
+
 Run 'baton <command> --help' for a command's options.
 `;
 

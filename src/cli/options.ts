@@ -1,8 +1,9 @@
 import { InvalidArgumentError } from 'commander';
 import type { Command } from 'commander';
+import { unusedOptionWarning } from './common.ts';
 
 // Option parsing shared by the commander-based commands (worker, dashboard, start, demo, runs,
-// install-hooks).
+// install-hooks, fingerprint).
 
 export function portNumber(value: string): number {
   const number = Number(value);
@@ -25,15 +26,42 @@ export function collect(value: string, previous: string[]): string[] {
 }
 
 /**
+ * Common options a command has no use for, each with the reason. Scripts pass `--repo` and
+ * `--redis` to every command; such a command accepts them and says it ignores them, instead of
+ * failing with "unknown option".
+ */
+export type UnusedOptions = Readonly<{ repo?: string; redis?: string }>;
+
+const UNUSED_FLAGS = { repo: '--repo <dir>', redis: '--redis <url>' } as const;
+
+
+/** Declares the unused options on `program` (shown in --help with their reason). */
+export function acceptUnusedOptions(program: Command, unused: UnusedOptions): void {
+  for (const [name, why] of Object.entries(unused) as [keyof UnusedOptions, string][]) {
+    program.option(UNUSED_FLAGS[name], `accepted and ignored: ${why}`);
+  }
+}
+
+/** After parsing: one warning on stderr per unused option given. */
+export function warnUnusedOptions(program: Command, unused: UnusedOptions): void {
+  const given = program.opts<Record<string, unknown>>();
+  for (const [name, why] of Object.entries(unused) as [keyof UnusedOptions, string][]) {
+    if (given[name] !== undefined) process.stderr.write(unusedOptionWarning(program.name(), name, why));
+  }
+}
+
+/**
  * Parses `argv` with a command configured to report instead of exiting. Returns the exit code
  * when parsing ended the command (0 for --help, 2 for a usage error), or null to go on.
  */
-export function parseCommand(program: Command, argv: readonly string[]): number | null {
+export function parseCommand(program: Command, argv: readonly string[], unused: UnusedOptions = {}): number | null {
+  acceptUnusedOptions(program, unused);
   program.exitOverride().configureOutput({ writeErr: (text) => process.stderr.write(text) });
   try {
     program.parse([...argv], { from: 'user' });
-    return null;
   } catch (error) {
     return (error as { exitCode?: number }).exitCode === 0 ? 0 : 2;
   }
+  warnUnusedOptions(program, unused);
+  return null;
 }

@@ -141,7 +141,7 @@ export async function run(argv: string[]): Promise<number> {
     .description('List every orchestration run of the repository (read-only, no Redis).')
     .option('--json', 'print JSON: { repo, runs: [...] }')
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)');
-  const exit = parseCommand(program, argv);
+  const exit = parseCommand(program, argv, { redis: 'baton runs reads the run files directly; it does not use Redis' });
   if (exit !== null) return exit;
   const options = program.opts<{ json?: boolean; repo?: string }>();
   const root = lookupRepoRoot(options.repo);

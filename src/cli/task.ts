@@ -7,7 +7,7 @@ import type { RepoIdentity } from '../queue/envelope.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
-import { failedResult, lookupRepoRoot, printJson, queueConfigFrom } from './common.ts';
+import { failedResult, lookupRepoRoot, printJson, queueConfigFrom, unusedOptionWarning } from './common.ts';
 import { TASK_USAGE, parseTaskCommand, payloadInvalidResult } from './taskArgs.ts';
 import type { TaskCommonOptions } from './taskArgs.ts';
 
@@ -40,7 +40,11 @@ export async function run(argv: string[]): Promise<number> {
     printJson(failedResult(root.code, root.message));
     return 1;
   }
-  const result = READ_ONLY_INTENTS.has(parsed.event.intent)
+  const readOnly = READ_ONLY_INTENTS.has(parsed.event.intent);
+  if (readOnly && parsed.options.redis !== undefined) {
+    process.stderr.write(unusedOptionWarning('baton task', 'redis', `'${parsed.event.intent}' reads the run files directly; it does not use Redis`));
+  }
+  const result = readOnly
     ? (await applyEvent(parsed.event, { repoRoot: root.root, fingerprinter: noFingerprints })).result
     : await applyThroughQueue(parsed.event, repoIdentity(root.root), parsed.options);
   printJson(result);

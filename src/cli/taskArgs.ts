@@ -3,7 +3,7 @@ import { LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
 import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
 
 // The grammar of `baton task <task-ref|auto> <intent> [--flag value]...`, kept from agent-infra's
-// `task-orchestration` (LIFECYCLE.md §10.4) so scripts work by swapping the command: only known
+// `task-orchestration` (docs/lifecycle.md §10.4) so scripts work by swapping the command: only known
 // flags, each at most once, each with a value that does not start with `--`. Messages are upstream's.
 // Hand-written rather than commander: the exact messages and the value-only flag rule are the contract.
 

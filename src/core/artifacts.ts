@@ -1,4 +1,4 @@
-// Lifecycle artifacts (LIFECYCLE.md §3): canonical names, the read-only per-family inventory of a task
+// Lifecycle artifacts (docs/lifecycle.md §3): canonical names, the read-only per-family inventory of a task
 // directory, and which input a review says it reviewed.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -100,7 +100,7 @@ export function artifactName(family: string, round: number): string {
   return looseArtifactName(family, round);
 }
 
-/** Orchestration's naming rule, without validation (LIFECYCLE.md §3.1, last paragraph). */
+/** Orchestration's naming rule, without validation (docs/lifecycle.md §3.1, last paragraph). */
 export function looseArtifactName(family: string, round: number): string {
   return round === 1 ? `${family}.md` : `${family}-r${round}.md`;
 }

@@ -1,4 +1,4 @@
-// Agent client capability registry (LIFECYCLE.md §8): which coding-agent clients can run a
+// Agent client capability registry (docs/lifecycle.md §8): which coding-agent clients can run a
 // lifecycle orchestration. Adapters must declare every capability; nothing is defaulted.
 import { AGENT_CLIENT_IDS } from './types.ts';
 import type { AgentClientId } from './types.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
 
-// The events the engine applies: one per `baton task` intent (LIFECYCLE.md §10.4 plus baton's
+// The events the engine applies: one per `baton task` intent (docs/lifecycle.md §10.4 plus baton's
 // complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
 // jobs taken off the queue, so a malformed job is rejected before it can touch a run.
 

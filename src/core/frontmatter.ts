@@ -1,4 +1,4 @@
-// task.md frontmatter (LIFECYCLE.md §2.2): a flat block of `key: value` lines whose values are YAML scalars.
+// task.md frontmatter (docs/lifecycle.md §2.2): a flat block of `key: value` lines whose values are YAML scalars.
 // Nested YAML is refused rather than half-understood, so every tool reads the same fields.
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 

@@ -1,4 +1,4 @@
-// The Review Disagreement Ledger (LIFECYCLE.md §5): the six-column table in task.md where reviewers and
+// The Review Disagreement Ledger (docs/lifecycle.md §5): the six-column table in task.md where reviewers and
 // executors record findings and human decisions, and the gates that read it.
 
 export type LedgerRow = { id: string; stage: string; round: string; severity: string; status: string; evidence: string };

@@ -29,9 +29,9 @@ import type {
   WorkspaceFingerprinter,
 } from './types.ts';
 
-// The orchestration functions of LIFECYCLE.md §7.3, applied to one repository. They read run files
+// The orchestration functions of docs/lifecycle.md §7.3, applied to one repository. They read run files
 // through a RunTransaction and stage their writes there; the caller decides how writes reach disk.
-// Behaviour, codes and messages are agent-infra 0.9.2's, except ARCHITECTURE.md's decisions:
+// Behaviour, codes and messages are agent-infra 0.9.2's, except docs/architecture.md's decisions:
 // corrupt run files are reported (2), updatedAt uses the injected clock (3), a result reports the
 // run's real status (4), running/completed runs carry no pause (5), and `abort` exists (6).
 
@@ -141,7 +141,7 @@ export function beginOrResume(ctx: OrchestrationContext, taskRef: string, option
   return reportRun(task.value.taskId, run, true);
 }
 
-/** Commit gates of LIFECYCLE.md §7.3, checked only when routing reaches `commit`. */
+/** Commit gates of docs/lifecycle.md §7.3, checked only when routing reaches `commit`. */
 function commitGate(task: Resolved, taskContent: string): OrchestrationResult | null {
   const reviewRound = looseHighestRound(task.taskDir, 'review-code');
   let review: ReturnType<typeof parseReviewSummary> | null = null;

@@ -1,4 +1,4 @@
-// Delegation receipts (LIFECYCLE.md §6): the evidence trail of one delegated stage,
+// Delegation receipts (docs/lifecycle.md §6): the evidence trail of one delegated stage,
 // prepared → activated → stage-completed → sealed → consumed (or aborted, a baton addition).
 // Every function is pure: it returns a new frozen receipt or a coded failure, and takes time from options.
 import type { DelegationReceipt, DelegationRole, DelegationStage, ReceiptOutcome, ReceiptStatus } from './types.ts';
@@ -205,7 +205,7 @@ export function consumeDelegation(receipt: DelegationReceipt, options: Clock): R
 const ABORTABLE: ReadonlySet<ReceiptStatus> = new Set<ReceiptStatus>(['prepared', 'activated', 'stage-completed', 'sealed']);
 
 /**
- * baton addition (ARCHITECTURE.md, Decisions 6): give up an unconsumed delegation so its run can resume.
+ * baton addition (docs/architecture.md, decision 6): give up an unconsumed delegation so its run can resume.
  * Records no new fields; `options` is accepted for symmetry with the other transitions.
  */
 export function abortDelegation(receipt: DelegationReceipt, options: Clock): ReceiptOutcome {

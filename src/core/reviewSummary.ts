@@ -1,4 +1,4 @@
-// Review summaries (LIFECYCLE.md §4): the verdict and finding-count lines of a review artifact, in their
+// Review summaries (docs/lifecycle.md §4): the verdict and finding-count lines of a review artifact, in their
 // English and Chinese forms, and the gates that compare them with the ledger.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -165,7 +165,7 @@ export function finalizeReviewSummaryContent(
 }
 
 /**
- * The review-summary gate (LIFECYCLE.md §5.5, later upstream): the summary must be finalized and its counts
+ * The review-summary gate (docs/lifecycle.md §5.5, later upstream): the summary must be finalized and its counts
  * must equal the stage's unresolved ledger findings. An invalid ledger fails with its own code.
  */
 export function checkReviewSummaryGate(

@@ -2,7 +2,7 @@ import { hasReviewAfterArtifact, looseArtifactName, looseHighestRound } from './
 import { latestReviewApproved } from './reviewSummary.ts';
 import type { NextAction, OrchestrationNext } from './types.ts';
 
-// The routing decision table of LIFECYCLE.md §7.3: the next lifecycle action follows purely from
+// The routing decision table of docs/lifecycle.md §7.3: the next lifecycle action follows purely from
 // the artifact files in the task directory (task.md fields are not read).
 
 type WorkStage = Readonly<{

@@ -4,7 +4,7 @@ import type { DelegationReceipt, OrchestrationRun } from './types.ts';
 
 // Validation of `orchestration.json` (schema v1). agent-infra 0.9.2 read the file with a bare
 // JSON.parse; baton validates it so one corrupt file is reported instead of crashing a scan
-// (ARCHITECTURE.md decision 2). Unknown extra keys are kept (loose objects): a newer tool may add
+// (docs/architecture.md decision 2). Unknown extra keys are kept (loose objects): a newer tool may add
 // fields, and rewriting the file must not drop them.
 
 const nullableString = z.string().nullable();

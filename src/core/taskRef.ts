@@ -1,4 +1,4 @@
-// Task reference resolution (LIFECYCLE.md §1): full TASK ids and short ids (`7`, `#07`) to a task directory
+// Task reference resolution (docs/lifecycle.md §1): full TASK ids and short ids (`7`, `#07`) to a task directory
 // under `<repoRoot>/.agents/workspace`. Read-only: nothing here writes, not even the short-id registry.
 import fs from 'node:fs';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Shared vocabulary of the lifecycle engine (LIFECYCLE.md §6–§8). Types only: no behaviour here.
+// Shared vocabulary of the lifecycle engine (docs/lifecycle.md §6–§8). Types only: no behaviour here.
 
 export const DELEGATION_ROLES = ['executor', 'reviewer'] as const;
 export type DelegationRole = (typeof DELEGATION_ROLES)[number];
@@ -64,7 +64,7 @@ export type OrchestrationStatus = 'running' | 'paused' | 'completed';
 
 export type PauseInfo = Readonly<{ code: string; message: string; recoverable: boolean }>;
 
-/** `<taskDir>/orchestration.json`, schema v1 (LIFECYCLE.md §7.1). */
+/** `<taskDir>/orchestration.json`, schema v1 (docs/lifecycle.md §7.1). */
 export type OrchestrationRun = Readonly<{
   schemaVersion: 1;
   taskId: string;
@@ -103,7 +103,7 @@ export type OrchestrationNext = Readonly<{
 
 export type ResultError = Readonly<{ code: string; message: string }>;
 
-/** What every orchestration entry point returns (LIFECYCLE.md §7.2). */
+/** What every orchestration entry point returns (docs/lifecycle.md §7.2). */
 export type OrchestrationResult = Readonly<{
   status: OrchestrationStatus | 'failed';
   changed: boolean;
@@ -135,7 +135,7 @@ export type ResolvedTaskRef =
     }>;
 
 /**
- * The fingerprint seam (LIFECYCLE.md §9, ARCHITECTURE.md "Fingerprints"): capture returns a git tree id
+ * The fingerprint seam (docs/lifecycle.md §9, docs/architecture.md "Fingerprints"): capture returns a git tree id
  * for the whole workspace; diff lists repo-relative paths that differ between two captures.
  */
 export interface WorkspaceFingerprinter {

@@ -41,7 +41,7 @@ export type DriveOptions = Readonly<{
 
 export class LifecycleDriveError extends Error {}
 
-/** The native SubagentStart/SubagentStop payload a client sends (LIFECYCLE.md §10.2). */
+/** The native SubagentStart/SubagentStop payload a client sends (docs/lifecycle.md §10.2). */
 export function nativePayload(client: HookClient, phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string, cwd: string): string {
   const base = {
     session_id: 'parent-session',

@@ -4,7 +4,7 @@ import { LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { describeSchemaError as describe } from '../core/runSchema.ts';
 
-// The job contract between callers (CLI, hooks) and workers (ARCHITECTURE.md "Job envelope"):
+// The job contract between callers (CLI, hooks) and workers (docs/architecture.md "Job envelope"):
 // versioned, validated with zod on both sides; the worker refuses anything that does not parse.
 
 export { ENVELOPE_VERSION, EVENT_ID_PATTERN, envelopeFor, eventIdForKey, eventIdForNative, queueNameFor, randomEventId, repoIdentity } from './eventIds.ts';

@@ -228,7 +228,7 @@ function safeIdentity(root: string): RepoIdentity | null {
   }
 }
 
-/** A queue store that evicts or forgets loses jobs: say so at start (ARCHITECTURE.md, compose). */
+/** A queue store that evicts or forgets loses jobs: say so at start (docs/architecture.md "Deployment (compose)"). */
 async function warnAboutRedisConfig(connection: Redis, log: WorkerLog): Promise<void> {
   try {
     const [, policy] = (await connection.config('GET', 'maxmemory-policy')) as string[];

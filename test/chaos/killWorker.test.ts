@@ -13,7 +13,7 @@ import { batonEnv, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { ROUNDS, leftoverTempFiles, lifecycleStream, projectResult, projectRun, queueFor, referenceOutcome, sleep, watchRunFile } from './support.ts';
 
-// ARCHITECTURE.md "Reliability": a worker killed at any point (kill -9) loses no event and applies
+// docs/architecture.md "Reliability": a worker killed at any point (kill -9) loses no event and applies
 // none twice; run files are always valid JSON. Each round enqueues a stream of lifecycle events
 // (with real fingerprints on SubagentStop), then kills the worker with SIGKILL at random moments
 // and/or at the failpoints (after-journal, after-commit, after-done), starting a new worker each

@@ -11,7 +11,7 @@ import type { CliRun, WorkerProcess } from '../support/processes.ts';
 import { doStageWork } from './support.ts';
 import type { StageNext } from './support.ts';
 
-// Duplicate and missing native events (ARCHITECTURE.md "Queue semantics", LIFECYCLE.md §13 host
+// Duplicate and missing native events (docs/architecture.md "Queue semantics", docs/lifecycle.md §13 host
 // caveats: SubagentStop is not always fired, hooks can be delivered twice). Through the real CLI,
 // hooks, queue and worker: a duplicate is applied once and answered with the first result; a stop
 // that never comes leaves a clear recoverable pause that `abort` and `begin-or-resume` get out

@@ -14,7 +14,7 @@ import type { PrivateRedis } from '../support/redisServer.ts';
 import { doStageWork, sleep } from './support.ts';
 import type { StageNext } from './support.ts';
 
-// ARCHITECTURE.md "Reliability": Redis restarted mid-stream — hooks spool, workers reconnect,
+// docs/architecture.md "Reliability": Redis restarted mid-stream — hooks spool, workers reconnect,
 // nothing is lost. A whole lifecycle runs through the real CLI and hooks while a private
 // redis-server (appendonly) is stopped and started again at random moments. Hooks must always exit
 // 0, and quickly when they spool; CLI commands may fail while Redis is away and are retried with

@@ -4,7 +4,7 @@ import { decideHook, parseHookInput } from '../../src/cli/hook.ts';
 import type { HookPayload } from '../../src/cli/hook.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 
-// How native payloads become events (LIFECYCLE.md §10.2–10.3, scenarios 53–55).
+// How native payloads become events (docs/lifecycle.md §10.2–10.3, scenarios 53–55).
 
 const EXAMPLES = EXAMPLE_HOOKS_DIR;
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseTaskCommand } from '../../src/cli/taskArgs.ts';
 
-// The grammar of LIFECYCLE.md §10.4, kept so scripts written for agent-infra's task-orchestration
+// The grammar of docs/lifecycle.md §10.4, kept so scripts written for agent-infra's task-orchestration
 // work by swapping the command.
 
 function usageError(argv: string[]): string {

@@ -19,7 +19,7 @@ import {
 import type { Fixture } from '../support/fixtures.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
-// Scenarios of SCENARIOS.md §1 (Orchestration) and ARCHITECTURE.md's decisions, through the
+// Scenarios of docs/scenarios.md §1 (Orchestration) and docs/architecture.md's decisions, through the
 // engine's one entry point with an injected clock, id source and fingerprints.
 
 let fixture: Fixture;

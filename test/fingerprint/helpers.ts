@@ -70,7 +70,7 @@ export function commitAll(root: string, message = 'commit'): void {
 }
 
 /**
- * The oracle: LIFECYCLE.md §9's procedure, on a temporary index (`read-tree HEAD`, or an empty index
+ * The oracle: docs/lifecycle.md §9's procedure, on a temporary index (`read-tree HEAD`, or an empty index
  * without commits). Returns the tree id, or throws git's error.
  */
 export function gitFingerprint(root: string, forcePath = '.agents/workspace/active'): string {

@@ -12,7 +12,7 @@ import { batonEnv, runBaton } from '../support/processes.ts';
 import { changedPaths, params, snapshotTree, FUZZ_TIMEOUT } from './support.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 
-// Hook payloads (ARCHITECTURE.md "Reliability": malformed or oversized hook payloads get a clear
+// Hook payloads (docs/architecture.md "Reliability": malformed or oversized hook payloads get a clear
 // error and change nothing). In process: parseHookInput and decideHook never throw, and every event
 // they produce is one the worker accepts. As a process: `baton hook` on a sample of the same
 // payloads always exits 0, 1 or 2 with a message (never a stack trace) and touches nothing but

@@ -12,7 +12,7 @@ import { TASK_ID_PATTERN, resolveTaskRef } from '../../src/core/taskRef.ts';
 import { changedPaths, documentText, expectNoCrash, params, snapshotTree, FUZZ_TIMEOUT } from './support.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
-// Bad input gets a clear error (ARCHITECTURE.md "Reliability"): CLI flags, task references,
+// Bad input gets a clear error (docs/architecture.md "Reliability"): CLI flags, task references,
 // frontmatter, review summaries and ledgers, fuzzed around valid documents and with arbitrary text.
 // "Clear error" means: a usage-error / failure result with a message, or (for the parsers that
 // throw by contract) a FrontmatterError; never any other exception.

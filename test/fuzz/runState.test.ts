@@ -14,7 +14,7 @@ import { TASK_ID, TASK_ID_2, fakeFingerprinter, tempRepo, writeApprovedThroughCo
 import type { Fixture } from '../support/fixtures.ts';
 import { changedPaths, mutatedText, params, snapshotTree, FUZZ_TIMEOUT } from './support.ts';
 
-// Run-state files and job envelopes (ARCHITECTURE.md "Reliability": corrupt state files and
+// Run-state files and job envelopes (docs/architecture.md "Reliability": corrupt state files and
 // malformed jobs get a clear error and change nothing). The engine is applied to every intent over
 // orchestration.json files that are corrupt (text damage), schema-invalid (a field replaced or
 // dropped) or schema-valid but odd (any status, receipt state, counters): it never throws, a

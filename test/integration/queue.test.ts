@@ -13,7 +13,7 @@ import { nativePayload } from '../support/lifecycleDriver.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { envelopeFor, queueNameFor, repoIdentity } from '../../src/queue/envelope.ts';
 
-// Queue semantics of ARCHITECTURE.md against real Redis and real worker processes.
+// Queue semantics of docs/architecture.md against real Redis and real worker processes.
 
 const redisUrl = inject('redisUrl');
 let repo: GitRepo;

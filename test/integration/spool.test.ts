@@ -11,7 +11,7 @@ import { nativePayload } from '../support/lifecycleDriver.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
 
 // Hooks never hang an agent: with Redis down the event is spooled locally and applied, in order,
-// once Redis is back (ARCHITECTURE.md "Queue semantics", scenario 56).
+// once Redis is back (docs/architecture.md "Queue semantics", scenario 56).
 
 let redis: PrivateRedis;
 let repo: GitRepo;

@@ -10,7 +10,7 @@ import { PROJECT_ROOT, batonEnv, startWorkerProcess } from '../support/processes
 import type { WorkerProcess } from '../support/processes.ts';
 import { startPrivateRedis } from '../support/redisServer.ts';
 import type { PrivateRedis } from '../support/redisServer.ts';
-import { findRedisServer } from '../../src/cli/localRedis.ts';
+import { findRedisServer } from '../../src/redisServer/launch.ts';
 
 // compose.yaml (no Docker engine here: the file is parsed and checked), and the worker's warning
 // when Redis is configured to evict or not to persist (what compose.yaml's Redis avoids).

@@ -9,7 +9,7 @@ import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
 import { dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
-import { findRedisServer } from '../../src/cli/localRedis.ts';
+import { findRedisServer } from '../../src/redisServer/launch.ts';
 
 // `baton start` (npm start): worker + dashboard for the repository, with Redis from REDIS_URL, the
 // default address, or a private redis-server it starts — or instructions when there is none.

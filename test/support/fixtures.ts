@@ -6,7 +6,7 @@ import { applyEventNow } from '../../src/core/engine.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
 import type { OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../../src/core/types.ts';
 
-// Task-directory fixtures in the formats of LIFECYCLE.md (conventions of SCENARIOS.md).
+// Task-directory fixtures in the formats of docs/lifecycle.md (conventions of docs/scenarios.md).
 
 export const TASK_ID = 'TASK-20260101-000001';
 export const TASK_ID_2 = 'TASK-20260101-000002';

@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import { findRedisServer, launchRedisServer, socketPathFor } from '../../src/redisServer/launch.ts';
+import type { RedisServer } from '../../src/redisServer/launch.ts';
 
 // Real Redis for tests, never a mock, never a fixed port (machines are shared):
 //   1. REDIS_URL when set;
@@ -45,72 +45,32 @@ export type PrivateRedis = {
   start(): Promise<void>;
 };
 
+/** What the suite says when it has no Redis at all: the command that installs one. */
+export const NO_REDIS_FOR_TESTS =
+  'no Redis for the tests: redis-server is not installed. Run `bash scripts/setup.sh` (installs redis-server, git and chromium, then npm ci), or set REDIS_URL, or start a Docker engine';
+
+/** A private redis-server on a unix socket in a temp dir (the launcher of src/redisServer). */
 export async function startPrivateRedis(options: { appendonly?: boolean } = {}): Promise<PrivateRedis> {
   const binary = findRedisServer();
+  if (!binary) throw new Error(NO_REDIS_FOR_TESTS);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-redis-'));
-  const socket = path.join(dir, 'redis.sock');
-  let child: ChildProcess | null = null;
+  const socket = socketPathFor(dir);
+  let running: RedisServer | null = null;
   const server: PrivateRedis = {
     url: `unix://${socket}`,
     socket,
     dir,
     async start() {
-      child = spawn(
-        binary,
-        [
-          '--port', '0',
-          '--unixsocket', socket,
-          '--unixsocketperm', '700',
-          '--dir', dir,
-          '--save', '',
-          '--appendonly', options.appendonly ? 'yes' : 'no',
-          '--maxmemory-policy', 'noeviction',
-          '--logfile', path.join(dir, 'redis.log'),
-        ],
-        { stdio: 'ignore' },
-      );
-      await waitForPing(socket, 10_000);
+      running = await launchRedisServer({ dir, socket, binary, appendonly: options.appendonly ?? false });
     },
     async stop(hard = false) {
-      const running = child;
-      child = null;
-      if (!running || running.exitCode !== null) return;
-      const exited = new Promise((resolve) => running.once('exit', resolve));
-      running.kill(hard ? 'SIGKILL' : 'SIGTERM');
-      await exited;
-      fs.rmSync(socket, { force: true });
+      const current = running;
+      running = null;
+      await current?.stop(hard);
     },
   };
   await server.start();
   return server;
-}
-
-function findRedisServer(): string {
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter).concat(['/usr/bin', '/usr/local/bin', '/usr/sbin'])) {
-    const candidate = path.join(dir, 'redis-server');
-    if (fs.existsSync(candidate)) return candidate;
-  }
-  throw new Error('no Redis for the tests: set REDIS_URL, start a Docker engine, or install redis-server (apt-get install -y redis-server)');
-}
-
-async function waitForPing(socket: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (fs.existsSync(socket)) {
-      const client = new Redis({ path: socket, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      client.on('error', () => undefined);
-      try {
-        await client.connect();
-        if ((await client.ping()) === 'PONG') return;
-      } catch {
-        // not ready yet
-      } finally {
-        client.disconnect();
-      }
-    }
-    if (Date.now() > deadline) throw new Error(`redis-server did not answer on ${socket} within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 export type TcpRedis = { url: string; port: number; dir: string; stop(): Promise<void> };
@@ -124,6 +84,7 @@ export async function startTcpRedis(
   options: { password?: string; user?: { name: string; password: string }; tls?: { cert: string; key: string } } = {},
 ): Promise<TcpRedis> {
   const binary = findRedisServer();
+  if (!binary) throw new Error(NO_REDIS_FOR_TESTS);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-redis-tcp-'));
   const port = await freeLoopbackPort();
   const args = ['--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no', '--logfile', path.join(dir, 'redis.log')];

@@ -72,7 +72,7 @@ export const CHROMIUM = '/usr/bin/chromium';
 
 /** Headless Debian Chromium through playwright-core, with a fresh profile; fonts from the web are blocked. */
 export async function launchBrowser() {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`the dashboard test needs Chromium at ${CHROMIUM}: apt-get install -y chromium`);
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`the dashboard test needs Chromium at ${CHROMIUM}: run \`bash scripts/setup.sh\` (installs redis-server, git and chromium)`);
   const { chromium } = await import('playwright-core');
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {

@@ -1,4 +1,4 @@
-// Workspace fingerprints (ARCHITECTURE.md "Fingerprints", LIFECYCLE.md §9), computed without a git
+// Workspace fingerprints (docs/architecture.md "Fingerprints", docs/lifecycle.md §9), computed without a git
 // binary: the tree id of
 //   GIT_INDEX_FILE=<temp> git read-tree HEAD && git add -A -- :/ &&
 //   git add -f -- .agents/workspace/active && git write-tree
