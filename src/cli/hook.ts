@@ -246,7 +246,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const repo = repoIdentity(root);
   const envelope = envelopeFor(decision.event, repo, 'hook', decision.eventId);
-  const outcome = await deliver(envelope, args);
+  const outcome = await deliver(envelope, args, { waitForResult: true });
   if (outcome.stdout) process.stdout.write(outcome.stdout);
   if (outcome.stderr) process.stderr.write(outcome.stderr);
   return outcome.exitCode;
@@ -266,7 +266,7 @@ export type DeliverOptions = Readonly<{
  * the result if time allows. Plain Redis URLs go through the raw RESP client (no Redis library to
  * load, src/queue/hookTransport.ts); cluster or sentinel configurations through ioredis.
  */
-export async function deliver(envelope: JobEnvelope, args: { redis?: string; budgetMs: number }, options: DeliverOptions = { waitForResult: true }): Promise<HookRun> {
+export async function deliver(envelope: JobEnvelope, args: { redis?: string; budgetMs: number }, options: DeliverOptions): Promise<HookRun> {
   const deadline = Date.now() + args.budgetMs;
   const config = queueConfigFrom(args.redis, undefined, envelope.repo.root);
   const { connectHookQueue, withDeadline } = await import('../queue/hookTransport.ts');
