@@ -1,7 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
-import { PROJECT_ROOT, runBaton } from '../support/processes.ts';
+import { Redis } from 'ioredis';
+import { describe, expect, inject, it } from 'vitest';
+import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { queueNameFor, repoIdentity } from '../../src/queue/eventIds.ts';
+import { tempRepo, uniquePrefix } from '../support/fixtures.ts';
+import { PROJECT_ROOT, batonEnv, runBaton } from '../support/processes.ts';
 
 // `baton hook` starts for every agent event and loads dist/hook.mjs, a bundle of its own
 // (scripts/build.mjs). What it may contain is what keeps it near the floor of bench/hook.mjs:
@@ -34,5 +38,27 @@ describe('dist/hook.mjs', () => {
     const mainHelp = await runBaton(['--help']);
     expect(mainHelp.code).toBe(0);
     expect(mainHelp.stdout).toMatch(/^usage: baton <command> \[options\]/);
+  });
+});
+
+describe('the built hook enqueues over both transports', () => {
+  it.each(['raw', 'ioredis'])('%s: SubagentStart is queued as a BullMQ job', async (transport) => {
+    const repo = tempRepo();
+    const redis = new Redis(redisOptionsFromUrl(inject('redisUrl')));
+    try {
+      const prefix = uniquePrefix(`hook-bundle-${transport}`);
+      const env = batonEnv({ redisUrl: inject('redisUrl'), prefix }, transport === 'ioredis' ? { BATON_HOOK_TRANSPORT: 'ioredis' } : {});
+      const input = JSON.stringify({ hook_event_name: 'SubagentStart', agent_type: 'agent-infra-lifecycle-executor', agent_id: `child-${transport}`, session_id: 'parent', cwd: repo.root });
+      const run = await runBaton(['hook', 'claude-code'], { env, input, cwd: repo.root });
+      expect(run.code).toBe(0);
+      expect(run.stderr).toMatch(/^baton: no worker serves .*; hook-start event queued as h-[0-9a-f]{40} and applied when one starts/);
+      const jobId = /queued as (h-[0-9a-f]{40})/.exec(run.stderr)![1]!;
+      const base = `${prefix}:${queueNameFor(repoIdentity(repo.root).id)}`;
+      expect(await redis.lrange(`${base}:wait`, 0, -1)).toEqual([jobId]);
+      expect(JSON.parse((await redis.hget(`${base}:${jobId}`, 'data'))!)).toMatchObject({ intent: 'hook-start', eventId: jobId, source: 'hook', args: { childId: `child-${transport}` } });
+    } finally {
+      redis.disconnect();
+      repo.cleanup();
+    }
   });
 });
