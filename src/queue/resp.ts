@@ -141,7 +141,8 @@ export class RespClient {
     if (setup.length === 0) return client;
     try {
       const replies = await withDeadline(client.pipeline(setup), timeoutMs, `Redis at ${target.label} did not answer within ${timeoutMs} ms`);
-      const refused = replies.find((reply): reply is RedisReplyError => reply instanceof RedisReplyError);
+      // A password given to a server that has none is not an error for ioredis either.
+      const refused = replies.find((reply): reply is RedisReplyError => reply instanceof RedisReplyError && !/without any password configured/.test(reply.message));
       if (refused) throw new Error(`Redis at ${target.label} refused the connection setup: ${refused.message}`);
     } catch (error) {
       client.close();

@@ -8,7 +8,7 @@ import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { RedisReplyError, RespClient, encodeCommand, parseReply, rawRedisTarget } from '../../src/queue/resp.ts';
 import type { RespTarget } from '../../src/queue/resp.ts';
 import { uniquePrefix } from '../support/fixtures.ts';
-import { startTcpRedis } from '../support/redisServer.ts';
+import { startPrivateRedis, startTcpRedis } from '../support/redisServer.ts';
 import type { TcpRedis } from '../support/redisServer.ts';
 
 // The hook's raw RESP2 client (src/queue/resp.ts) against real redis-servers: the suite's own
@@ -116,6 +116,18 @@ describe('RespClient against the suite Redis', () => {
 });
 
 describe('RespClient connection handling', () => {
+  it('a password for a server that needs none is ignored, as ioredis does', async () => {
+    const server = await startPrivateRedis();
+    try {
+      const client = await RespClient.connect({ ...targetOf(server.url), password: 'unneeded' }, 2_000);
+      expect(await client.call('PING')).toBe('PONG');
+      await client.close();
+    } finally {
+      await server.stop();
+      fs.rmSync(server.dir, { recursive: true, force: true });
+    }
+  });
+
   it('reports a refused connection and a silent server clearly', async () => {
     const missing = path.join(os.tmpdir(), `baton-no-redis-${process.pid}.sock`);
     await expect(RespClient.connect(targetOf(`unix://${missing}`), 500)).rejects.toThrow(`cannot connect to Redis at unix://${missing}: connect ENOENT ${missing}`);
