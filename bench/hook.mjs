@@ -23,7 +23,6 @@
 // Every round runs every variant once, in a rotating order, so machine noise spreads evenly.
 //
 //   npm run build && node bench/hook.mjs [--rounds 25] [--warmup 3]
-import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,7 +52,6 @@ await main(async () => {
 
   const workerPrefix = `bench-hook-w-${process.pid}`;
   const idlePrefix = `bench-hook-n-${process.pid}`;
-  const queueName = `baton-${createHash('sha256').update(fs.realpathSync(repo.root)).digest('hex').slice(0, 16)}`;
   const envFor = (prefix) => ({ ...process.env, REDIS_URL: redis.url, BATON_PREFIX: prefix, BATON_HOOK_BUDGET_MS: '4000' });
   const worker = await startWorker(build.bin, ['--repo', repo.root, '--quiet'], { env: envFor(workerPrefix) });
   const task = async (...args) => {
@@ -68,6 +66,8 @@ await main(async () => {
   await task('begin-or-resume', '--max-steps', '1000000');
   await task('prepare', '--client', 'claude-code');
   const prepared = fs.readFileSync(repo.runFile, 'utf8');
+  // The repository's queue is named after its checkout id, which the first command recorded.
+  const queueName = `baton-${JSON.parse(fs.readFileSync(path.join(repo.root, '.git', 'baton', 'checkout.json'), 'utf8')).id}`;
   /** Waits until the worker has nothing queued or running, then restores the prepared delegation. */
   const resetPrepared = async () => {
     for (let tries = 0; tries < 500; tries += 1) {

@@ -19,6 +19,11 @@ fi
 missing=()
 command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
 command -v git >/dev/null 2>&1 || missing+=(git)
+# The team tests (test/teams): redis-cli builds a Redis Cluster, openssl makes a CA for TLS,
+# unshare (util-linux) gives each simulated machine its own mount namespace.
+command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
 # The dashboard test drives Debian's chromium at this path (playwright-core, no downloaded browser).
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 
@@ -35,7 +40,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   ${as_root[@]+"${as_root[@]}"} apt-get update -qq
   ${as_root[@]+"${as_root[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 else
-  say "redis-server, git and chromium are installed"
+  say "redis-server, redis-cli, git, openssl, unshare and chromium are installed"
 fi
 
 if [ "${BATON_SETUP_SKIP_NPM:-}" != 1 ]; then

@@ -54,6 +54,12 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const config = queueConfigFrom(options.redis, options.prefix);
+  const { prefixProblem } = await import('../queue/connection.ts');
+  const prefixRefused = prefixProblem(config.redisUrl, config.prefix);
+  if (prefixRefused) {
+    process.stderr.write(`baton dashboard: ${prefixRefused}\n`);
+    return 2;
+  }
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   let source;
   try {

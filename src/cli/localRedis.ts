@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { connectFast, redactRedisUrl, redisOptionsFromUrl, withTimeout } from '../queue/connection.ts';
+import { connectFast, redactRedisUrl, redisOptionsFromUrl, redisTargetFromUrl, withTimeout } from '../queue/connection.ts';
 import { writeFileAtomic } from '../core/runStore.ts';
 import { defaultRedisUrl, privateRedisDir, privateRedisUrl } from './common.ts';
 import { RedisServerError, findRedisServer, launchRedisServer } from '../redisServer/launch.ts';
@@ -26,6 +26,16 @@ export class RedisUnavailableError extends Error {}
 const PROBE_TIMEOUT_MS = 500;
 
 async function answers(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boolean> {
+  if (redisTargetFromUrlSafe(url)?.kind !== 'single') {
+    // Cluster and Sentinel: ioredis' Cluster / sentinel client, which connectFast builds.
+    try {
+      const client = await connectFast(url, timeoutMs * 4);
+      client.disconnect();
+      return true;
+    } catch {
+      return false;
+    }
+  }
   let client: Redis;
   try {
     // Not connectFast: after a refused connection ioredis keeps a 2 s disconnect timer alive,
@@ -42,6 +52,14 @@ async function answers(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boole
     return false;
   } finally {
     client.disconnect();
+  }
+}
+
+function redisTargetFromUrlSafe(url: string): ReturnType<typeof redisTargetFromUrl> | null {
+  try {
+    return redisTargetFromUrl(url);
+  } catch {
+    return null;
   }
 }
 

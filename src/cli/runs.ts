@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Command } from 'commander';
 import { parseCommand } from './options.ts';
@@ -6,9 +7,12 @@ import { applyEvent } from '../core/engine.ts';
 import { readRunFile } from '../core/runStore.ts';
 import type { TaskState, WorkspaceFingerprinter } from '../core/types.ts';
 import { lookupRepoRoot } from './common.ts';
+import { checkoutRecord } from '../queue/checkoutId.ts';
+import { queueNameFor } from '../queue/eventIds.ts';
 
 // `baton runs [--json]`: every orchestration run of the repository, read straight from the task
-// directories (active, blocked, completed, archive). Read-only, no Redis. A corrupt run file is a
+// directories (active, blocked, completed, archive), and which queue/machine/path they belong to.
+// Read-only for runs (it may create the checkout id in .git/baton), no Redis. A corrupt run file is a
 // row of its own (decision 2), never the end of the listing.
 
 export type PendingSummary = Readonly<{ id: string; role: string; stage: string; round: number; status: string; client: string }>;
@@ -136,6 +140,19 @@ export function formatRunsTable(rows: readonly RunRow[]): string {
   return `${[header, ...lines].map(render).join('\n')}\n`;
 }
 
+/** Which checkout (and so which queue) this is, on which machine and path: one team Redis holds many. */
+export type CheckoutSummary = Readonly<{ id: string; queue: string; host: string; root: string; createdAt: string }>;
+
+export function checkoutSummary(repoRoot: string): CheckoutSummary {
+  const real = fs.realpathSync.native(repoRoot);
+  const record = checkoutRecord(real);
+  return { id: record.id, queue: queueNameFor(record.id), host: os.hostname(), root: real, createdAt: record.createdAt };
+}
+
+export function formatCheckout(checkout: CheckoutSummary): string {
+  return `queue ${checkout.queue} · checkout ${checkout.id} on ${checkout.host}:${checkout.root}\n`;
+}
+
 export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton runs')
     .description('List every orchestration run of the repository (read-only, no Redis).')
@@ -150,15 +167,16 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
   const rows = await listRuns(root.root);
+  const checkout = checkoutSummary(root.root);
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ repo: root.root, runs: rows }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ repo: root.root, checkout, runs: rows }, null, 2)}\n`);
     return 0;
   }
   if (rows.length === 0) {
-    process.stdout.write(`no orchestration runs in ${root.root}\n`);
+    process.stdout.write(`no orchestration runs in ${root.root}\n${formatCheckout(checkout)}`);
     return 0;
   }
-  process.stdout.write(formatRunsTable(rows));
+  process.stdout.write(`${formatRunsTable(rows)}\n${formatCheckout(checkout)}`);
   const corrupt = rows.filter((row) => row.status === 'corrupt').length;
   if (corrupt > 0) process.stderr.write(`baton runs: ${corrupt} run file(s) could not be read; commands on those tasks report ORCHESTRATION_STATE_INVALID\n`);
   return 0;

@@ -1,8 +1,11 @@
 import { applyEvent } from '../core/engine.ts';
-import { READ_ONLY_INTENTS } from '../core/events.ts';
+import { READ_ONLY_INTENTS, lifecycleEventSchema } from '../core/events.ts';
+import { MAX_ARTIFACT_BYTES } from '../core/stageArtifact.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
-import { envelopeFor, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
+import { envelopeFor, envelopeTaskRefSchema, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
+import { failed } from '../core/orchestration.ts';
+import { resolveTaskRef } from '../core/taskRef.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
@@ -35,10 +38,33 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(TASK_USAGE);
     return 2;
   }
+  if (parsed.options.contentFromStdin) {
+    const content = await readArtifactContent();
+    if (typeof content !== 'string') {
+      printJson(payloadInvalidResult(content.error));
+      return 2;
+    }
+    const withContent = lifecycleEventSchema.safeParse({ ...parsed.event, content });
+    if (!withContent.success) {
+      printJson(payloadInvalidResult(withContent.error.issues[0]?.message ?? 'invalid artifact content'));
+      return 2;
+    }
+    parsed.event = withContent.data;
+  }
   const root = lookupRepoRoot(parsed.options.repo);
   if (!root.ok) {
     printJson(failedResult(root.code, root.message));
     return 1;
+  }
+  const { taskRef } = parsed.event;
+  if (!envelopeTaskRefSchema.safeParse(taskRef).success) {
+    // '' or a ref longer than a job may carry cannot name a task: answer with the resolve-ref failure
+    // upstream gives (INVALID_TASK_REF, SHORT_ID_CAPACITY_EXCEEDED …) without a round trip.
+    const resolved = resolveTaskRef(taskRef, { repoRoot: root.root });
+    if (!resolved.ok) {
+      printJson(failed(resolved.code, resolved.message, resolved.taskId));
+      return 1;
+    }
   }
   const readOnly = READ_ONLY_INTENTS.has(parsed.event.intent);
   if (readOnly && parsed.options.redis !== undefined) {
@@ -51,12 +77,32 @@ export async function run(argv: string[]): Promise<number> {
   return result.status === 'failed' ? 1 : 0;
 }
 
+/** `--content -`: the whole of standard input, UTF-8, at most MAX_ARTIFACT_BYTES. */
+async function readArtifactContent(): Promise<string | { error: string }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of process.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_ARTIFACT_BYTES) return { error: `--content -: standard input is larger than ${MAX_ARTIFACT_BYTES} bytes` };
+    chunks.push(chunk);
+  }
+  const text = new TextDecoder('utf-8', { fatal: true });
+  try {
+    return text.decode(Buffer.concat(chunks));
+  } catch {
+    return { error: '--content -: standard input is not valid UTF-8' };
+  }
+}
+
 type PrintableResult = { status: string } & Record<string, unknown>;
 
 export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentity, options: TaskCommonOptions): Promise<PrintableResult> {
   const config = queueConfigFrom(options.redis, undefined, repo.root);
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { drainSpool } = await import('../queue/spool.ts');
+  const { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } = await import('../queue/connection.ts');
+  const problem = prefixProblem(config.redisUrl, config.prefix);
+  if (problem) return failedResult(PREFIX_NEEDS_HASH_TAG_CODE, problem.slice(PREFIX_NEEDS_HASH_TAG_CODE.length + 2));
   let client: RepositoryQueueClientType;
   try {
     client = await RepositoryQueueClient.connect(config, repo, CONNECT_TIMEOUT_MS);
@@ -89,6 +135,13 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
         : `no result within ${options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS} ms; job ${eventId} is being applied, see 'baton task <ref> status'`,
     );
   } catch (error) {
+    if (/\bNOPERM\b/.test((error as Error).message)) {
+      // A locked-down team Redis whose ACL does not cover this prefix or a command: not an outage.
+      return failedResult(
+        'BATON_REDIS_NO_PERMISSION',
+        `the Redis user may not do what baton needs under prefix '${config.prefix}' (${(error as Error).message}); check the prefix, or grant the ACL rule in docs/teams.md`,
+      );
+    }
     // Redis went away mid-command (found by test/chaos/redisRestart.test.ts: the command used to
     // crash with a stack trace instead of printing its one-line JSON result).
     const retry = options.idempotencyKey !== undefined

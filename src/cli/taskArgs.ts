@@ -19,7 +19,8 @@ intents:
   hook-stop  auto: --client C --native-agent A --child-id ID
              <task-ref>: --child-id ID --exit-code N   (baton captures the fingerprint and changed paths)
   stage-completed --agent A
-  complete-stage --stage S --round N --artifact F --agent A
+  complete-stage --stage S --round N --artifact F --agent A [--content -]
+                 (--content -: baton writes F from standard input, checked, with the stage completion)
   validate-stage --stage S --round N --artifact F --role executor|reviewer
   advance
   pause --code X --message Y --recoverable true|false
@@ -38,14 +39,17 @@ common options:
 const EVENT_FLAGS = [
   'max-steps', 'client', 'requested-model', 'native-agent', 'child-id', 'parent-id', 'spawn-mode',
   'actual-model', 'fallback-reason', 'exit-code', 'agent', 'code', 'message', 'recoverable',
-  'stage', 'round', 'artifact', 'role', 'reason',
+  'stage', 'round', 'artifact', 'role', 'reason', 'content',
 ] as const;
 const COMMON_FLAGS = ['repo', 'redis', 'timeout', 'worker', 'idempotency-key'] as const;
+/** Known to 0.9.2's parser, used by no intent: accepted and ignored, as upstream does. */
+const IGNORED_FLAGS = ['before-fingerprint'] as const;
 /** Accepted by 0.9.2's hook-stop, refused by baton: a caller-supplied list could dodge the reviewer write gate. */
 const REFUSED_FLAGS = ['after-fingerprint', 'changed-paths'] as const;
 
 type Flag = (typeof EVENT_FLAGS)[number] | (typeof COMMON_FLAGS)[number];
-const KNOWN_FLAGS: ReadonlySet<string> = new Set<string>([...EVENT_FLAGS, ...COMMON_FLAGS, ...REFUSED_FLAGS]);
+const KNOWN_FLAGS: ReadonlySet<string> = new Set<string>([...EVENT_FLAGS, ...COMMON_FLAGS, ...IGNORED_FLAGS, ...REFUSED_FLAGS]);
+const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 
 export type TaskCommonOptions = {
   repo?: string;
@@ -53,6 +57,8 @@ export type TaskCommonOptions = {
   timeoutMs?: number;
   worker: 'queue' | 'inline';
   idempotencyKey?: string;
+  /** `complete-stage --content -`: the artifact's text comes on standard input (read by the caller). */
+  contentFromStdin?: boolean;
 };
 
 export type ParsedTaskCommand =
@@ -87,12 +93,17 @@ function requiredFlags(intent: LifecycleIntent, auto: boolean): Flag[] {
   }
 }
 
-const POSITIVE_INTEGER = /^[1-9]\d*$/;
-const INTEGER = /^-?\d+$/;
+// Upstream reads numbers with Number() and checks Number.isInteger, so any integer-valued spelling
+// counts: `1e3`, `05`, `0.0`, `0x10`.
+function integer(value: string, message: string): number {
+  const number = Number(value);
+  if (!Number.isInteger(number)) usage(message);
+  return number;
+}
 
 function positiveInteger(value: string, message: string): number {
-  const number = Number(value);
-  if (!POSITIVE_INTEGER.test(value) || !Number.isSafeInteger(number)) usage(message);
+  const number = integer(value, message);
+  if (number <= 0) usage(message);
   return number;
 }
 
@@ -100,9 +111,9 @@ function parseFlags(tokens: readonly string[]): Map<string, string> {
   const flags = new Map<string, string>();
   for (let index = 0; index < tokens.length; index += 1) {
     const token = tokens[index]!;
-    if (!token.startsWith('--')) usage(`unexpected argument '${token}'`);
+    // Upstream names any token in an option position an option: `route foo` → "unknown option 'foo'".
     const name = token.slice(2);
-    if (!KNOWN_FLAGS.has(name)) usage(`unknown option '${token}'`);
+    if (!token.startsWith('--') || !KNOWN_FLAGS.has(name)) usage(`unknown option '${token}'`);
     if (flags.has(name)) usage(`duplicate option '${token}'`);
     const value = tokens[index + 1];
     if (value === undefined || value === '' || value.startsWith('--')) usage(`option '${token}' requires a value`);
@@ -130,7 +141,8 @@ function buildEvent(taskRef: string, intent: LifecycleIntent, flags: Map<string,
       copy('requested-model', 'requestedModel');
       break;
     case 'hook-start':
-      copy('client', 'client');
+      // With a task ref the client is not needed, and upstream ignores it (even an unknown one).
+      if (taskRef === 'auto') copy('client', 'client');
       copy('native-agent', 'nativeAgent');
       copy('child-id', 'childId');
       copy('parent-id', 'parentId');
@@ -139,14 +151,13 @@ function buildEvent(taskRef: string, intent: LifecycleIntent, flags: Map<string,
       copy('fallback-reason', 'fallbackReason');
       break;
     case 'hook-stop': {
-      copy('client', 'client');
-      copy('native-agent', 'nativeAgent');
+      if (taskRef === 'auto') {
+        copy('client', 'client');
+        copy('native-agent', 'nativeAgent');
+      }
       copy('child-id', 'childId');
       const exitCode = get('exit-code');
-      if (exitCode !== undefined) {
-        if (!INTEGER.test(exitCode) || !Number.isSafeInteger(Number(exitCode))) usage('--exit-code must be an integer');
-        event.exitCode = Number(exitCode);
-      }
+      if (exitCode !== undefined) event.exitCode = integer(exitCode, '--exit-code must be an integer');
       break;
     }
     case 'stage-completed':
@@ -201,13 +212,27 @@ function commonOptions(flags: Map<string, string>): TaskCommonOptions {
   return options;
 }
 
+/**
+ * `--help`/`-h` asks for help where an argument or an option name stands, not as an option's value:
+ * `pause --message -h` pauses with the message "-h", as upstream does.
+ */
+function asksForHelp(argv: readonly string[]): boolean {
+  if (argv.slice(0, 2).some((token) => HELP_FLAGS.has(token))) return true;
+  for (let index = 2; index < argv.length; index += 1) {
+    const token = argv[index]!;
+    if (HELP_FLAGS.has(token)) return true;
+    const value = argv[index + 1];
+    if (token.startsWith('--') && KNOWN_FLAGS.has(token.slice(2)) && value !== undefined && value !== '' && !value.startsWith('--')) index += 1;
+  }
+  return false;
+}
+
 export function parseTaskCommand(argv: readonly string[]): ParsedTaskCommand {
-  if (argv.includes('--help') || argv.includes('-h')) return { kind: 'help' };
+  if (asksForHelp(argv)) return { kind: 'help' };
   try {
+    // Positions decide, as upstream: `task --client x` is the task ref '--client' with intent 'x'.
     const [taskRef, intent, ...rest] = argv;
-    if (taskRef === undefined || intent === undefined || taskRef.startsWith('--') || intent.startsWith('--')) {
-      usage('task ref and intent are required');
-    }
+    if (taskRef === undefined || intent === undefined) usage('task ref and intent are required');
     if (!(LIFECYCLE_INTENTS as readonly string[]).includes(intent)) usage(`unknown intent '${intent}'`);
     const flags = parseFlags(rest);
     for (const refused of REFUSED_FLAGS) {
@@ -218,6 +243,12 @@ export function parseTaskCommand(argv: readonly string[]): ParsedTaskCommand {
       if (!flags.has(flag)) usage(`intent '${intent}' requires '--${flag}'`);
     }
     const options = commonOptions(flags);
+    const content = flags.get('content');
+    if (content !== undefined) {
+      if (typedIntent !== 'complete-stage') usage("option '--content' is only accepted by complete-stage");
+      if (content !== '-') usage("--content must be '-': the artifact's content is read from standard input");
+      options.contentFromStdin = true;
+    }
     const parsed = lifecycleEventSchema.safeParse(buildEvent(taskRef, typedIntent, flags));
     if (!parsed.success) usage(parsed.error.issues[0]?.message ?? 'invalid arguments');
     return { kind: 'ok', event: parsed.data, options };

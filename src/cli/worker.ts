@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
 import { createFingerprinter } from '../core/fingerprint/index.ts';
 import { startBatonWorker } from '../workers/worker.ts';
+import { prefixProblem } from '../queue/connection.ts';
 import { lookupRepoRoot, queueConfigFrom } from './common.ts';
 import { dashboardToken } from './dashboard.ts';
 import type { RunningDashboard } from '../dashboard/index.ts';
@@ -72,10 +73,16 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
       return 2;
     }
   }
+  // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
+  const queue = queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined);
+  const prefixRefused = prefixProblem(queue.redisUrl, queue.prefix);
+  if (prefixRefused) {
+    process.stderr.write(`baton worker: ${prefixRefused}\n`);
+    return 2;
+  }
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   const worker = await startBatonWorker({
-    // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
-    queue: queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined),
+    queue,
     repos,
     discoverRoots: options.discover ? options.allowRoot : [],
     createFingerprinter: () => createFingerprinter(),

@@ -24,3 +24,9 @@ export function hexDigest(algorithm: 'sha1' | 'sha256', data: string): string {
 export function randomId(): string {
   return globalThis.crypto?.randomUUID?.() ?? crypto().randomUUID();
 }
+
+/** `bytes` random bytes in hex (Web Crypto's generator: no node:crypto to load). */
+export function randomHex(bytes: number): string {
+  const values = globalThis.crypto?.getRandomValues ? globalThis.crypto.getRandomValues(new Uint8Array(bytes)) : crypto().randomBytes(bytes);
+  return Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('hex');
+}

@@ -1,16 +1,22 @@
 import { z } from 'zod';
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
+import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
 
 // The events the engine applies: one per `baton task` intent (docs/lifecycle.md §10.4 plus baton's
 // complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
 // jobs taken off the queue, so a malformed job is rejected before it can touch a run.
 
 const text = z.string().min(1);
-const taskRef = z.string().min(1).max(256);
+// Any string: the engine resolves it, and refs that cannot name a task fail there with upstream's
+// resolve-ref codes (INVALID_TASK_REF for '').
+const taskRef = z.string();
+// Upstream's numbers: any integer value (Number.isInteger), not only the safe range zod's int() allows.
+const integer = z.number().refine(Number.isInteger, 'expected an integer');
+const positiveInteger = integer.refine((value) => value > 0, 'expected a positive integer');
 const client = z.enum(AGENT_CLIENT_IDS);
 
 export const lifecycleEventSchema = z.discriminatedUnion('intent', [
-  z.strictObject({ intent: z.literal('begin-or-resume'), taskRef, maxSteps: z.number().int().positive().optional() }),
+  z.strictObject({ intent: z.literal('begin-or-resume'), taskRef, maxSteps: positiveInteger.optional() }),
   z.strictObject({ intent: z.literal('route'), taskRef }),
   z.strictObject({ intent: z.literal('status'), taskRef }),
   z.strictObject({ intent: z.literal('prepare'), taskRef, client, requestedModel: text.optional() }),
@@ -31,22 +37,24 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
     client: client.optional(),
     nativeAgent: text.optional(),
     childId: text,
-    exitCode: z.number().int().optional(),
+    exitCode: integer.optional(),
   }),
   z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
   z.strictObject({
     intent: z.literal('complete-stage'),
     taskRef,
     stage: z.enum(DELEGATION_STAGES),
-    round: z.number().int().positive(),
+    round: positiveInteger,
     artifact: text,
     agent: text,
+    /** baton: the artifact's text (from `--content -`), written by the worker with the run update. */
+    content: z.string().max(MAX_ARTIFACT_BYTES).optional(),
   }),
   z.strictObject({
     intent: z.literal('validate-stage'),
     taskRef,
     stage: z.enum(DELEGATION_STAGES),
-    round: z.number().int().positive(),
+    round: positiveInteger,
     artifact: text,
     role: z.enum(DELEGATION_ROLES),
   }),

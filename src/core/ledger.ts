@@ -52,13 +52,18 @@ function tableCells(line: string): string[] {
   return cells;
 }
 
+// Upstream's heading match: `^##\s+<heading>\s*$`, so extra spaces after `##` and trailing spaces
+// still find the ledger (a commit gate must not be bypassed by whitespace).
+const LEDGER_HEADING_PATTERN = new RegExp(`^##\\s+(?:${LEDGER_HEADINGS.join('|')})\\s*$`);
+
 /**
- * Rows of the ledger table: the section starts at the first line that is exactly `## <heading>` (en or zh)
- * and ends at the next `## ` line. Header, separator and short (< 6 cells) rows are skipped. No section → [].
+ * Rows of the ledger table: the section starts at the first line matching `^##\s+<heading>\s*$` (en or
+ * zh) and ends at the next `## ` line. Header, separator and short (< 6 cells) rows are skipped. No
+ * section → [].
  */
 export function parseLedger(content: string): LedgerRow[] {
   const lines = content.split('\n').map((line) => line.replace(/\r$/, ''));
-  const start = lines.findIndex((line) => LEDGER_HEADINGS.some((heading) => line === `## ${heading}`));
+  const start = lines.findIndex((line) => LEDGER_HEADING_PATTERN.test(line));
   if (start === -1) return [];
   const rows: LedgerRow[] = [];
   for (const line of lines.slice(start + 1)) {

@@ -6,6 +6,7 @@ import { parseLedger, summarizeLedgerStage, validateLedgerRows } from './ledger.
 import { parseReviewSummary } from './reviewSummary.ts';
 import { looseArtifactName, looseHighestRound } from './artifacts.ts';
 import { routeFromArtifacts } from './route.ts';
+import { ARTIFACT_INVALID_CODE, stageArtifactProblem } from './stageArtifact.ts';
 import {
   abortDelegation,
   activateDelegation,
@@ -180,8 +181,11 @@ export function route(ctx: OrchestrationContext, taskRef: string): Orchestration
   } catch (error) {
     return failed('ORCHESTRATION_TASK_INVALID', errorMessage(error), task.value.taskId);
   }
-  const next = routeFromArtifacts(task.value.taskDir);
-  if (!next) return failed('ORCHESTRATION_ROUTE_UNKNOWN', 'cannot determine a unique lifecycle action', task.value.taskId);
+  const decision = routeFromArtifacts(task.value.taskDir);
+  if (!decision.ok) {
+    return failed('ORCHESTRATION_ROUTE_UNKNOWN', `cannot determine a unique lifecycle action: ${decision.message}`, task.value.taskId);
+  }
+  const next = decision.next;
   if (next.stage === 'commit') {
     const blocked = commitGate(task.value, content);
     if (blocked) return blocked;
@@ -363,7 +367,7 @@ export function activateMatching(ctx: OrchestrationContext, client: string, even
 export function completeStage(
   ctx: OrchestrationContext,
   taskRef: string,
-  event: { stage: string; round: number; artifact: string; agent: string },
+  event: { stage: string; round: number; artifact: string; agent: string; content?: string },
 ): OrchestrationResult {
   const task = resolve(ctx, taskRef);
   if (!task.ok) return task.result;
@@ -374,6 +378,12 @@ export function completeStage(
   if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending delegation', task.value.taskId);
   const outcome = completeDelegationStage(run.pendingDelegation, event);
   if (!outcome.ok) return pauseRun(ctx, task.value, run, outcome.code, outcome.message, true);
+  if (event.content !== undefined) {
+    // baton: the artifact handed over on stdin is written with the run update, or not at all.
+    const problem = stageArtifactProblem(outcome.receipt, event.content);
+    if (problem !== null) return failed(ARTIFACT_INVALID_CODE, problem, task.value.taskId);
+    ctx.tx.stageFile(path.join(task.value.taskDir, outcome.receipt.artifact), event.content);
+  }
   const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
   save(ctx, task.value, updated);
   return reportRun(task.value.taskId, updated, true);
@@ -491,6 +501,22 @@ export async function sealMatching(ctx: OrchestrationContext, client: string, ev
 // ---------------------------------------------------------------------------------------------
 // advance, pause, abort
 
+/** Receipts whose subagent has not stopped yet: advancing them is early, not wrong. */
+const IN_FLIGHT: ReadonlySet<string> = new Set(['prepared', 'activated', 'stage-completed']);
+
+/**
+ * baton: what an orchestrator that advanced too early should do (Claude Code runs subagents in the
+ * background unless told otherwise, so its completion notice can come after the parent moved on).
+ * The pause is recoverable: the late SubagentStop still seals the receipt and `advance` resumes.
+ */
+export function prematureAdvanceAdvice(taskId: string, receipt: Pick<DelegationReceipt, 'status'>): string {
+  const waitFor =
+    receipt.status === 'prepared'
+      ? 'no subagent has started for it yet: spawn the routed lifecycle subagent (fresh, in the foreground)'
+      : 'its subagent has not finished: wait for the subagent to return (spawn it in the foreground, never in the background) and for its SubagentStop hook, which seals the receipt';
+  return `${waitFor}; check with 'baton task ${taskId} status' until run.pendingDelegation.status is 'sealed', then advance again; if the subagent is gone, 'baton task ${taskId} abort --reason "…"' and 'baton task ${taskId} begin-or-resume'`;
+}
+
 export function advance(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
   const task = resolve(ctx, taskRef);
   if (!task.ok) return task.result;
@@ -499,7 +525,12 @@ export function advance(ctx: OrchestrationContext, taskRef: string): Orchestrati
   const run = loaded.value;
   if (!run?.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.value.taskId);
   const outcome = consumeDelegation(run.pendingDelegation, { now: ctx.now });
-  if (!outcome.ok) return pauseRun(ctx, task.value, run, outcome.code, outcome.message, true);
+  if (!outcome.ok) {
+    const message = IN_FLIGHT.has(run.pendingDelegation.status)
+      ? `${outcome.message}; ${prematureAdvanceAdvice(task.value.taskId, run.pendingDelegation)}`
+      : outcome.message;
+    return pauseRun(ctx, task.value, run, outcome.code, message, true);
+  }
   const completed = outcome.receipt.stage === 'commit';
   const updated = withUpdates(ctx, run, {
     status: completed ? 'completed' : 'running',

@@ -49,10 +49,7 @@ function stateInvalid(receipt: DelegationReceipt, expected: string): ReceiptOutc
   return fail('DELEGATION_STATE_INVALID', `delegation ${receipt.id} is ${receipt.status}, expected ${expected}`);
 }
 
-/**
- * A frozen receipt with its keys in agent-infra's order (input fields first, then evidence), whatever
- * order the source object had, so run files stay byte-compatible.
- */
+/** A new frozen receipt with its keys in agent-infra's order (input fields first, then evidence). */
 function freezeReceipt(fields: DelegationReceipt): DelegationReceipt {
   return Object.freeze({
     taskId: fields.taskId,
@@ -81,8 +78,13 @@ function freezeReceipt(fields: DelegationReceipt): DelegationReceipt {
   });
 }
 
+/**
+ * A transition's result: the receipt it was given with the changed fields, as upstream's spread gives
+ * it. Keys keep the order they had (in the file), and keys this version does not know are kept, so a
+ * run file written by a newer agent-infra survives being rewritten.
+ */
 function succeed(receipt: DelegationReceipt): ReceiptOutcome {
-  return Object.freeze({ ok: true, receipt: freezeReceipt(receipt) });
+  return Object.freeze({ ok: true, receipt: Object.freeze({ ...receipt, changedPaths: Object.freeze([...receipt.changedPaths]) }) });
 }
 
 /** A new `prepared` receipt. No validation: the orchestrator routed the input. */

@@ -193,20 +193,29 @@ export function checkReviewSummaryGate(
   return { ok: true };
 }
 
+/** The verdict of the latest review, or why the latest review round cannot be judged. */
+export type LatestReviewVerdict = { ok: true; approved: boolean } | { ok: false; message: string };
+
 /**
  * Orchestration's approval check (§4, 0.9.2): the latest review (by the loose round scan) parses, says
- * Approved and has numeric counts. Non-zero counts are not rejected here. A missing or unreadable review
- * file is "not approved"; a directory read error is thrown to the caller.
+ * Approved and has numeric counts. Non-zero counts are not rejected here. No review → not approved.
+ * When the latest round's file cannot be read (a stray `review-code-r03.md` makes round 3 the latest
+ * while `review-code-r3.md` does not exist; a directory named like a review) or the round is not a
+ * safe integer, 0.9.2 threw from routing; baton reports why instead of routing to a new rework round.
+ * A directory read error is thrown to the caller.
  */
-export function latestReviewApproved(taskDir: string, reviewFamily: ReviewFamily): boolean {
+export function latestReviewVerdict(taskDir: string, reviewFamily: ReviewFamily): LatestReviewVerdict {
   const round = looseHighestRound(taskDir, reviewFamily);
-  if (round === 0) return false;
+  if (round === 0) return { ok: true, approved: false };
+  if (!Number.isSafeInteger(round)) return { ok: false, message: `latest ${reviewFamily} round ${round} is out of range` };
+  const name = looseArtifactName(reviewFamily, round);
   let content: string;
   try {
-    content = fs.readFileSync(path.join(taskDir, looseArtifactName(reviewFamily, round)), 'utf8');
-  } catch {
-    return false;
+    content = fs.readFileSync(path.join(taskDir, name), 'utf8');
+  } catch (error) {
+    const reason = (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+    return { ok: false, message: `latest ${reviewFamily} round ${round} (${name}) cannot be read (${reason})` };
   }
   const parsed = parseReviewSummary(content);
-  return parsed.ok && parsed.summary.verdict === 'Approved' && parsed.summary.counts !== null;
+  return { ok: true, approved: parsed.ok && parsed.summary.verdict === 'Approved' && parsed.summary.counts !== null };
 }

@@ -1,5 +1,5 @@
 import { hasReviewAfterArtifact, looseArtifactName, looseHighestRound } from './artifacts.ts';
-import { latestReviewApproved } from './reviewSummary.ts';
+import { latestReviewVerdict } from './reviewSummary.ts';
 import type { NextAction, OrchestrationNext } from './types.ts';
 
 // The routing decision table of docs/lifecycle.md §7.3: the next lifecycle action follows purely from
@@ -26,15 +26,32 @@ function reviewerStep(stage: WorkStage, round: number): OrchestrationNext {
   return { action: stage.reviewAction, role: 'reviewer', stage: stage.reviewFamily, round, artifact: looseArtifactName(stage.reviewFamily, round) };
 }
 
-/** First matching row wins; `null` is the (unreachable in 0.9.2) "no unique action" case. */
-export function routeFromArtifacts(taskDir: string): OrchestrationNext | null {
+/** The next action, or why no action can be determined (ORCHESTRATION_ROUTE_UNKNOWN). */
+export type RouteDecision = { ok: true; next: OrchestrationNext } | { ok: false; message: string };
+
+function nextRound(family: string, highest: number): RouteDecision | number {
+  const round = highest + 1;
+  return Number.isSafeInteger(round) ? round : { ok: false, message: `the next ${family} round after ${highest} is out of range` };
+}
+
+/**
+ * First matching row wins. Where 0.9.2 threw (the latest review round's file cannot be read) or would
+ * name an absurd round, the decision is a failure with the reason, never another rework round.
+ */
+export function routeFromArtifacts(taskDir: string): RouteDecision {
   for (const stage of WORK_STAGES) {
-    const round = looseHighestRound(taskDir, stage.family);
-    if (round === 0) return executorStep(stage, 1);
+    const highest = looseHighestRound(taskDir, stage.family);
+    if (highest === 0) return { ok: true, next: executorStep(stage, 1) };
     if (!hasReviewAfterArtifact(taskDir, stage.family, stage.reviewFamily)) {
-      return reviewerStep(stage, looseHighestRound(taskDir, stage.reviewFamily) + 1);
+      const round = nextRound(stage.reviewFamily, looseHighestRound(taskDir, stage.reviewFamily));
+      return typeof round === 'number' ? { ok: true, next: reviewerStep(stage, round) } : round;
     }
-    if (!latestReviewApproved(taskDir, stage.reviewFamily)) return executorStep(stage, round + 1);
+    const verdict = latestReviewVerdict(taskDir, stage.reviewFamily);
+    if (!verdict.ok) return verdict;
+    if (!verdict.approved) {
+      const round = nextRound(stage.family, highest);
+      return typeof round === 'number' ? { ok: true, next: executorStep(stage, round) } : round;
+    }
   }
-  return { action: 'commit', role: 'executor', stage: 'commit', round: 1, artifact: 'commit' };
+  return { ok: true, next: { action: 'commit', role: 'executor', stage: 'commit', round: 1, artifact: 'commit' } };
 }

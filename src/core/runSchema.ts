@@ -4,8 +4,10 @@ import type { DelegationReceipt, OrchestrationRun } from './types.ts';
 
 // Validation of `orchestration.json` (schema v1). agent-infra 0.9.2 read the file with a bare
 // JSON.parse; baton validates it so one corrupt file is reported instead of crashing a scan
-// (docs/architecture.md decision 2). Unknown extra keys are kept (loose objects): a newer tool may add
-// fields, and rewriting the file must not drop them.
+// (docs/architecture.md decision 2). Validation only checks: the reader keeps the parsed JSON itself,
+// so unknown keys at every level (a newer tool may add fields) and the key order survive a rewrite.
+// Objects are loose so that unknown keys pass; numbers are any JSON number, as 0.9.2 worked with
+// whatever was there (a `stepCount` of 1.5 still counts steps).
 
 const nullableString = z.string().nullable();
 
@@ -14,7 +16,7 @@ export const delegationReceiptSchema = z.looseObject({
   runId: z.string(),
   role: z.enum(DELEGATION_ROLES),
   stage: z.enum(DELEGATION_STAGES),
-  round: z.number().int().positive(),
+  round: z.number(),
   artifact: z.string(),
   client: z.string(),
   requestedModel: nullableString,
@@ -41,15 +43,15 @@ export const orchestrationRunSchema = z.looseObject({
   runId: z.string().min(1),
   status: z.enum(['running', 'paused', 'completed']),
   nextStage: z.enum(DELEGATION_STAGES).nullable(),
-  stepCount: z.number().int().nonnegative(),
-  maxSteps: z.number().int().positive(),
+  stepCount: z.number(),
+  maxSteps: z.number(),
   baseline: z.string(),
   pendingDelegation: delegationReceiptSchema.nullable(),
   receipts: z.array(delegationReceiptSchema),
   pause: z
-    .object({ code: z.string(), message: z.string(), recoverable: z.boolean() })
+    .looseObject({ code: z.string(), message: z.string(), recoverable: z.boolean() })
     .nullable(),
-  commitAuthorization: z.object({ issuedAt: nullableString, consumedAt: nullableString }),
+  commitAuthorization: z.looseObject({ issuedAt: nullableString, consumedAt: nullableString }),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

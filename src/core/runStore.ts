@@ -43,7 +43,8 @@ export function parseRunText(text: string, file: string): RunRead {
     }
     return { kind: 'invalid', message: `${file} does not match orchestration schema v1 (${describeSchemaError(parsed.error)})` };
   }
-  return { kind: 'ok', run: parsed.data as OrchestrationRun };
+  // The file's own object, not zod's copy: zod reorders keys, and the copy would be what gets rewritten.
+  return { kind: 'ok', run: value as OrchestrationRun };
 }
 
 /** The bytes agent-infra writes: JSON, 2-space indent, trailing newline. */
@@ -67,6 +68,8 @@ export function commitWrites(writes: readonly RunWrite[]): void {
  */
 export class RunTransaction {
   readonly #staged = new Map<string, OrchestrationRun>();
+  /** Other task files the event writes with its run (a stage artifact handed over by `complete-stage --content`). */
+  readonly #files = new Map<string, string>();
   readonly #reader: (taskDir: string) => RunRead;
 
   constructor(reader: (taskDir: string) => RunRead = readRunFile) {
@@ -82,7 +85,15 @@ export class RunTransaction {
     this.#staged.set(path.resolve(taskDir), run);
   }
 
+  stageFile(file: string, content: string): void {
+    this.#files.set(path.resolve(file), content);
+  }
+
+  /** Task files first, then run files: a run never names an artifact that is not on disk yet. */
   writes(): RunWrite[] {
-    return [...this.#staged].map(([taskDir, run]) => ({ path: runFilePath(taskDir), content: serializeRun(run) }));
+    return [
+      ...[...this.#files].map(([file, content]) => ({ path: file, content })),
+      ...[...this.#staged].map(([taskDir, run]) => ({ path: runFilePath(taskDir), content: serializeRun(run) })),
+    ];
   }
 }

@@ -137,9 +137,9 @@ function lookupShortId(repoRoot: string, key: string, length: number): ShortIdLo
     const message = Object.keys(ids).length === 0 ? emptyMessage : cleanedMessage;
     return { ok: false, code: 'SHORT_ID_NOT_FOUND', message, taskId: null };
   }
-  if (!isRegularFile(path.join(activeRoot, taskId, 'task.md'))) {
+  if (!exists(path.join(activeRoot, taskId, 'task.md'))) {
     // Same wording agent-infra uses: "empty" when no registered task is still active.
-    const anyActive = [...keyOfTask.keys()].some((id) => isRegularFile(path.join(activeRoot, id, 'task.md')));
+    const anyActive = [...keyOfTask.keys()].some((id) => exists(path.join(activeRoot, id, 'task.md')));
     return { ok: false, code: 'SHORT_ID_STALE', message: anyActive ? cleanedMessage : emptyMessage, taskId };
   }
   return { ok: true, taskId };
@@ -149,10 +149,15 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** Regular file, following symbolic links. */
-function isRegularFile(file: string): boolean {
+/**
+ * Upstream's existence test (`fs.existsSync`): anything at the path, following symbolic links. A
+ * directory named task.md "exists", so its task is found and reading task.md fails later with
+ * ORCHESTRATION_TASK_READ_FAILED, as in agent-infra.
+ */
+function exists(file: string): boolean {
   try {
-    return fs.statSync(file).isFile();
+    fs.statSync(file);
+    return true;
   } catch {
     return false;
   }
@@ -164,11 +169,11 @@ function isInside(root: string, candidate: string): boolean {
 }
 
 /**
- * A task exists at `taskMdPath` iff it is a regular file and neither it nor its directory resolves (through
+ * A task exists at `taskMdPath` iff something is there (upstream's test) and neither it nor its directory resolves (through
  * symbolic links) to a place outside the workspace: a planted link must not let a reference escape it.
  */
 function isContainedTask(workspaceReal: string | null, taskMdPath: string): boolean {
-  if (workspaceReal === null || !isRegularFile(taskMdPath)) return false;
+  if (workspaceReal === null || !exists(taskMdPath)) return false;
   try {
     // realpathSync.native: one realpath(3) call instead of an lstat per path component (resolving a
     // task ref is on every event's path; the JS version was ~45% of a worker's processing time).

@@ -15,7 +15,8 @@ import type { Queue } from 'bullmq';
 // serve.ts for the Node/Bun/Deno edge. Static files and views are read with node:fs, which all
 // three runtimes provide.
 
-export type DashboardQueue = Readonly<{ queue: Queue; root: string; id: string }>;
+/** host: the machine the checkout is on (null for entries recorded before baton kept it). */
+export type DashboardQueue = Readonly<{ queue: Queue; root: string; id: string; host?: string | null }>;
 
 export type DashboardAppOptions = Readonly<{
   /** When set, every request must carry it (bearer header, or the cookie `?token=` sets). */
@@ -95,7 +96,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
     }
     await next();
   });
-  app.get('/baton/health', (c) => c.json({ ok: true, queues: [...shown.values()].map((entry) => ({ name: entry.queue.name, root: entry.root })) }));
+  app.get('/baton/health', (c) => c.json({ ok: true, queues: [...shown.values()].map((entry) => ({ name: entry.queue.name, root: entry.root, host: entry.host ?? null, checkout: entry.id })) }));
   app.route('/', serverAdapter.registerPlugin());
 
   return {
@@ -111,8 +112,9 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
             allowRetries: allowWrites,
             // bull-board names a queue by prefix + queue name (menu, URLs): lead with the repository path.
             prefix: `${entry.root} · `,
-            displayName: entry.root,
-            description: `queue ${entry.queue.name} (repository ${entry.id})`,
+            // Two machines may have a checkout at the same path: the host tells them apart.
+            displayName: entry.host ? `${entry.root} (${entry.host})` : entry.root,
+            description: `queue ${entry.queue.name}: checkout ${entry.id} at ${entry.host ? `${entry.host}:` : ''}${entry.root}`,
           }),
         );
         added += 1;

@@ -1,8 +1,9 @@
+import os from 'node:os';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { connectDurable, connectFast } from '../queue/connection.ts';
+import { assertPrefixFits, connectDurable, connectFast } from '../queue/connection.ts';
 import { queueNameFor } from '../queue/envelope.ts';
-import { repositoriesKey } from '../queue/keys.ts';
+import { parseRepositoryEntry, repositoriesKey } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { createDashboardApp } from './app.ts';
 import type { DashboardQueue } from './app.ts';
@@ -127,12 +128,13 @@ export function workerQueueSource(worker: {
   queues(): readonly Queue[];
   served(): readonly { id: string; root: string }[];
 }): QueueSource {
+  const host = os.hostname();
   return {
     list() {
       const roots = new Map(worker.served().map((repo) => [queueNameFor(repo.id), repo] as const));
       return worker.queues().flatMap((queue) => {
         const repo = roots.get(queue.name);
-        return repo ? [{ queue, root: repo.root, id: repo.id }] : [];
+        return repo ? [{ queue, root: repo.root, id: repo.id, host }] : [];
       });
     },
   };
@@ -140,6 +142,7 @@ export function workerQueueSource(worker: {
 
 /** Every repository recorded in Redis (`repositoriesKey`): what `baton dashboard` shows. */
 export async function redisQueueSource(config: QueueConfig, connectTimeoutMs = 2_000): Promise<QueueSource> {
+  assertPrefixFits(config.redisUrl, config.prefix);
   // Fail fast with a clear message when Redis is not there, then hold a reconnecting connection.
   const probe = await connectFast(config.redisUrl, connectTimeoutMs);
   probe.disconnect();
@@ -149,11 +152,12 @@ export async function redisQueueSource(config: QueueConfig, connectTimeoutMs = 2
   return {
     async list() {
       const known = await connection.hgetall(repositoriesKey(config.prefix));
-      for (const [id, root] of Object.entries(known)) {
+      for (const [id, value] of Object.entries(known)) {
         if (queues.has(id)) continue;
+        const { root, host } = parseRepositoryEntry(value);
         const queue = new Queue(queueNameFor(id), { connection, prefix: config.prefix, skipVersionCheck: true });
         queue.on('error', () => undefined);
-        queues.set(id, { queue, root, id });
+        queues.set(id, { queue, root, id, host });
       }
       return [...queues.values()];
     },

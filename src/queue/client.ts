@@ -1,7 +1,7 @@
 import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { addPlainJob } from './addJob.ts';
-import { connectFast } from './connection.ts';
+import { assertPrefixFits, connectFast } from './connection.ts';
 import { queueNameFor } from './eventIds.ts';
 import type { JobEnvelope } from './envelope.ts';
 import type { RepoIdentity } from './eventIds.ts';
@@ -12,6 +12,7 @@ import {
   heartbeatKey,
   jobKey,
   repositoriesKey,
+  repositoryEntryValue,
 } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
 import { completedOutcome, fieldsToRecord, isWithin, outcomeFromJobFields, resultSchema } from './outcome.ts';
@@ -24,15 +25,18 @@ import type { JobOutcome } from './outcome.ts';
 
 export type { JobOutcome } from './outcome.ts';
 
+/** The checkout a client enqueues for (an envelope's `repo` will do: host is informational). */
+export type QueueRepo = Pick<RepoIdentity, 'id' | 'root'> & Readonly<{ host?: string }>;
+
 export class RepositoryQueueClient {
   readonly queueName: string;
   readonly #redis: Redis;
   #queue: Queue | null = null;
   readonly #prefix: string;
-  readonly #repo: RepoIdentity;
+  readonly #repo: QueueRepo;
   #streamCursor = '0-0';
 
-  private constructor(redis: Redis, config: QueueConfig, repo: RepoIdentity) {
+  private constructor(redis: Redis, config: QueueConfig, repo: QueueRepo) {
     this.queueName = queueNameFor(repo.id);
     this.#redis = redis;
     this.#prefix = config.prefix;
@@ -50,7 +54,8 @@ export class RepositoryQueueClient {
     return this.#queue;
   }
 
-  static async connect(config: QueueConfig, repo: RepoIdentity, connectTimeoutMs: number): Promise<RepositoryQueueClient> {
+  static async connect(config: QueueConfig, repo: QueueRepo, connectTimeoutMs: number): Promise<RepositoryQueueClient> {
+    assertPrefixFits(config.redisUrl, config.prefix);
     const redis = await connectFast(config.redisUrl, connectTimeoutMs);
     return new RepositoryQueueClient(redis, config, repo);
   }
@@ -88,7 +93,7 @@ export class RepositoryQueueClient {
     // completion), register the repository, and add the job as Queue.add would.
     const pipeline = this.#redis.pipeline();
     pipeline.xrevrange(eventsStreamKey(this.#prefix, this.queueName), '+', '-', 'COUNT', 1);
-    pipeline.hset(repositoriesKey(this.#prefix), this.#repo.id, this.#repo.root);
+    pipeline.hset(repositoriesKey(this.#prefix), this.#repo.id, repositoryEntryValue(this.#repo));
     addPlainJob(this.#redis, pipeline, { prefix: this.#prefix, queueName: this.queueName, name: envelope.intent, data: envelope, jobId: envelope.eventId, opts: JOB_OPTIONS });
     const replies = (await pipeline.exec()) ?? [];
     const failure = replies.find(([error]) => error);

@@ -10,13 +10,17 @@ import { describeSchemaError as describe } from '../core/runSchema.ts';
 export { ENVELOPE_VERSION, EVENT_ID_PATTERN, envelopeFor, eventIdForKey, eventIdForNative, queueNameFor, randomEventId, repoIdentity } from './eventIds.ts';
 export type { RepoIdentity } from './eventIds.ts';
 
+/** A job carries a task ref of 1–256 characters; `baton task` answers other refs itself (INVALID_TASK_REF …). */
+export const envelopeTaskRefSchema = z.string().min(1).max(256);
+
 export const jobEnvelopeSchema = z.strictObject({
   v: z.literal(ENVELOPE_VERSION),
   eventId: z.string().regex(EVENT_ID_PATTERN, 'eventId must be a letter, a dash and 1-120 of [A-Za-z0-9_.-]'),
-  repo: z.strictObject({ id: z.string().regex(/^[0-9a-f]{16}$/, 'repo.id must be 16 hex digits'), root: z.string().min(1) }),
+  // host is informational (which machine enqueued it); optional so events spooled before it existed still drain.
+  repo: z.strictObject({ id: z.string().regex(/^[0-9a-f]{16}$/, 'repo.id must be 16 hex digits'), root: z.string().min(1), host: z.string().min(1).max(255).optional() }),
   source: z.enum(['cli', 'hook']),
   intent: z.enum(LIFECYCLE_INTENTS),
-  taskRef: z.string().min(1).max(256),
+  taskRef: envelopeTaskRefSchema,
   args: z.record(z.string(), z.unknown()),
   enqueuedAt: z.string().min(1),
 });

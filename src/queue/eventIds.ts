@@ -1,5 +1,7 @@
 import { hexDigest, randomId } from '../core/digest.ts';
 import fs from 'node:fs';
+import os from 'node:os';
+import { checkoutRecord } from './checkoutId.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { JobEnvelope } from './envelope.ts';
 
@@ -12,12 +14,16 @@ export const ENVELOPE_VERSION = 1;
 /** BullMQ job ids may not contain ':' nor be all digits; baton's ids are a letter prefix + [A-Za-z0-9_.-]. */
 export const EVENT_ID_PATTERN = /^[a-z]-[A-Za-z0-9_.-]{1,120}$/;
 
-export type RepoIdentity = Readonly<{ id: string; root: string }>;
+/** Which checkout (id), where it is on this machine (root), and which machine says so (host). */
+export type RepoIdentity = Readonly<{ id: string; root: string; host: string }>;
 
-/** repoId = first 16 hex digits of sha256 of the repository's real path. */
+/**
+ * repoId = the checkout's random id (`<gitdir>/baton/checkout.json`, see checkoutId.ts), never a
+ * function of the path: two machines with a checkout at the same path get two queues.
+ */
 export function repoIdentity(root: string): RepoIdentity {
   const real = fs.realpathSync.native(root);
-  return { id: hexDigest('sha256', real).slice(0, 16), root: real };
+  return { id: checkoutRecord(real).id, root: real, host: os.hostname() };
 }
 
 export function queueNameFor(repoId: string): string {
@@ -40,11 +46,11 @@ export function eventIdForNative(parts: readonly (string | null | undefined)[]):
 
 export function envelopeFor(
   event: LifecycleEvent,
-  repo: RepoIdentity,
+  repo: Pick<RepoIdentity, 'id' | 'root'> & Readonly<{ host?: string }>,
   source: 'cli' | 'hook',
   eventId: string,
   now: Date = new Date(),
 ): JobEnvelope {
   const { intent, taskRef, ...args } = event;
-  return { v: ENVELOPE_VERSION, eventId, repo: { id: repo.id, root: repo.root }, source, intent, taskRef, args, enqueuedAt: now.toISOString() };
+  return { v: ENVELOPE_VERSION, eventId, repo: repo.host === undefined ? { id: repo.id, root: repo.root } : { id: repo.id, root: repo.root, host: repo.host }, source, intent, taskRef, args, enqueuedAt: now.toISOString() };
 }

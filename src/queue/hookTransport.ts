@@ -2,7 +2,10 @@ import { evalInsteadOfEvalsha, plainJobRawCommands } from './addJob.ts';
 import { queueNameFor } from './eventIds.ts';
 import type { JobEnvelope } from './envelope.ts';
 import type { RepoIdentity } from './eventIds.ts';
-import { JOB_OPTIONS, discoveryRootsKey, eventsStreamKey, heartbeatKey, jobKey, repositoriesKey } from './keys.ts';
+
+/** The checkout a hook enqueues for (an envelope's `repo` will do: host is informational). */
+export type QueueRepo = Pick<RepoIdentity, 'id' | 'root'> & Readonly<{ host?: string }>;
+import { JOB_OPTIONS, discoveryRootsKey, eventsStreamKey, heartbeatKey, jobKey, repositoriesKey, repositoryEntryValue } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
 import { fieldsToRecord, isWithin, outcomeFromJobFields, resultSchema, completedOutcome } from './outcome.ts';
 import type { JobOutcome } from './outcome.ts';
@@ -42,20 +45,20 @@ export class RawQueueClient implements HookQueue {
   readonly queueName: string;
   readonly #redis: RespClient;
   readonly #prefix: string;
-  readonly #repo: RepoIdentity;
+  readonly #repo: QueueRepo;
   /** Where in the events stream waiting starts (noted before the job could complete); null until noted. */
   #streamCursor: string | null = null;
   /** The worker check made in the same round trip as the last enqueue. */
   #workerSeen: boolean | null = null;
 
-  private constructor(redis: RespClient, prefix: string, repo: RepoIdentity) {
+  private constructor(redis: RespClient, prefix: string, repo: QueueRepo) {
     this.queueName = queueNameFor(repo.id);
     this.#redis = redis;
     this.#prefix = prefix;
     this.#repo = repo;
   }
 
-  static async connect(target: RespTarget, prefix: string, repo: RepoIdentity, connectTimeoutMs: number): Promise<RawQueueClient> {
+  static async connect(target: RespTarget, prefix: string, repo: QueueRepo, connectTimeoutMs: number): Promise<RawQueueClient> {
     return new RawQueueClient(await RespClient.connect(target, connectTimeoutMs), prefix, repo);
   }
 
@@ -69,7 +72,7 @@ export class RawQueueClient implements HookQueue {
     const now = Date.now();
     const replies = await this.#redis.pipeline([
       ['XREVRANGE', eventsStreamKey(this.#prefix, this.queueName), '+', '-', 'COUNT', 1],
-      ['HSET', repositoriesKey(this.#prefix), this.#repo.id, this.#repo.root],
+      ['HSET', repositoriesKey(this.#prefix), this.#repo.id, repositoryEntryValue(this.#repo)],
       job.meta,
       job.evalsha,
       ...this.#workerCheck(now),
@@ -177,7 +180,7 @@ function outcomeFromReply(reply: RespReply): Promise<JobOutcome | null> {
  * A hook's connection to the repository queue: the raw client for plain Redis URLs, else (cluster,
  * sentinel) RepositoryQueueClient over ioredis, loaded only then.
  */
-export async function connectHookQueue(config: QueueConfig, repo: RepoIdentity, connectTimeoutMs: number): Promise<HookQueue> {
+export async function connectHookQueue(config: QueueConfig, repo: QueueRepo, connectTimeoutMs: number): Promise<HookQueue> {
   const target = rawTargetFor(config);
   if (target) return RawQueueClient.connect(target, config.prefix, repo, connectTimeoutMs);
   const { RepositoryQueueClient } = await import('./client.ts');
@@ -185,7 +188,7 @@ export async function connectHookQueue(config: QueueConfig, repo: RepoIdentity, 
 }
 
 /** Waits for `jobId`'s outcome on a fresh raw connection (for callers that did not enqueue it themselves). */
-export async function waitForResult(config: QueueConfig, repo: RepoIdentity, jobId: string, timeoutMs: number): Promise<JobOutcome> {
+export async function waitForResult(config: QueueConfig, repo: QueueRepo, jobId: string, timeoutMs: number): Promise<JobOutcome> {
   const queue = await connectHookQueue(config, repo, Math.max(50, Math.min(1_000, timeoutMs / 2)));
   try {
     return await queue.waitFor(jobId, timeoutMs);

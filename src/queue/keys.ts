@@ -15,9 +15,38 @@ export function discoveryRootsKey(prefix: string): string {
   return `${prefix}:baton:discovery-roots`;
 }
 
-/** Every repository that has had a job: field = repoId, value = repository root. */
+/**
+ * Every repository that has had a job: field = repoId (the checkout id), value = JSON
+ * `{ root, host }`, which machine and path the queue belongs to (older entries: the bare root).
+ */
 export function repositoriesKey(prefix: string): string {
   return `${prefix}:baton:repos`;
+}
+
+export type RepositoryEntry = Readonly<{ root: string; host: string | null }>;
+
+export function repositoryEntryValue(repo: Readonly<{ root: string; host?: string }>): string {
+  return JSON.stringify({ root: repo.root, host: repo.host ?? null });
+}
+
+export function parseRepositoryEntry(value: string): RepositoryEntry {
+  if (value.startsWith('{')) {
+    try {
+      const parsed = JSON.parse(value) as { root?: unknown; host?: unknown };
+      if (typeof parsed.root === 'string') return { root: parsed.root, host: typeof parsed.host === 'string' ? parsed.host : null };
+    } catch {
+      // not ours: fall through
+    }
+  }
+  return { root: value, host: null };
+}
+
+/** Redis Cluster keeps a multi-key script's keys in one slot only when the prefix has a hash tag. */
+export function hasHashTag(prefix: string): boolean {
+  const open = prefix.indexOf('{');
+  if (open < 0) return false;
+  const close = prefix.indexOf('}', open + 1);
+  return close > open + 1;
 }
 
 export function eventsStreamKey(prefix: string, queueName: string): string {

@@ -17,9 +17,11 @@ export function resultSchema(): Promise<ResultSchema> {
 
 /** A worker's return value is checked before anyone prints or acts on it. */
 export function completedOutcome({ describeSchemaError, orchestrationResultSchema }: ResultSchema, returnvalue: string | null | undefined): JobOutcome {
-  const parsed = orchestrationResultSchema.safeParse(parseJson(returnvalue));
+  const value = parseJson(returnvalue);
+  const parsed = orchestrationResultSchema.safeParse(value);
   if (!parsed.success) return { kind: 'failed', reason: `the worker returned a malformed result (${describeSchemaError(parsed.error)})` };
-  return { kind: 'completed', value: parsed.data as OrchestrationResult };
+  // Print what the worker returned (key order and unknown run keys intact), now that it is checked.
+  return { kind: 'completed', value: value as OrchestrationResult };
 }
 
 /** The outcome a finished job's hash fields (finishedOn, returnvalue, failedReason) record; null while it is not finished. */

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
 import { applyEvent, applyEventNow } from '../core/engine.ts';
@@ -45,14 +46,18 @@ async function withTransientRetry<T>(work: () => Promise<T>): Promise<T> {
 }
 
 export const EVENT_FAILED_CODE = 'BATON_EVENT_FAILED';
+export const CHECKOUT_MISMATCH_CODE = 'BATON_CHECKOUT_MISMATCH';
 
 export async function processJobData(repository: ServedRepository, data: unknown): Promise<ProcessedJob> {
   const check = parseEnvelope(data);
   if (!check.ok) throw new UnrecoverableError(`${check.message}; nothing was changed`);
   const { envelope, event } = check;
-  if (envelope.repo.id !== repository.id || envelope.repo.root !== repository.root) {
+  // The checkout id is the identity; the root may differ (a moved checkout, or one checkout seen
+  // through two paths), the id may not: that job was meant for another checkout, maybe on another machine.
+  if (envelope.repo.id !== repository.id) {
+    const origin = `${envelope.repo.host ? `${envelope.repo.host}:` : ''}${envelope.repo.root}`;
     throw new UnrecoverableError(
-      `job names repository ${envelope.repo.root} (${envelope.repo.id}) but this queue belongs to ${repository.root} (${repository.id}); refused, nothing was changed`,
+      `${CHECKOUT_MISMATCH_CODE}: job is for checkout ${envelope.repo.id} (${origin}) but this worker serves checkout ${repository.id} (${os.hostname()}:${repository.root}); refused, nothing was changed`,
     );
   }
   try {

@@ -1,10 +1,11 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { connectDurable, redactRedisUrl } from '../queue/connection.ts';
+import { assertPrefixFits, connectDurable, redactRedisUrl } from '../queue/connection.ts';
 import { queueNameFor, repoIdentity } from '../queue/envelope.ts';
 import type { JobEnvelope, RepoIdentity } from '../queue/envelope.ts';
 import {
@@ -13,7 +14,9 @@ import {
   JOB_OPTIONS,
   discoveryRootsKey,
   heartbeatKey,
+  parseRepositoryEntry,
   repositoriesKey,
+  repositoryEntryValue,
 } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { batonStateDir, drainSpool, spooledFiles } from '../queue/spool.ts';
@@ -60,8 +63,10 @@ const DEFAULT_JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 
 export async function startBatonWorker(options: BatonWorkerOptions): Promise<BatonWorker> {
   const workerId = `w-${randomUUID()}`;
+  const hostName = os.hostname();
   const log = options.log ?? (() => undefined);
   const { prefix } = options.queue;
+  assertPrefixFits(options.queue.redisUrl, prefix);
   const connection: Redis = connectDurable(options.queue.redisUrl, `baton-worker-${workerId}`);
   connection.on('error', (error: Error) => log(`redis: ${error.message}`));
   const serving = new Map<string, Serving>();
@@ -105,7 +110,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     worker.on('error', (error: Error) => log(`worker ${name}: ${error.message}`));
     worker.on('failed', (job, error) => log(`${identity.root}: job ${job?.id ?? '?'} failed: ${error.message}`));
     serving.set(identity.id, { repository, queue, worker, draining: false });
-    await connection.hset(repositoriesKey(prefix), identity.id, identity.root);
+    await connection.hset(repositoriesKey(prefix), identity.id, repositoryEntryValue(identity));
     await heartbeat();
     log(`serving ${identity.root} (queue ${name})`);
   }
@@ -116,13 +121,40 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     for (const { queue, repository } of serving.values()) {
       const key = heartbeatKey(prefix, queue.name);
       pipeline.zadd(key, expiry, workerId).zremrangebyscore(key, '-inf', Date.now()).pexpire(key, HEARTBEAT_TTL_MS * 4);
-      pipeline.hset(repositoriesKey(prefix), repository.id, repository.root);
+      pipeline.hset(repositoriesKey(prefix), repository.id, repositoryEntryValue({ root: repository.root, host: hostName }));
     }
     for (const root of discoverRoots) pipeline.hset(discoveryRootsKey(prefix), root, expiry);
     await pipeline.exec();
     // A Redis that restarted without persistence forgot the queue-wide limit: set it again, or
     // two worker processes could apply two jobs of one repository at once.
     await Promise.all([...serving.values()].map(({ queue }) => queue.setGlobalConcurrency(1)));
+  }
+
+  /**
+   * A checkout re-cloned (or its id file removed) while the worker runs has a new id, so its hooks
+   * and commands use a new queue: serve that one, and stop serving the old queue, whose waiting
+   * events were meant for the checkout that is gone (left in Redis, visible in the dashboard).
+   */
+  async function followCheckoutIds(): Promise<void> {
+    for (const [id, entry] of [...serving.entries()]) {
+      let current: RepoIdentity;
+      try {
+        current = repoIdentity(entry.repository.root);
+      } catch {
+        continue; // moved away or unreadable: keep serving what we have
+      }
+      if (current.id === id || closing) continue;
+      serving.delete(id);
+      await entry.worker.close();
+      await connection.zrem(heartbeatKey(prefix, entry.queue.name), workerId).catch(() => undefined);
+      const waiting = await entry.queue.getWaitingCount().catch(() => 0);
+      await entry.queue.close().catch(() => undefined);
+      log(
+        `${entry.repository.root}: checkout id changed from ${id} to ${current.id} (re-cloned, or .git/baton/checkout.json removed); ` +
+          `now serving queue ${queueNameFor(current.id)}; queue ${entry.queue.name} is orphaned with ${waiting} waiting event(s)`,
+      );
+      await serve(current);
+    }
   }
 
   async function drainSpools(): Promise<void> {
@@ -145,11 +177,14 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
 
   async function discover(): Promise<void> {
     const known = await connection.hgetall(repositoriesKey(prefix));
-    for (const [id, root] of Object.entries(known)) {
+    for (const [id, value] of Object.entries(known)) {
       if (serving.has(id)) continue;
-      const identity = safeIdentity(root);
+      // Only inside the allowed roots (checked before reading the checkout, which would create its
+      // id file); another machine's checkout may be recorded at a path that exists here too: the id decides.
+      const real = realpathOrNull(parseRepositoryEntry(value).root);
+      if (!real || !discoverRoots.some((allowed) => real === allowed || real.startsWith(`${allowed}${path.sep}`))) continue;
+      const identity = safeIdentity(real);
       if (!identity || identity.id !== id) continue;
-      if (!discoverRoots.some((allowed) => identity.root === allowed || identity.root.startsWith(`${allowed}${path.sep}`))) continue;
       await serve(identity);
     }
   }
@@ -175,7 +210,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     timer.unref?.();
     timers.push(timer);
   };
-  every(HEARTBEAT_INTERVAL_MS, heartbeat);
+  every(HEARTBEAT_INTERVAL_MS, () => followCheckoutIds().then(heartbeat));
   every(options.spoolPollMs ?? 1_000, drainSpools);
   if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, discover);
   const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;

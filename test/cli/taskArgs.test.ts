@@ -40,9 +40,16 @@ describe('parseTaskCommand: upstream usage errors', () => {
     [['01', 'prepare', '--client', 'vim'], "unknown client 'vim'"],
     [['01', 'complete-stage', '--stage', 'deploy', '--round', '1', '--artifact', 'a.md', '--agent', 'x'], '--stage must be one of analysis, review-analysis, plan, review-plan, code, review-code, commit'],
     [['01', 'complete-stage', '--stage', 'plan', '--round', '-1', '--artifact', 'a.md', '--agent', 'x'], '--round must be a positive integer'],
-    [['01', 'complete-stage', '--stage', 'plan', '--round', '01', '--artifact', 'a.md', '--agent', 'x'], '--round must be a positive integer'],
+    [['01', 'complete-stage', '--stage', 'plan', '--round', '1.5', '--artifact', 'a.md', '--agent', 'x'], '--round must be a positive integer'],
+    [['01', 'begin-or-resume', '--max-steps', '-1e3'], '--max-steps must be a positive integer'],
+    [['01', 'begin-or-resume', '--max-steps', 'Infinity'], '--max-steps must be a positive integer'],
+    [['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0.5'], '--exit-code must be an integer'],
+    [['--client', 'x'], "unknown intent 'x'"],
+    [['--client'], 'task ref and intent are required'],
+    [['01', 'route', '-x', 'y'], "unknown option '-x'"],
     [['01', 'validate-stage', '--stage', 'plan', '--round', '1', '--artifact', 'plan.md', '--role', 'boss'], '--role must be executor or reviewer'],
-    [['01', 'status', 'extra'], "unexpected argument 'extra'"],
+    [['01', 'status', 'extra'], "unknown option 'extra'"],
+    [['01', 'route', 'foo'], "unknown option 'foo'"],
     [['01', 'status', '--worker', 'cloud'], '--worker must be queue or inline'],
     [['01', 'status', '--timeout', '0'], '--timeout must be a positive integer (milliseconds)'],
   ])('%j → %s', (argv, message) => {
@@ -74,6 +81,27 @@ describe('parseTaskCommand: events', () => {
 
   it('ignores known flags that do not apply to the intent (as upstream)', () => {
     expect(event(['01', 'advance', '--client', 'codex']).event).toEqual({ intent: 'advance', taskRef: '01' });
+    expect(event(['01', 'advance', '--before-fingerprint', 'abc']).event).toEqual({ intent: 'advance', taskRef: '01' });
+    expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0', '--before-fingerprint', 'abc']).event).toEqual({
+      intent: 'hook-stop', taskRef: '01', childId: 'c', exitCode: 0,
+    });
+    // With a task ref, hook-start and hook-stop do not use --client: any value is ignored, as upstream.
+    expect(event(['01', 'hook-start', '--client', 'foo', '--native-agent', 'a', '--child-id', 'c', '--parent-id', 'p', '--spawn-mode', 'fresh']).event).toEqual({
+      intent: 'hook-start', taskRef: '01', nativeAgent: 'a', childId: 'c', parentId: 'p', spawnMode: 'fresh',
+    });
+    expect(event(['01', 'hook-stop', '--client', 'foo', '--child-id', 'c', '--exit-code', '1']).event).toEqual({ intent: 'hook-stop', taskRef: '01', childId: 'c', exitCode: 1 });
+  });
+
+  it('reads numbers as upstream does: any integer-valued Number()', () => {
+    expect(event(['01', 'begin-or-resume', '--max-steps', '1e3']).event).toEqual({ intent: 'begin-or-resume', taskRef: '01', maxSteps: 1000 });
+    expect(event(['01', 'begin-or-resume', '--max-steps', '05']).event).toEqual({ intent: 'begin-or-resume', taskRef: '01', maxSteps: 5 });
+    expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0.0']).event).toEqual({ intent: 'hook-stop', taskRef: '01', childId: 'c', exitCode: 0 });
+    expect(event(['01', 'complete-stage', '--stage', 'plan', '--round', '02', '--artifact', 'plan-r2.md', '--agent', 'x']).event).toMatchObject({ round: 2 });
+  });
+
+  it('takes any task ref, even empty or long: the engine answers INVALID_TASK_REF', () => {
+    expect(event(['', 'route']).event).toEqual({ intent: 'route', taskRef: '' });
+    expect(event(['x'.repeat(300), 'advance']).event).toEqual({ intent: 'advance', taskRef: 'x'.repeat(300) });
   });
 
   it('reads common options', () => {
@@ -82,7 +110,13 @@ describe('parseTaskCommand: events', () => {
     });
   });
 
-  it('--help anywhere asks for help', () => {
+  it('--help or -h asks for help as an argument or an option name, not as an option value', () => {
     expect(parseTaskCommand(['01', 'prepare', '--help'])).toEqual({ kind: 'help' });
+    expect(parseTaskCommand(['-h'])).toEqual({ kind: 'help' });
+    expect(parseTaskCommand(['01', '--help'])).toEqual({ kind: 'help' });
+    expect(parseTaskCommand(['01', 'route', 'foo', '-h'])).toEqual({ kind: 'help' });
+    expect(event(['01', 'pause', '--code', 'X', '--message', '-h', '--recoverable', 'true']).event).toEqual({
+      intent: 'pause', taskRef: '01', code: 'X', message: '-h', recoverable: true,
+    });
   });
 });

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hexDigest, randomId } from '../../src/core/digest.ts';
+import { hexDigest, randomHex, randomId } from '../../src/core/digest.ts';
 import { PROJECT_ROOT } from '../support/processes.ts';
 
 // Event ids and the BullMQ script sha come from hexDigest: Node's node:crypto, Bun's native hasher.
@@ -16,6 +16,8 @@ describe('hexDigest', () => {
       expect(hexDigest('sha256', sample)).toBe(createHash('sha256').update(sample).digest('hex'));
       expect(hexDigest('sha1', sample)).toBe(createHash('sha1').update(sample).digest('hex'));
     }
+    expect(randomHex(8)).toMatch(/^[0-9a-f]{16}$/);
+    expect(randomHex(8)).not.toBe(randomHex(8));
     expect(randomId()).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 

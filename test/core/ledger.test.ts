@@ -67,9 +67,14 @@ describe('parseLedger', () => {
     expect(parseLedger(content).map((entry) => entry.id)).toEqual(['CD-1', 'CD-3', 'CD-4']);
   });
 
-  it('needs the heading to be exactly "## <alias>" and uses the first one', () => {
-    expect(parseLedger(`##  Review Disagreement Ledger\n${HEADER}\n| CD-1 | code | 1 | blocker | open | e |\n`)).toEqual([]);
-    expect(parseLedger(`### Review Disagreement Ledger\n${HEADER}\n| CD-1 | code | 1 | blocker | open | e |\n`)).toEqual([]);
+  it('finds the heading as upstream does (^##\\s+<alias>\\s*$) and uses the first one', () => {
+    const body = `${HEADER}\n| CD-1 | code | 1 | blocker | open | e |\n`;
+    for (const heading of ['##  Review Disagreement Ledger', '## Review Disagreement Ledger ', '##\tReview Disagreement Ledger\t', '##   审查分歧账本  ']) {
+      expect(parseLedger(`${heading}\n${body}`).map((entry) => entry.id)).toEqual(['CD-1']);
+    }
+    for (const heading of ['### Review Disagreement Ledger', '##Review Disagreement Ledger', ' ## Review Disagreement Ledger', '## Review Disagreement Ledger (old)']) {
+      expect(parseLedger(`${heading}\n${body}`)).toEqual([]);
+    }
     const twice = `## 审查分歧账本\n| CD-1 | code | 1 | blocker | open | e |\n## Review Disagreement Ledger\n| CD-2 | code | 1 | blocker | open | e |\n`;
     expect(parseLedger(twice).map((entry) => entry.id)).toEqual(['CD-1']);
   });

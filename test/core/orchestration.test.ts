@@ -165,12 +165,18 @@ describe('route', () => {
   });
 
   it('18b: task.md that is a directory → ORCHESTRATION_TASK_READ_FAILED (String(error))', async () => {
-    // A task exists iff its task.md is a regular file, so a directory is "not found" first.
+    // As upstream: the task exists (something named task.md is there), reading it fails.
     fs.rmSync(path.join(dir, 'task.md'));
     fs.mkdirSync(path.join(dir, 'task.md'));
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
-    expect(result.status).toBe('failed');
-    expect(['TASK_NOT_FOUND', 'ORCHESTRATION_TASK_READ_FAILED']).toContain(result.error?.code);
+    expect(result).toEqual({
+      status: 'failed',
+      changed: false,
+      taskId: TASK_ID,
+      run: null,
+      next: null,
+      error: { code: 'ORCHESTRATION_TASK_READ_FAILED', message: 'Error: EISDIR: illegal operation on a directory, read' },
+    });
   });
 
   it('19: review-code without a manual-validation number → ORCHESTRATION_REVIEW_INVALID; ledger id XX-1 → ORCHESTRATION_LEDGER_INVALID', async () => {
@@ -308,6 +314,29 @@ describe('prepare', () => {
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(result.error).toEqual({ code: 'ORCHESTRATION_SNAPSHOT_FAILED', message: 'disk on fire' });
     expect(fs.readFileSync(path.join(dir, 'orchestration.json'))).toEqual(before);
+  });
+
+  it('an unreadable latest review round → ORCHESTRATION_ROUTE_UNKNOWN: prepare prepares nothing, captures nothing', async () => {
+    writeArtifact(dir, 'analysis.md', '# A\n', 30);
+    writeArtifact(dir, 'review-analysis.md', reviewWithVerdict('analysis.md', 'Changes Requested'), 20);
+    writeArtifact(dir, 'review-analysis-r2.md', reviewWithVerdict('analysis.md', 'Approved', '0 blockers, 0 majors, 0 minors'), 10);
+    writeArtifact(dir, 'review-analysis-r03.md', '# stray\n', 5);
+    const h = await begin();
+    const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
+    const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
+    expect(result).toEqual({
+      status: 'failed',
+      changed: false,
+      taskId: TASK_ID,
+      run: null,
+      next: null,
+      error: {
+        code: 'ORCHESTRATION_ROUTE_UNKNOWN',
+        message: 'cannot determine a unique lifecycle action: latest review-analysis round 3 (review-analysis-r3.md) cannot be read (ENOENT)',
+      },
+    });
+    expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')).toBe(before);
+    expect(h.fingerprinter.captures).toBe(0);
   });
 
   it('a commit-gate failure is returned by prepare unchanged', async () => {
@@ -502,7 +531,12 @@ describe('advance', () => {
     const h = await prepareActivated('executor');
     const early = await h.apply({ intent: 'advance', taskRef: TASK_ID });
     expect(early.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({ code: 'DELEGATION_STATE_INVALID', message: 'delegation receipt-1 is activated, expected sealed', recoverable: true });
+    // baton: the upstream message, then what to do (the subagent has not finished yet)
+    expect(readRun(dir).pause).toEqual({
+      code: 'DELEGATION_STATE_INVALID',
+      message: `delegation receipt-1 is activated, expected sealed; its subagent has not finished: wait for the subagent to return (spawn it in the foreground, never in the background) and for its SubagentStop hook, which seals the receipt; check with 'baton task ${TASK_ID} status' until run.pendingDelegation.status is 'sealed', then advance again; if the subagent is gone, 'baton task ${TASK_ID} abort --reason "…"' and 'baton task ${TASK_ID} begin-or-resume'`,
+      recoverable: true,
+    });
     await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
     await h.apply({ intent: 'hook-stop', taskRef: TASK_ID, childId: 'child-1', exitCode: 0 });
     const advanced = await h.apply({ intent: 'advance', taskRef: TASK_ID });

@@ -7,7 +7,7 @@ import type { LedgerRow } from '../../src/core/ledger.ts';
 import {
   checkReviewSummaryGate,
   finalizeReviewSummaryContent,
-  latestReviewApproved,
+  latestReviewVerdict,
   parseReviewSummary,
 } from '../../src/core/reviewSummary.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
@@ -259,7 +259,7 @@ describe('checkReviewSummaryGate (scenario 57)', () => {
   });
 });
 
-describe('latestReviewApproved', () => {
+describe('latestReviewVerdict', () => {
   let dir: string;
 
   beforeEach(() => {
@@ -273,46 +273,55 @@ describe('latestReviewApproved', () => {
   const write = (name: string, content: string) => fs.writeFileSync(path.join(dir, name), content);
 
   it('is false without a review', () => {
-    expect(latestReviewApproved(dir, 'review-code')).toBe(false);
+    expect(latestReviewVerdict(dir, 'review-code')).toEqual({ ok: true, approved: false });
   });
 
   it('follows the highest round only', () => {
     write('review-code.md', en('Approved', '0 blockers, 0 majors, 0 minors'));
-    expect(latestReviewApproved(dir, 'review-code')).toBe(true);
+    expect(latestReviewVerdict(dir, 'review-code')).toEqual({ ok: true, approved: true });
     write('review-code-r2.md', zh('需要修改', '0 阻塞项，1 主要，0 次要'));
-    expect(latestReviewApproved(dir, 'review-code')).toBe(false);
+    expect(latestReviewVerdict(dir, 'review-code')).toEqual({ ok: true, approved: false });
     write('review-code-r3.md', zh('通过', '0 阻塞项，0 主要，0 次要'));
-    expect(latestReviewApproved(dir, 'review-code')).toBe(true);
+    expect(latestReviewVerdict(dir, 'review-code')).toEqual({ ok: true, approved: true });
   });
 
   it('does not reject non-zero counts (0.9.2 quirk)', () => {
     write('review-plan.md', en('Approved', '1 blockers, 0 majors, 0 minors'));
-    expect(latestReviewApproved(dir, 'review-plan')).toBe(true);
+    expect(latestReviewVerdict(dir, 'review-plan')).toEqual({ ok: true, approved: true });
   });
 
   it('is false for placeholders, rejections and unparsable summaries', () => {
     write('review-plan.md', en('Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors'));
-    expect(latestReviewApproved(dir, 'review-plan')).toBe(false);
+    expect(latestReviewVerdict(dir, 'review-plan')).toEqual({ ok: true, approved: false });
     write('review-plan.md', en('Rejected', '0 blockers, 0 majors, 0 minors'));
-    expect(latestReviewApproved(dir, 'review-plan')).toBe(false);
+    expect(latestReviewVerdict(dir, 'review-plan')).toEqual({ ok: true, approved: false });
     write('review-plan.md', '# no summary');
-    expect(latestReviewApproved(dir, 'review-plan')).toBe(false);
+    expect(latestReviewVerdict(dir, 'review-plan')).toEqual({ ok: true, approved: false });
   });
 
-  it('is false when the loosely-found latest file cannot be read', () => {
-    // `-r01` counts as round 1 in the loose scan, whose canonical file is review-analysis.md (absent).
-    write('review-analysis-r01.md', en('Approved', '0 blockers, 0 majors, 0 minors'));
-    expect(latestReviewApproved(dir, 'review-analysis')).toBe(false);
-    fs.mkdirSync(path.join(dir, 'review-analysis-r2.md'));
-    expect(latestReviewApproved(dir, 'review-analysis')).toBe(false);
+  it('reports a latest round whose file cannot be read, or whose number is out of range (0.9.2 threw)', () => {
+    // `-r03` counts as round 3 in the loose scan, whose canonical file review-analysis-r3.md is absent.
+    write('review-analysis.md', en('Approved', '0 blockers, 0 majors, 0 minors'));
+    write('review-analysis-r03.md', en('Approved', '0 blockers, 0 majors, 0 minors'));
+    expect(latestReviewVerdict(dir, 'review-analysis')).toEqual({
+      ok: false,
+      message: 'latest review-analysis round 3 (review-analysis-r3.md) cannot be read (ENOENT)',
+    });
+    fs.mkdirSync(path.join(dir, 'review-analysis-r4.md'));
+    expect(latestReviewVerdict(dir, 'review-analysis')).toEqual({
+      ok: false,
+      message: 'latest review-analysis round 4 (review-analysis-r4.md) cannot be read (EISDIR)',
+    });
+    write('review-analysis-r99999999999999999999.md', en('Approved', '0 blockers, 0 majors, 0 minors'));
+    expect(latestReviewVerdict(dir, 'review-analysis')).toEqual({ ok: false, message: 'latest review-analysis round 100000000000000000000 is out of range' });
   });
 
   it('throws when the task directory cannot be read', () => {
-    expect(() => latestReviewApproved(path.join(dir, 'missing'), 'review-code')).toThrow(/ENOENT/);
+    expect(() => latestReviewVerdict(path.join(dir, 'missing'), 'review-code')).toThrow(/ENOENT/);
   });
 
   it('reads the example task: the round-2 analysis review is approved', () => {
-    expect(latestReviewApproved(EXAMPLE_TASK_DIR, 'review-analysis')).toBe(true);
-    expect(latestReviewApproved(EXAMPLE_TASK_DIR, 'review-plan')).toBe(false);
+    expect(latestReviewVerdict(EXAMPLE_TASK_DIR, 'review-analysis')).toEqual({ ok: true, approved: true });
+    expect(latestReviewVerdict(EXAMPLE_TASK_DIR, 'review-plan')).toEqual({ ok: true, approved: false });
   });
 });

@@ -193,11 +193,12 @@ describe('resolveTaskRef: full ids and states', () => {
     });
   });
 
-  it('a task exists only when task.md is a regular file', () => {
-    fs.mkdirSync(ws('active', OTHER, 'task.md'), { recursive: true });
-    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toMatchObject({ ok: false, code: 'TASK_NOT_FOUND', taskId: OTHER });
+  it('a task exists when something named task.md is there (upstream: fs.existsSync)', () => {
     fs.mkdirSync(ws('blocked', OTHER), { recursive: true });
-    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toMatchObject({ ok: false, code: 'TASK_NOT_FOUND' });
+    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toMatchObject({ ok: false, code: 'TASK_NOT_FOUND', taskId: OTHER });
+    // A directory named task.md is found; reading it fails later (ORCHESTRATION_TASK_READ_FAILED).
+    fs.mkdirSync(ws('active', OTHER, 'task.md'), { recursive: true });
+    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toMatchObject({ ok: true, state: 'active', taskMdPath: ws('active', OTHER, 'task.md') });
   });
 
   it('a workspace without .agents/workspace finds nothing', () => {

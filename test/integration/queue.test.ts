@@ -1,3 +1,4 @@
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Queue } from 'bullmq';
@@ -146,18 +147,27 @@ describe('one job at a time per repository, in enqueue order', () => {
     await q.close();
   });
 
-  it('refuses a job naming another repository root, changing nothing', async () => {
+  it('refuses a job for another checkout (BATON_CHECKOUT_MISMATCH), changing nothing; the root alone does not decide', async () => {
     setUp();
     await worker();
     const q = queue();
     const identity = repoIdentity(repo.root);
-    const forged = envelopeFor({ intent: 'begin-or-resume', taskRef: TASK_ID }, { id: identity.id, root: '/etc' }, 'cli', 'c-forged');
-    const job = await q.add('begin-or-resume', forged, { jobId: 'c-forged', attempts: 1 });
+    // Another machine's checkout at the same path: same root, another checkout id.
+    const foreign = envelopeFor({ intent: 'begin-or-resume', taskRef: TASK_ID }, { id: '0123456789abcdef', root: identity.root, host: 'machine-b' }, 'cli', 'c-forged');
+    const job = await q.add('begin-or-resume', foreign, { jobId: 'c-forged', attempts: 1 });
     const deadline = Date.now() + 10_000;
     while (!(await job.isFailed()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const failed = await q.getJob('c-forged');
-    expect(failed!.failedReason).toContain('refused');
+    expect(failed!.failedReason).toBe(
+      `BATON_CHECKOUT_MISMATCH: job is for checkout 0123456789abcdef (machine-b:${identity.root}) but this worker serves checkout ${identity.id} (${os.hostname()}:${identity.root}); refused, nothing was changed`,
+    );
     expect(fs.existsSync(path.join(repo.taskDir, 'orchestration.json'))).toBe(false);
+    // This checkout's id with an older root (enqueued before the checkout was moved): applied.
+    const moved = envelopeFor({ intent: 'begin-or-resume', taskRef: TASK_ID }, { id: identity.id, root: '/old/place/of/app' }, 'cli', 'c-moved');
+    const applied = await q.add('begin-or-resume', moved, { jobId: 'c-moved', attempts: 1 });
+    const until = Date.now() + 10_000;
+    while (!(await applied.isCompleted()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+    expect(readRun(repo.taskDir).status).toBe('running');
     await q.close();
   });
 });

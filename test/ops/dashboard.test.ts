@@ -1,3 +1,4 @@
+import os from 'node:os';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -216,8 +217,8 @@ describe('dashboards follow new repositories', () => {
       expect(await queueRoots(dashboardUrlOf(standalone))).toEqual([]);
       const begun = await runBaton(['task', '01', 'begin-or-resume'], { env: laterEnv, cwd: later.root });
       expect(jsonOf(begun).status, begun.stdout + begun.stderr).toBe('running');
-      await expect.poll(() => queueRoots(dashboardUrlOf(worker)), { timeout: 10_000 }).toEqual([later.root]);
-      await expect.poll(() => queueRoots(dashboardUrlOf(standalone)), { timeout: 10_000 }).toEqual([later.root]);
+      await expect.poll(() => queueRoots(dashboardUrlOf(worker)), { timeout: 10_000 }).toEqual([`${later.root} (${os.hostname()})`]);
+      await expect.poll(() => queueRoots(dashboardUrlOf(standalone)), { timeout: 10_000 }).toEqual([`${later.root} (${os.hostname()})`]);
     } finally {
       later.cleanup();
     }

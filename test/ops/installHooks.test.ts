@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import os from 'node:os';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempRepo } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { BATON_BIN, runBaton } from '../support/processes.ts';
@@ -11,7 +12,17 @@ import { shellQuote } from '../../src/cli/runtime.ts';
 // lifecycle subagent profiles, changes nothing on a second run, and refuses unreadable settings.
 
 let repo: Fixture;
-afterEach(() => repo.cleanup());
+let codexHome: string;
+beforeEach(() => {
+  codexHome = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-codex-home-'));
+});
+afterEach(() => {
+  repo.cleanup();
+  fs.rmSync(codexHome, { recursive: true, force: true });
+});
+/** install-hooks never touches the real ~/.codex or ~/.claude.json in tests. */
+const install = (args: string[], options: { cwd?: string } = {}) =>
+  runBaton(['install-hooks', ...args], { ...options, env: { ...process.env, CODEX_HOME: codexHome, CLAUDE_CONFIG_DIR: codexHome } });
 
 const command = (client: string, ...extra: string[]) => [process.execPath, BATON_BIN].map(shellQuote).concat(['hook', client, ...extra]).join(' ');
 
@@ -25,11 +36,15 @@ function snapshot(root: string): Map<string, { bytes: string; mtimeMs: number }>
     }
   };
   for (const dir of ['.claude', '.codex']) if (fs.existsSync(path.join(root, dir))) walk(path.join(root, dir));
+  for (const file of ['CLAUDE.md', 'AGENTS.md']) {
+    if (fs.existsSync(path.join(root, file))) files.set(file, { bytes: fs.readFileSync(path.join(root, file), 'utf8'), mtimeMs: fs.statSync(path.join(root, file)).mtimeMs });
+  }
   return files;
 }
 
 const USER_SETTINGS = {
-  permissions: { allow: ['Bash(npm test)'] },
+  // baton's rule from an older checkout: replaced in place
+  permissions: { allow: ['Bash(npm test)', 'Bash(node /old/checkout/bin/baton.mjs task *)', 'Read(./docs/**)'] },
   hooks: {
     PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: 'node .agents/hooks/check-version-format.js' }] }],
     SubagentStart: [
@@ -54,7 +69,7 @@ describe('baton install-hooks claude-code', () => {
     fs.mkdirSync(path.join(repo.root, '.claude'));
     // four-space indentation: the file keeps its style
     fs.writeFileSync(path.join(repo.root, '.claude', 'settings.json'), `${JSON.stringify(USER_SETTINGS, null, 4)}\n`);
-    const run = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root]);
+    const run = await install(['claude-code', '--repo', repo.root]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/updated\s+\.claude\/settings\.json/);
     expect(run.stdout).toMatch(/created\s+\.claude\/agents\/agent-infra-lifecycle-executor\.md/);
@@ -63,7 +78,9 @@ describe('baton install-hooks claude-code', () => {
     const text = fs.readFileSync(path.join(repo.root, '.claude', 'settings.json'), 'utf8');
     expect(text).toMatch(/^\{\n {4}"permissions"/);
     const settings = JSON.parse(text);
-    expect(settings.permissions).toEqual(USER_SETTINGS.permissions);
+    // The subagents' and the orchestrator's `baton task …` may run without a prompt (claude -p refuses unapproved Bash).
+    const baton = [process.execPath, BATON_BIN].map(shellQuote).join(' ');
+    expect(settings.permissions).toEqual({ allow: ['Bash(npm test)', `Bash(${baton} task *)`, 'Read(./docs/**)'] });
     expect(settings.model).toBe('opus');
     expect(settings.hooks.StopFailure).toEqual(USER_SETTINGS.hooks.StopFailure);
     const ours = { type: 'command', command: command('claude-code'), timeout: 10 };
@@ -84,21 +101,53 @@ describe('baton install-hooks claude-code', () => {
     const reviewer = fs.readFileSync(path.join(repo.root, '.claude', 'agents', 'agent-infra-lifecycle-reviewer.md'), 'utf8');
     expect(reviewer).toContain('Run only the requested review-* skill');
     expect(reviewer).toContain('Do not modify business code');
-    expect(reviewer).toContain('Stop after producing and finalizing the review artifact');
+    expect(reviewer).toContain('Stop after the review is recorded');
     const executor = fs.readFileSync(path.join(repo.root, '.claude', 'agents', 'agent-infra-lifecycle-executor.md'), 'utf8');
     expect(executor).toContain('Run only the requested non-review lifecycle skill');
     expect(executor).toContain('Never run a review-* skill');
+    // The artifact goes to baton on stdin, with this checkout's command (item 9).
+    for (const profile of [executor, reviewer]) {
+      expect(profile).toContain(`${baton} task <task> complete-stage --stage <stage> --round <round> --artifact <artifact> --agent claude --content - <<'BATON_ARTIFACT'`);
+      expect(profile).toContain("Claude Code refuses a subagent's Write of report-like files such as `analysis.md`");
+    }
+    expect(executor).toContain(`${baton} task <task> stage-completed --agent claude`);
+    // The orchestrator instructions, in CLAUDE.md (item 11).
+    const claudeMd = fs.readFileSync(path.join(repo.root, 'CLAUDE.md'), 'utf8');
+    expect(claudeMd.startsWith('<!-- baton:orchestrator:begin -->\n## Agent-infra task lifecycle (driven by baton)\n')).toBe(true);
+    expect(claudeMd.endsWith('<!-- baton:orchestrator:end -->\n')).toBe(true);
+    expect(claudeMd).toContain(`${baton} task <task> prepare --client claude-code`);
+    expect(claudeMd).toContain('`run_in_background: false`');
+  });
+
+  it("keeps the user's CLAUDE.md around baton's block and replaces only the block on a later run", async () => {
+    repo = tempRepo();
+    const mine = '# Project rules\n\nUse tabs.\n';
+    fs.writeFileSync(path.join(repo.root, 'CLAUDE.md'), mine);
+    expect((await install(['claude-code', '--repo', repo.root])).code).toBe(0);
+    const first = fs.readFileSync(path.join(repo.root, 'CLAUDE.md'), 'utf8');
+    expect(first.startsWith(`${mine}\n<!-- baton:orchestrator:begin -->\n`)).toBe(true);
+    // An older block in the middle of the file, with user text after it: replaced in place.
+    const block = first.slice(mine.length + 1);
+    fs.writeFileSync(path.join(repo.root, 'CLAUDE.md'), `${mine}\n<!-- baton:orchestrator:begin -->\nold text\n<!-- baton:orchestrator:end -->\n\n## Later\n\nMore rules.\n`);
+    const again = await install(['claude-code', '--repo', repo.root]);
+    expect(again.stdout).toMatch(/updated\s+CLAUDE\.md/);
+    expect(fs.readFileSync(path.join(repo.root, 'CLAUDE.md'), 'utf8')).toBe(`${mine}\n${block}\n## Later\n\nMore rules.\n`);
+    // --no-instructions leaves CLAUDE.md alone.
+    fs.writeFileSync(path.join(repo.root, 'CLAUDE.md'), mine);
+    const none = await install(['claude-code', '--repo', repo.root, '--no-instructions']);
+    expect(none.stdout).not.toContain('CLAUDE.md');
+    expect(fs.readFileSync(path.join(repo.root, 'CLAUDE.md'), 'utf8')).toBe(mine);
   });
 
   it('is idempotent: a second run reports unchanged and leaves every byte (and mtime) alone', async () => {
     repo = tempRepo();
     fs.mkdirSync(path.join(repo.root, '.claude'));
     fs.writeFileSync(path.join(repo.root, '.claude', 'settings.json'), `${JSON.stringify(USER_SETTINGS, null, 2)}\n`);
-    expect((await runBaton(['install-hooks', 'claude-code', '--repo', repo.root])).code).toBe(0);
+    expect((await install(['claude-code', '--repo', repo.root])).code).toBe(0);
     const before = snapshot(repo.root);
-    const again = await runBaton(['install-hooks', 'claude-code'], { cwd: repo.root });
+    const again = await install(['claude-code'], { cwd: repo.root });
     expect(again.code, again.stderr).toBe(0);
-    expect(again.stdout.match(/unchanged/g)).toHaveLength(3);
+    expect(again.stdout.match(/unchanged/g)).toHaveLength(4);
     expect(again.stdout).not.toMatch(/\b(created|updated)\b/);
     expect(snapshot(repo.root)).toEqual(before);
   });
@@ -108,7 +157,7 @@ describe('baton install-hooks claude-code', () => {
     fs.mkdirSync(path.join(repo.root, '.claude'));
     const broken = '{ "hooks": { "PreToolUse": [ ,] }\n';
     fs.writeFileSync(path.join(repo.root, '.claude', 'settings.json'), broken);
-    const run = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root]);
+    const run = await install(['claude-code', '--repo', repo.root]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('.claude/settings.json is not valid JSON');
     expect(run.stderr).toContain('Nothing was written');
@@ -116,7 +165,7 @@ describe('baton install-hooks claude-code', () => {
     expect(fs.existsSync(path.join(repo.root, '.claude', 'agents'))).toBe(false);
 
     fs.writeFileSync(path.join(repo.root, '.claude', 'settings.json'), '{ "hooks": [] }\n');
-    const shape = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root]);
+    const shape = await install(['claude-code', '--repo', repo.root]);
     expect(shape.code).toBe(1);
     expect(shape.stderr).toContain('unexpected shape at hooks');
     expect(fs.existsSync(path.join(repo.root, '.claude', 'agents'))).toBe(false);
@@ -124,7 +173,7 @@ describe('baton install-hooks claude-code', () => {
 
   it('installs a hook command that starts fast and really is baton: it blocks an unprepared lifecycle spawn', async () => {
     repo = tempRepo();
-    expect((await runBaton(['install-hooks', 'claude-code', '--repo', repo.root])).code).toBe(0);
+    expect((await install(['claude-code', '--repo', repo.root])).code).toBe(0);
     const settings = JSON.parse(fs.readFileSync(path.join(repo.root, '.claude', 'settings.json'), 'utf8'));
     const hookCommand: string = settings.hooks.PreToolUse[0].hooks[0].command;
     const runHook = (payload: object) => {
@@ -147,7 +196,7 @@ describe('baton install-hooks codex', () => {
     fs.mkdirSync(path.join(repo.root, '.codex'));
     const user = { hooks: { SessionStart: [{ matcher: 'startup', hooks: [{ type: 'command', command: 'echo hi', timeout: 3 }] }] } };
     fs.writeFileSync(path.join(repo.root, '.codex', 'hooks.json'), `${JSON.stringify(user, null, 2)}\n`);
-    const run = await runBaton(['install-hooks', 'codex', '--repo', repo.root]);
+    const run = await install(['codex', '--repo', repo.root]);
     expect(run.code, run.stderr).toBe(0);
     const hooks = JSON.parse(fs.readFileSync(path.join(repo.root, '.codex', 'hooks.json'), 'utf8')).hooks;
     expect(hooks.SessionStart).toEqual(user.hooks.SessionStart);
@@ -164,14 +213,14 @@ describe('baton install-hooks codex', () => {
       expect(toml).toMatch(new RegExp(`^name = "agent-infra-lifecycle-${role}"\\ndescription = ".+"\\ndeveloper_instructions = '''\\n[^]+'''\\n$`));
     }
     const before = snapshot(repo.root);
-    const again = await runBaton(['install-hooks', 'codex', '--repo', repo.root]);
-    expect(again.stdout.match(/unchanged/g)).toHaveLength(3);
+    const again = await install(['codex', '--repo', repo.root]);
+    expect(again.stdout.match(/unchanged/g)).toHaveLength(5);
     expect(snapshot(repo.root)).toEqual(before);
   });
 
   it('refuses an unknown client', async () => {
     repo = tempRepo();
-    const run = await runBaton(['install-hooks', 'gemini-cli', '--repo', repo.root]);
+    const run = await install(['gemini-cli', '--repo', repo.root]);
     expect(run.code).toBe(2);
     expect(run.stderr).toContain("unknown client 'gemini-cli'");
   });

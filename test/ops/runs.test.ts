@@ -1,3 +1,4 @@
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -67,7 +68,9 @@ describe('baton runs', () => {
     const lines = run.stdout.trimEnd().split('\n');
     const header = lines[0]!;
     expect(header).toMatch(/^TASK\s+ID\s+STATE\s+STATUS\s+STAGE\s+ROUND\s+STEPS\s+PENDING\s+PAUSE \/ NOTE$/);
-    expect(lines).toHaveLength(6); // header + 5 runs; the task without a run is not listed
+    expect(lines).toHaveLength(8); // header + 5 runs (the task without a run is not listed), blank, checkout
+    const checkout = JSON.parse(fs.readFileSync(path.join(repo.root, '.git', 'baton', 'checkout.json'), 'utf8'));
+    expect(lines[7]).toBe(`queue baton-${checkout.id} · checkout ${checkout.id} on ${os.hostname()}:${fs.realpathSync(repo.root)}`);
     const row = (taskId: string) => lines.find((line) => line.startsWith(taskId))!;
     const column = (line: string, title: string) => line.slice(header.indexOf(title)).split(/\s{2,}/)[0];
     // every column starts at the same offset in every row
@@ -99,6 +102,9 @@ describe('baton runs', () => {
     expect(run.code, run.stderr).toBe(0);
     const { repo: root, runs } = JSON.parse(run.stdout);
     expect(root).toBe(repo.root);
+    const checkout = JSON.parse(run.stdout).checkout;
+    expect(checkout).toMatchObject({ id: expect.stringMatching(/^[0-9a-f]{16}$/), host: os.hostname(), root: fs.realpathSync(repo.root) });
+    expect(checkout.queue).toBe(`baton-${checkout.id}`);
     const byId = new Map<string, any>(runs.map((row: any) => [row.taskId, row]));
     expect([...byId.keys()].sort()).toEqual([ACTIVE_PENDING, ACTIVE_CORRUPT, BLOCKED_PAUSED, COMPLETED, ARCHIVED_BETWEEN].sort());
     expect(byId.get(ACTIVE_PENDING)).toMatchObject({

@@ -1,3 +1,4 @@
+import os from 'node:os';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
@@ -46,7 +47,7 @@ describe('baton start', () => {
     expect(service.output()).toContain(`serving ${repo.root}`);
     const url = dashboardUrlOf(service);
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
-    expect(await queueRoots(url)).toEqual([repo.root]);
+    expect(await queueRoots(url)).toEqual([`${repo.root} (${os.hostname()})`]);
     const begun = await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root });
     expect(jsonOf(begun)).toMatchObject({ status: 'running', taskId: TASK_ID });
     expect(await service.stop('SIGINT')).toBe(0);
@@ -75,7 +76,7 @@ describe('baton start', () => {
     const begun = await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root });
     expect(jsonOf(begun), begun.stderr).toMatchObject({ status: 'running', taskId: TASK_ID });
     expect(readRun(repo.taskDir).status).toBe('running');
-    expect(await queueRoots(dashboardUrlOf(service))).toEqual([repo.root]);
+    expect(await queueRoots(dashboardUrlOf(service))).toEqual([`${repo.root} (${os.hostname()})`]);
 
     expect(await service.stop('SIGINT')).toBe(0);
     expect(fs.existsSync(path.join(stateDir, 'url'))).toBe(false);

@@ -138,7 +138,7 @@ describe('RepositoryQueueClient without BullMQ on the enqueue path', () => {
       expect(await client.withdraw('c-withdraw')).toBe(true);
       expect(await queue.getJob('c-withdraw')).toBeUndefined();
       expect(await client.withdraw('c-withdraw')).toBe(false);
-      expect(await redis.hget(`${prefix}:baton:repos`, repo.id)).toBe(repo.root);
+      expect(JSON.parse((await redis.hget(`${prefix}:baton:repos`, repo.id))!)).toEqual({ root: repo.root, host: null });
       await queue.close();
     } finally {
       await client.close();
@@ -224,7 +224,7 @@ describe('the raw RESP path (what a hook uses)', () => {
         await client.close();
       }
       expect(await reference.lrange(`${prefix}:${queueNameFor(repo.id)}:wait`, 0, -1)).toEqual(['c-second', 'c-first']);
-      expect(await reference.hget(`${prefix}:baton:repos`, repo.id)).toBe(repo.root);
+      expect(JSON.parse((await reference.hget(`${prefix}:baton:repos`, repo.id))!)).toEqual({ root: repo.root, host: null });
     } finally {
       reference.disconnect();
       await server.stop();

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { envelopeFor, eventIdForKey, parseEnvelope, queueNameFor, randomEventId, repoIdentity } from '../../src/queue/envelope.ts';
-import { redisOptionsFromUrl, redactRedisUrl } from '../../src/queue/connection.ts';
+import { prefixProblem, redisOptionsFromUrl, redisTargetFromUrl, redactRedisUrl } from '../../src/queue/connection.ts';
 
 describe('job envelope', () => {
   const repo = { id: '0123456789abcdef', root: '/srv/repo' };
@@ -38,15 +38,18 @@ describe('job envelope', () => {
     expect(eventIdForKey('k')).toBe(eventIdForKey('k'));
   });
 
-  it('repo id is the first 16 hex digits of sha256 of the real path; queue name baton-<id>', () => {
+  it('repo id is the checkout id (16 hex digits), the same through a symlink; queue name baton-<id>', () => {
     const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-id-')));
+    fs.mkdirSync(path.join(dir, '.git'));
     const link = `${dir}-link`;
     fs.symlinkSync(dir, link);
     try {
       const identity = repoIdentity(link);
       expect(identity.root).toBe(dir);
+      expect(identity.host).toBe(os.hostname());
       expect(identity.id).toMatch(/^[0-9a-f]{16}$/);
       expect(identity).toEqual(repoIdentity(dir));
+      expect(JSON.parse(fs.readFileSync(path.join(dir, '.git', 'baton', 'checkout.json'), 'utf8')).id).toBe(identity.id);
       expect(queueNameFor(identity.id)).toBe(`baton-${identity.id}`);
     } finally {
       fs.rmSync(link);
@@ -62,5 +65,39 @@ describe('Redis URLs', () => {
     expect(redisOptionsFromUrl('unix:///run/redis.sock?db=3')).toEqual({ path: '/run/redis.sock', db: 3 });
     expect(() => redisOptionsFromUrl('http://x')).toThrow(/expected redis/);
     expect(redactRedisUrl('redis://:secret@h:1')).toBe('redis://:***@h:1');
+  });
+
+  it('parses Cluster and Sentinel URLs; refuses a Cluster prefix without a hash tag', () => {
+    expect(redisTargetFromUrl('redis+cluster://u:p%40w@127.0.0.1:7000,[::1]:7001,node-c:7002', {})).toEqual({
+      kind: 'cluster',
+      nodes: [{ host: '127.0.0.1', port: 7000 }, { host: '::1', port: 7001 }, { host: 'node-c', port: 7002 }],
+      options: { username: 'u', password: 'p@w' },
+    });
+    expect(() => redisTargetFromUrl('redis+cluster://h:1/2', {})).toThrow('a Redis Cluster has only database 0');
+    expect(redisTargetFromUrl('redis+sentinel://:pw@10.0.0.1:26379,10.0.0.2/mymaster/3?sentinelPassword=spw', {})).toEqual({
+      kind: 'sentinel',
+      options: { password: 'pw', db: 3, name: 'mymaster', sentinelPassword: 'spw', sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '10.0.0.2', port: 26379 }] },
+    });
+    expect(() => redisTargetFromUrl('redis+sentinel://h:26379', {})).toThrow('a Sentinel URL names the master');
+    expect(() => redisTargetFromUrl('redis+shard://h:1', {})).toThrow('expected redis://');
+    expect(redactRedisUrl('redis+sentinel://u:pw@h:1,h:2/m?sentinelPassword=spw')).toBe('redis+sentinel://u:***@h:1,h:2/m?sentinelPassword=***');
+    expect(prefixProblem('redis+cluster://h:1', '{baton}')).toBeNull();
+    expect(prefixProblem('redis://h:1', 'baton')).toBeNull();
+    expect(prefixProblem('redis+cluster://h:1', 'baton')).toBe(
+      "BATON_PREFIX_NOT_HASH_TAGGED: prefix 'baton' has no hash tag, so on Redis Cluster a queue's keys would land in different slots and its scripts would fail (CROSSSLOT). Use --prefix '{baton}' (or BATON_PREFIX='{baton}')",
+    );
+    expect(prefixProblem('rediss+cluster://h:1', 'team{}')).toContain("Use --prefix '{team}'");
+  });
+
+  it('trusts a private CA from ?ca= or BATON_REDIS_CA; no SNI for IP addresses', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-ca-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'ca.pem'), 'PEM-CA');
+      expect(redisOptionsFromUrl(`rediss://127.0.0.1:6390?ca=${path.join(dir, 'ca.pem')}`, {})).toEqual({ host: '127.0.0.1', port: 6390, tls: { ca: 'PEM-CA' } });
+      expect(redisOptionsFromUrl('rediss://redis.team:6390', { BATON_REDIS_CA: path.join(dir, 'ca.pem') })).toEqual({ host: 'redis.team', port: 6390, tls: { servername: 'redis.team', ca: 'PEM-CA' } });
+      expect(() => redisOptionsFromUrl('rediss://h:1', { BATON_REDIS_CA: path.join(dir, 'missing.pem') })).toThrow(`cannot read the Redis TLS CA (?ca= / BATON_REDIS_CA) at ${path.join(dir, 'missing.pem')}: ENOENT`);
+    } finally {
+      fs.rmSync(dir, { recursive: true });
+    }
   });
 });

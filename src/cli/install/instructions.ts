@@ -1,0 +1,186 @@
+import type { LifecycleIntent } from '../../core/events.ts';
+import { LIFECYCLE_INTENTS } from '../../core/events.ts';
+
+// What `baton install-hooks` tells the agents, generated here so it follows baton's intents and
+// codes: the orchestrator instructions (a delimited block in CLAUDE.md / AGENTS.md) and the two
+// lifecycle subagent profiles (.claude/agents/*.md, .codex/agents/*.toml). `baton` in the text is
+// the absolute command line of this checkout, so an agent runs exactly what the hooks run.
+
+export type InstructionClient = 'claude-code' | 'codex';
+
+/** Who runs each intent. A Record, so a new intent does not compile until it is placed here. */
+export const INTENT_OWNERS: Readonly<Record<LifecycleIntent, 'orchestrator' | 'subagent' | 'hooks' | 'recovery'>> = {
+  'begin-or-resume': 'orchestrator',
+  route: 'orchestrator',
+  prepare: 'orchestrator',
+  advance: 'orchestrator',
+  status: 'orchestrator',
+  'complete-stage': 'subagent',
+  'stage-completed': 'subagent',
+  'validate-stage': 'subagent',
+  'hook-start': 'hooks',
+  'hook-stop': 'hooks',
+  abort: 'recovery',
+  pause: 'recovery',
+};
+
+/** The agent name `complete-stage --agent` accepts for each client. */
+export const STAGE_AGENT: Readonly<Record<InstructionClient, string>> = { 'claude-code': 'claude', codex: 'codex' };
+
+export const EXECUTOR = 'agent-infra-lifecycle-executor';
+export const REVIEWER = 'agent-infra-lifecycle-reviewer';
+
+/** What the orchestrator does on each code it can meet; every code here is one baton really returns (tested). */
+export const CODE_ADVICE: ReadonlyArray<readonly [code: string, advice: string]> = [
+  ['DELEGATION_STATE_INVALID', 'after `advance`: the subagent had not finished. Wait for it, check `status` until `run.pendingDelegation.status` is `sealed`, then `advance` again.'],
+  ['ORCHESTRATION_DELEGATION_BUSY', 'a delegation is already pending (this task or another one in the repository): finish it (wait, then `advance`) or `abort` it; never spawn a second one.'],
+  ['ORCHESTRATION_DELEGATION_MISSING', 'nothing is pending: `route` again (after `advance`, the stage was already consumed).'],
+  ['ORCHESTRATION_DELEGATION_ABORTED', 'the delegation was aborted: `begin-or-resume`, then `route`.'],
+  ['ORCHESTRATION_RUN_NOT_RUNNING', 'the run is paused or completed: read `run.pause` with `status`; `begin-or-resume` continues a recoverable pause that has no pending delegation.'],
+  ['ORCHESTRATION_ARTIFACT_INVALID', "the subagent's `complete-stage --content -` was refused and nothing was written: the subagent fixes the artifact and runs it again."],
+  ['BATON_WORKER_UNAVAILABLE', 'no baton worker serves the repository: ask the user to run `npm start` (or `baton worker`) in it; do not work around it.'],
+  ['BATON_REDIS_UNAVAILABLE', 'Redis cannot be reached: stop and tell the user.'],
+  ['DELEGATION_REVIEWER_WRITE_FORBIDDEN', 'a reviewer changed files other than its review: stop and report; do not undo or continue on your own.'],
+  ['DELEGATION_FORK_FORBIDDEN', 'the subagent was forked from your conversation: stop and report; spawn lifecycle subagents fresh.'],
+  ['ORCHESTRATION_MAX_STEPS', 'the step limit is reached: stop and report.'],
+  ['ORCHESTRATION_MANUAL_VALIDATION_PENDING', 'a human must validate first: stop and report.'],
+  ['ORCHESTRATION_LEDGER_BLOCKED', 'unresolved review findings need a human decision: stop and report.'],
+];
+
+function intentsOf(owner: (typeof INTENT_OWNERS)[LifecycleIntent]): string {
+  return LIFECYCLE_INTENTS.filter((intent) => INTENT_OWNERS[intent] === owner).map((intent) => `\`${intent}\``).join(', ');
+}
+
+const SPAWN: Readonly<Record<InstructionClient, string>> = {
+  'claude-code':
+    'Use the Agent tool with `subagent_type` set to that name and `run_in_background: false` (Claude Code runs subagents in the background unless told otherwise). Do not set `isolation`, do not resume an earlier subagent (SendMessage), and spawn one subagent per message.',
+  codex:
+    'Use `spawn_agent` with `agent_type` set to that name and no inherited context (`fork_turns: "none"`; with the older tool, `fork_context: false`), then `wait_agent` until it has finished. Do not send it follow-up input.',
+};
+
+export const BLOCK_BEGIN = '<!-- baton:orchestrator:begin -->';
+export const BLOCK_END = '<!-- baton:orchestrator:end -->';
+
+/** The orchestrator instructions, as Markdown (without the delimiters). */
+export function orchestratorInstructions(client: InstructionClient, baton: string): string {
+  const task = `${baton} task`;
+  const codes = CODE_ADVICE.map(([code, advice]) => `- \`${code}\`: ${advice}`).join('\n');
+  return `## Agent-infra task lifecycle (driven by baton)
+
+Written by \`baton install-hooks ${client}\`; running it again replaces this section. It applies to the
+agent that drives a task through its lifecycle. A subagent of type \`${EXECUTOR}\` or
+\`${REVIEWER}\` follows its own instructions instead.
+
+Each command prints one line of JSON: read \`status\` (\`running\`, \`paused\`, \`completed\`, \`failed\`),
+\`error.code\`, \`run.pause\` and \`next\`. Use the task id (\`TASK-…\`) or its short number as \`<task>\`.
+
+1. \`${task} <task> begin-or-resume\`
+2. \`${task} <task> route\`: \`next\` names the \`action\` (skill), \`role\`, \`stage\`, \`round\` and \`artifact\`.
+3. \`${task} <task> prepare --client ${client}\`
+4. Spawn one new subagent of type \`${EXECUTOR}\` when \`next.role\` is \`executor\`, or
+   \`${REVIEWER}\` when it is \`reviewer\`: fresh, in the foreground. ${SPAWN[client]}
+   Its prompt gives only the task id, the skill (\`next.action\`), stage, round and artifact.
+5. Wait until the subagent has returned. Its SubagentStop hook seals the delegation.
+6. \`${task} <task> advance\`, then go back to 2 while \`status\` is \`running\`. Stop when it is \`completed\`.
+
+Never do a stage's work yourself, never review in your own context, never reuse a subagent.
+
+On a code in \`error.code\` or \`run.pause.code\`:
+${codes}
+- Any other pause: stop and report \`run.pause\` to the user. A stuck delegation is given up with
+  \`${task} <task> abort --reason "…"\`, then \`begin-or-resume\`.
+
+Intents: yours are ${intentsOf('orchestrator')}; the subagents run ${intentsOf('subagent')}; the hooks
+run ${intentsOf('hooks')}; ${intentsOf('recovery')} are for recovery.
+`;
+}
+
+/** `text` with baton's block replaced (or appended), the rest kept byte for byte. */
+export function withInstructionBlock(text: string | null, block: string): string {
+  const wrapped = `${BLOCK_BEGIN}\n${block}${BLOCK_END}\n`;
+  if (text === null || text === '') return wrapped;
+  const begin = text.indexOf(BLOCK_BEGIN);
+  const end = begin === -1 ? -1 : text.indexOf(BLOCK_END, begin);
+  if (begin !== -1 && end !== -1) {
+    let after = end + BLOCK_END.length;
+    if (text[after] === '\n') after += 1;
+    return `${text.slice(0, begin)}${wrapped}${text.slice(after)}`;
+  }
+  return `${text}${text.endsWith('\n') ? '' : '\n'}\n${wrapped}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Subagent profiles (docs/lifecycle.md §10.1, plus how to hand the artifact to baton)
+
+export type Profile = Readonly<{ name: string; description: string; instructions: string }>;
+
+function handOver(client: InstructionClient, baton: string, what: string): string {
+  const why =
+    client === 'claude-code'
+      ? 'Claude Code refuses a subagent\'s Write of report-like files such as `analysis.md`'
+      : "Codex's sandbox keeps `.agents/` read-only";
+  return `- Do not write ${what} with a file tool (${why}). Hand its full text to baton, which checks it,
+  writes it and records the stage in one step:
+
+  \`\`\`sh
+  ${baton} task <task> complete-stage --stage <stage> --round <round> --artifact <artifact> --agent ${STAGE_AGENT[client]} --content - <<'BATON_ARTIFACT'
+  …the whole artifact, in Markdown…
+  BATON_ARTIFACT
+  \`\`\`
+
+  \`<task>\`, \`<stage>\`, \`<round>\` and \`<artifact>\` are the ones the orchestrator gave you. The command
+  prints one line of JSON. On \`"status":"failed"\` with \`ORCHESTRATION_ARTIFACT_INVALID\`, nothing was
+  written: fix what \`error.message\` says and run it again. On any other failure, stop and report it.`;
+}
+
+export function profiles(client: InstructionClient, baton: string): readonly Profile[] {
+  const agent = STAGE_AGENT[client];
+  return [
+    {
+      name: EXECUTOR,
+      description:
+        'Fresh executor for exactly one agent-infra lifecycle stage (analysis, plan, code or commit), spawned by the run-task orchestrator for a prepared delegation. Never reviews.',
+      instructions: `You are a fresh executor subagent of the agent-infra task lifecycle. The orchestrator spawned you
+for exactly one stage of one task and gave you the task id, the skill, the stage, the round and the
+artifact name.
+
+- Run only the requested non-review lifecycle skill (analyze-task, plan-task, code-task or commit)
+  for the task you were given. Never run a review-* skill and never review your own work.
+${handOver(client, baton, 'the stage artifact (analysis, plan or code report)')}
+- For the commit stage there is no artifact: once the commit is made, run
+  \`${baton} task <task> stage-completed --agent ${agent}\`.
+- Then stop, with a short summary as your answer. Do not start the next stage, route the lifecycle,
+  spawn other agents or reuse another agent's context.
+- If the stage cannot be completed (missing input, human decision needed, permissions), stop and
+  report why instead of improvising. baton pauses the run; the orchestrator decides what is next.
+`,
+    },
+    {
+      name: REVIEWER,
+      description:
+        'Fresh reviewer for exactly one agent-infra lifecycle review (review-analysis, review-plan or review-code), spawned by the run-task orchestrator for a prepared delegation. Writes only its review artifact.',
+      instructions: `You are a fresh reviewer subagent of the agent-infra task lifecycle. The orchestrator spawned you
+for exactly one review of one task and gave you the task id, the review skill, the stage, the round
+and the artifact name.
+
+- Run only the requested review-* skill (review-analysis, review-plan or review-code) for the task
+  you were given.
+- Do not modify business code or any other file: your only output is your review artifact (with its
+  Review Summary, naming the reviewed artifact in backticks). baton compares the workspace before and
+  after you and pauses the run on any other write (DELEGATION_REVIEWER_WRITE_FORBIDDEN).
+${handOver(client, baton, 'the review')}
+- Stop after the review is recorded, with a short summary as your answer. Do not fix what you found,
+  start another stage or spawn other agents.
+`,
+    },
+  ];
+}
+
+export function claudeProfile(profile: Profile): string {
+  return `---\nname: ${profile.name}\ndescription: ${JSON.stringify(profile.description)}\n---\n\n${profile.instructions}`;
+}
+
+export function codexProfile(profile: Profile): string {
+  // A TOML literal multi-line string: no escapes (the text never holds ''').
+  return `name = ${JSON.stringify(profile.name)}\ndescription = ${JSON.stringify(profile.description)}\ndeveloper_instructions = '''\n${profile.instructions}'''\n`;
+}

@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LIFECYCLE_INTENTS } from '../../src/core/events.ts';
+import { CODE_ADVICE, INTENT_OWNERS, orchestratorInstructions, profiles } from '../../src/cli/install/instructions.ts';
+import { TASK_ID, tempRepo, writeTask } from '../support/fixtures.ts';
+import type { Fixture } from '../support/fixtures.ts';
+import { BATON_BIN, PROJECT_ROOT, runBaton, runProcess } from '../support/processes.ts';
+import { shellQuote } from '../../src/cli/runtime.ts';
+
+// What install-hooks tells the agents stays in step with baton (issue 9, item 11): every intent and
+// every code the instructions name is one baton has, and the agent-infra shim answers
+// `agent-infra-internal task-orchestration …` exactly as `baton task …` does.
+
+const BATON = [process.execPath, BATON_BIN].map(shellQuote).join(' ');
+
+/** Every `.ts` file under src/, except the instructions themselves. */
+function sourceText(): string {
+  const texts: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (file.endsWith('.ts') && !file.endsWith(path.join('install', 'instructions.ts'))) texts.push(fs.readFileSync(file, 'utf8'));
+    }
+  };
+  walk(path.join(PROJECT_ROOT, 'src'));
+  return texts.join('\n');
+}
+
+describe('the orchestrator instructions and profiles', () => {
+  for (const client of ['claude-code', 'codex'] as const) {
+    it(`${client}: every intent they name exists, and every intent is placed`, () => {
+      expect(Object.keys(INTENT_OWNERS).sort()).toEqual([...LIFECYCLE_INTENTS].sort());
+      const texts = [orchestratorInstructions(client, BATON), ...profiles(client, BATON).map((profile) => profile.instructions)];
+      const named = new Set<string>();
+      for (const text of texts) {
+        for (const match of text.matchAll(/ task <task> ([a-z-]+)/g)) named.add(match[1]!);
+        for (const match of text.matchAll(/`([a-z]+(?:-[a-z]+)*)`/g)) if ((LIFECYCLE_INTENTS as readonly string[]).includes(match[1]!)) named.add(match[1]!);
+      }
+      // The loop names begin-or-resume, route, prepare, advance, abort; the profiles complete-stage and stage-completed.
+      for (const intent of ['begin-or-resume', 'route', 'prepare', 'advance', 'abort', 'complete-stage', 'stage-completed', 'status']) expect(named).toContain(intent);
+      for (const intent of named) expect(LIFECYCLE_INTENTS).toContain(intent);
+      // The closing line lists every intent once.
+      const listing = orchestratorInstructions(client, BATON).split('Intents: ')[1]!;
+      for (const intent of LIFECYCLE_INTENTS) expect(listing).toContain(`\`${intent}\``);
+    });
+  }
+
+  it('every code they advise on is one baton returns', () => {
+    const source = sourceText();
+    expect(CODE_ADVICE.length).toBeGreaterThan(10);
+    for (const [code] of CODE_ADVICE) expect(source, code).toContain(`'${code}'`);
+    const text = orchestratorInstructions('codex', BATON);
+    for (const [code, advice] of CODE_ADVICE) expect(text).toContain(`- \`${code}\`: ${advice}`);
+  });
+
+  it('tell each client how to spawn fresh, in the foreground, and wait', () => {
+    const claude = orchestratorInstructions('claude-code', BATON);
+    expect(claude).toContain('`run_in_background: false`');
+    expect(claude).toContain('Do not set `isolation`');
+    expect(claude).toContain('Wait until the subagent has returned');
+    const codex = orchestratorInstructions('codex', BATON);
+    expect(codex).toContain('`fork_turns: "none"`');
+    expect(codex).toContain('`wait_agent`');
+    expect(codex).toContain(`${BATON} task <task> prepare --client codex`);
+  });
+});
+
+describe('baton install-hooks --agent-infra-shim', () => {
+  let repo: Fixture;
+  let other: string;
+  afterEach(() => {
+    repo.cleanup();
+    fs.rmSync(other, { recursive: true, force: true });
+  });
+
+  it('answers task-orchestration as baton task does, and hands other subcommands to the next agent-infra-internal on PATH', async () => {
+    repo = tempRepo();
+    writeTask(repo);
+    fs.writeFileSync(path.join(repo.root, '.agents', 'workspace', 'active', '.short-ids.json'), `${JSON.stringify({ version: 1, ids: { '01': TASK_ID } })}\n`);
+    const env = { ...process.env, CODEX_HOME: path.join(repo.root, 'codex-home'), CLAUDE_CONFIG_DIR: path.join(repo.root, 'claude-home'), REDIS_URL: 'unix:///nonexistent/redis.sock' };
+    const installed = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--agent-infra-shim', '--no-instructions'], { env });
+    expect(installed.code, installed.stderr).toBe(0);
+    const shimDir = path.join(repo.root, '.git', 'baton', 'bin');
+    expect(installed.stdout).toMatch(/created\s+\.git\/baton\/bin\/agent-infra-internal/);
+    expect(installed.stdout).toContain(`export PATH="${shimDir}:$PATH"`);
+    const shim = path.join(shimDir, 'agent-infra-internal');
+    expect(fs.statSync(shim).mode & 0o111).not.toBe(0);
+
+    // The real agent-infra-internal, later on PATH.
+    other = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-agent-infra-'));
+    fs.writeFileSync(path.join(other, 'agent-infra-internal'), '#!/bin/sh\necho "real agent-infra-internal: $*"\n', { mode: 0o755 });
+    const pathEnv = { ...env, PATH: `${shimDir}:${other}:${process.env.PATH}` };
+    const viaShim = (args: string[]) => runProcess('agent-infra-internal', args, { cwd: repo.root, env: pathEnv });
+
+    for (const args of [['01', 'status'], ['01', 'route'], ['01', 'launch'], ['01', 'prepare']]) {
+      const shimmed = await viaShim(['task-orchestration', ...args]);
+      const direct = await runBaton(['task', ...args], { cwd: repo.root, env });
+      expect({ code: shimmed.code, stdout: shimmed.stdout }).toEqual({ code: direct.code, stdout: direct.stdout });
+    }
+    expect((await viaShim(['task-orchestration', '01', 'launch'])).code).toBe(2);
+    const forwarded = await viaShim(['skill-index', '--json']);
+    expect(forwarded).toMatchObject({ code: 0, stdout: 'real agent-infra-internal: skill-index --json\n' });
+
+    const alone = await runProcess(shim, ['skill-index'], { cwd: repo.root, env: { ...env, PATH: `${shimDir}:/usr/bin:/bin` } });
+    expect(alone.code).toBe(127);
+    expect(alone.stderr).toContain("only 'task-orchestration' is handled here");
+  });
+});
