@@ -34,12 +34,15 @@ export type RespTarget = Readonly<{
   label: string;
 }>;
 
+/** URL parameters of a plain URL that the raw client honours (see redisUrl.ts). */
+const RAW_URL_PARAMETERS = new Set(['db', 'ca', 'cert', 'key']);
+
 /**
- * The connection settings of a plain Redis URL (redis://, rediss://, unix://, with an optional
- * `db`), or null for anything else — cluster, sentinel, unknown query parameters — which the caller
- * serves with ioredis instead.
+ * The connection settings of a plain Redis URL (redis://, rediss://, unix://, with `db` and the TLS
+ * files `ca`, `cert`, `key` or $BATON_REDIS_CA/CERT/KEY), or null for anything else — cluster,
+ * sentinel, other parameters — which the caller serves with ioredis instead.
  */
-export function rawRedisTarget(url: string): RespTarget | null {
+export function rawRedisTarget(url: string, env: Record<string, string | undefined> = process.env): RespTarget | null {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -47,14 +50,11 @@ export function rawRedisTarget(url: string): RespTarget | null {
     return null;
   }
   if (!['redis:', 'rediss:', 'unix:'].includes(parsed.protocol)) return null;
-  for (const key of parsed.searchParams.keys()) if (key !== 'db') return null;
-  const options = redisOptionsFromUrl(url);
-  // URL.hostname keeps the brackets of an IPv6 address; net.connect wants it bare.
-  const host = (options.host ?? '127.0.0.1').replace(/^\[(.*)\]$/, '$1');
+  for (const key of parsed.searchParams.keys()) if (!RAW_URL_PARAMETERS.has(key)) return null;
+  const options = redisOptionsFromUrl(url, env);
   return {
-    ...(options.path !== undefined ? { path: options.path } : { host, port: options.port! }),
-    // SNI carries host names only (RFC 6066): none for an IP address.
-    ...(options.tls ? { tls: net.isIP(host) ? {} : { servername: host } } : {}),
+    ...(options.path !== undefined ? { path: options.path } : { host: options.host ?? '127.0.0.1', port: options.port ?? 6379 }),
+    ...(options.tls ? { tls: options.tls } : {}),
     ...(options.username !== undefined ? { username: options.username } : {}),
     ...(options.password !== undefined ? { password: options.password } : {}),
     ...(options.db !== undefined ? { db: options.db } : {}),

@@ -28,13 +28,14 @@ describe('rawRedisTarget', () => {
     expect(rawRedisTarget('redis://u%40x:p%3Ass@localhost')).toEqual({ host: 'localhost', port: 6379, username: 'u@x', password: 'p:ss', label: 'redis://u%40x:***@localhost' });
     expect(rawRedisTarget('redis://:secret@[::1]:7000')).toMatchObject({ host: '::1', port: 7000, password: 'secret' });
     expect(rawRedisTarget('unix:///tmp/r.sock?db=4')).toEqual({ path: '/tmp/r.sock', db: 4, label: 'unix:///tmp/r.sock?db=4' });
-    expect(rawRedisTarget('rediss://cache.example:6380')).toEqual({ host: 'cache.example', port: 6380, tls: { servername: 'cache.example' }, label: 'rediss://cache.example:6380' });
+    expect(rawRedisTarget('rediss://cache.example:6380', {})).toEqual({ host: 'cache.example', port: 6380, tls: { servername: 'cache.example' }, label: 'rediss://cache.example:6380' });
   });
 
   it('leaves everything else to ioredis: sentinel and cluster schemes, unknown parameters, unparsable URLs', () => {
     expect(rawRedisTarget('redis+sentinel://127.0.0.1:26379/mymaster')).toBeNull();
     expect(rawRedisTarget('redis+cluster://127.0.0.1:7000')).toBeNull();
     expect(rawRedisTarget('redis://127.0.0.1:7000?cluster=true')).toBeNull();
+    expect(rawRedisTarget('rediss+cluster://127.0.0.1:7000,127.0.0.1:7001')).toBeNull();
     expect(rawRedisTarget('not a url')).toBeNull();
   });
 });
@@ -201,37 +202,39 @@ const openssl = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status ==
 
 describe.skipIf(!openssl)('RespClient over TLS (rediss://)', () => {
   let server: TcpRedis;
-  let cert: string;
+  let dir: string;
   beforeAll(async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-tls-'));
-    try {
-      const made = spawnSync(
-        'openssl',
-        ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
-        { cwd: dir, stdio: 'ignore' },
-      );
-      if (made.status !== 0) throw new Error('openssl could not make a test certificate');
-      cert = fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8');
-      server = await startTcpRedis({ password: 'tls-secret', tls: { cert, key: fs.readFileSync(path.join(dir, 'key.pem'), 'utf8') } });
-    } finally {
-      fs.rmSync(dir, { recursive: true, force: true });
-    }
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-tls-'));
+    const made = spawnSync(
+      'openssl',
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+      { cwd: dir, stdio: 'ignore' },
+    );
+    if (made.status !== 0) throw new Error('openssl could not make a test certificate');
+    server = await startTcpRedis({ password: 'tls-secret', tls: { cert: fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8'), key: fs.readFileSync(path.join(dir, 'key.pem'), 'utf8') } });
   });
-  afterAll(() => server?.stop());
+  afterAll(async () => {
+    await server?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 
-  it('connects over TLS, verifying the server against the given CA, and authenticates', async () => {
-    const target = targetOf(`rediss://:tls-secret@127.0.0.1:${server.port}/1`);
-    expect(target.tls).toEqual({});
-    const client = await RespClient.connect({ ...target, tls: { ...target.tls, ca: cert } }, 5_000);
-    try {
-      expect(await client.call('SET', 'tls', 'yes')).toBe('OK');
-      expect(await client.call('GET', 'tls')).toBe('yes');
-    } finally {
-      await client.close();
+  it('connects over TLS, verifying the server against the CA of ?ca= (or $BATON_REDIS_CA), and authenticates', async () => {
+    const ca = path.join(dir, 'cert.pem');
+    const viaParameter = targetOf(`rediss://:tls-secret@127.0.0.1:${server.port}/1?ca=${encodeURIComponent(ca)}`);
+    const viaEnvironment = rawRedisTarget(`rediss://:tls-secret@127.0.0.1:${server.port}/1`, { BATON_REDIS_CA: ca })!;
+    for (const target of [viaParameter, viaEnvironment]) {
+      expect(target.tls).toEqual({ ca: fs.readFileSync(ca, 'utf8') });
+      const client = await RespClient.connect(target, 5_000);
+      try {
+        expect(await client.call('SET', 'tls', 'yes')).toBe('OK');
+        expect(await client.call('GET', 'tls')).toBe('yes');
+      } finally {
+        await client.close();
+      }
     }
   });
 
   it('refuses a server whose certificate it cannot verify', async () => {
-    await expect(RespClient.connect(targetOf(`rediss://127.0.0.1:${server.port}`), 5_000)).rejects.toThrow(/cannot connect to Redis at rediss:\/\/127\.0\.0\.1:\d+\/?: self[- ]signed certificate/);
+    await expect(RespClient.connect(rawRedisTarget(`rediss://127.0.0.1:${server.port}`, {})!, 5_000)).rejects.toThrow(/cannot connect to Redis at rediss:\/\/127\.0\.0\.1:\d+\/?: self[- ]signed certificate/);
   });
 });
