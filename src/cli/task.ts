@@ -97,7 +97,9 @@ async function readArtifactContent(): Promise<string | { error: string }> {
 type PrintableResult = { status: string } & Record<string, unknown>;
 
 export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentity, options: TaskCommonOptions): Promise<PrintableResult> {
-  const config = queueConfigFrom(options.redis, undefined, repo.root);
+  // `--redis` > the endpoint the repository's worker recorded > $REDIS_URL > private/default Redis.
+  const { clientQueueConfig } = await import('./endpoint.ts');
+  const config = clientQueueConfig(repo.root, options.redis, () => queueConfigFrom(undefined, undefined, repo.root))!;
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { drainSpool } = await import('../queue/spool.ts');
   const { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } = await import('../queue/connection.ts');

@@ -1,5 +1,5 @@
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
-import { LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
+import { INTERNAL_INTENTS, LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
 import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
 
 // The grammar of `baton task <task-ref|auto> <intent> [--flag value]...`, kept from agent-infra's
@@ -233,7 +233,7 @@ export function parseTaskCommand(argv: readonly string[]): ParsedTaskCommand {
     // Positions decide, as upstream: `task --client x` is the task ref '--client' with intent 'x'.
     const [taskRef, intent, ...rest] = argv;
     if (taskRef === undefined || intent === undefined) usage('task ref and intent are required');
-    if (!(LIFECYCLE_INTENTS as readonly string[]).includes(intent)) usage(`unknown intent '${intent}'`);
+    if (!(LIFECYCLE_INTENTS as readonly string[]).includes(intent) || INTERNAL_INTENTS.has(intent as LifecycleIntent)) usage(`unknown intent '${intent}'`);
     const flags = parseFlags(rest);
     for (const refused of REFUSED_FLAGS) {
       if (flags.has(refused)) usage(`option '--${refused}' is not accepted: baton captures the workspace fingerprint and changed paths itself`);

@@ -44,6 +44,17 @@ export async function applyEventNow(event: LifecycleEvent, deps: EngineDeps): Pr
   return outcome.result;
 }
 
+/**
+ * For native hook events (taskRef `auto`), the receipt the event would be applied to now, read from
+ * the run files; null for every other event. The journal replays a repeated event id only while it
+ * targets the same receipt (docs/hooks.md "Duplicates").
+ */
+export function nativeEventTarget(event: LifecycleEvent, repoRoot: string): string | null {
+  if (event.taskRef !== 'auto') return null;
+  if (event.intent !== 'hook-start' && event.intent !== 'hook-stop' && event.intent !== 'claim-spawn') return null;
+  return event.client ? orchestration.nativeEventTarget(repoRoot, event.client) : null;
+}
+
 function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent): OrchestrationResult | Promise<OrchestrationResult> {
   switch (event.intent) {
     case 'begin-or-resume':
@@ -71,6 +82,8 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
       return event.taskRef === 'auto'
         ? orchestration.sealMatching(ctx, event.client!, { nativeAgent: event.nativeAgent!, childId: event.childId })
         : orchestration.sealExplicit(ctx, event.taskRef, { childId: event.childId, exitCode: event.exitCode! });
+    case 'claim-spawn':
+      return orchestration.claimSpawn(ctx, event.client, { nativeAgent: event.nativeAgent, toolCallId: event.toolCallId, notAfter: event.notAfter });
     case 'stage-completed':
       return orchestration.completeCommitStage(ctx, event.taskRef, event.agent);
     case 'complete-stage':

@@ -39,6 +39,16 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
     childId: text,
     exitCode: integer.optional(),
   }),
+  // Internal (PreToolUse hook only): claim the prepared delegation for one spawning tool call.
+  z.strictObject({
+    intent: z.literal('claim-spawn'),
+    taskRef: z.literal('auto'),
+    client,
+    nativeAgent: text,
+    toolCallId: text,
+    /** ISO time after which the asking hook has given up: a later claim changes nothing. */
+    notAfter: text.optional(),
+  }),
   z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
   z.strictObject({
     intent: z.literal('complete-stage'),
@@ -84,6 +94,7 @@ export const LIFECYCLE_INTENTS = [
   'prepare',
   'hook-start',
   'hook-stop',
+  'claim-spawn',
   'stage-completed',
   'complete-stage',
   'validate-stage',
@@ -91,6 +102,9 @@ export const LIFECYCLE_INTENTS = [
   'pause',
   'abort',
 ] as const satisfies readonly LifecycleIntent[];
+
+/** Intents only baton's own hooks send; `baton task` does not offer them. */
+export const INTERNAL_INTENTS: ReadonlySet<LifecycleIntent> = new Set(['claim-spawn']);
 
 /** Intents that never change a run: the CLI may answer them by reading files, without the queue. */
 export const READ_ONLY_INTENTS: ReadonlySet<LifecycleIntent> = new Set(['route', 'status']);

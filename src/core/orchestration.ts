@@ -10,8 +10,11 @@ import { ARTIFACT_INVALID_CODE, stageArtifactProblem } from './stageArtifact.ts'
 import {
   abortDelegation,
   activateDelegation,
+  claimDelegationSpawn,
   completeDelegationStage,
   consumeDelegation,
+  extendSealedDelegation,
+  firstForbiddenReviewerPath,
   managedDelegationRole,
   prepareDelegation,
   sealDelegation,
@@ -262,6 +265,209 @@ function isResult(value: PendingMatch | OrchestrationResult): value is Orchestra
   return 'status' in value && 'error' in value;
 }
 
+/**
+ * The id of the receipt a native hook event of `client` would be applied to: the repository's one
+ * pending delegation of that client, or null. The worker's journal stores it with each native event
+ * so a repeated event id is replayed only when it still targets the same delegation (issue 10
+ * item 2: a reused child id for a later delegation is a new event, not a duplicate).
+ */
+export function nativeEventTarget(repoRoot: string, client: string, read: (taskDir: string) => RunRead = readRunFile): string | null {
+  const matches = scanPending(repoRoot, read, [], (receipt) => receipt.client === client);
+  return matches.length === 1 ? matches[0]!.receipt.id : null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// spawn check and claim (PreToolUse, baton addition)
+
+export type SpawnRefusal = Readonly<{ code: string; message: string; taskId: string | null }>;
+
+/**
+ * Which prepared delegation a lifecycle spawn of `nativeAgent` by `client` may start, or why none:
+ * the one-pending rule as seen before the spawning tool runs. Shared by the read-only file check
+ * (Redis down) and the worker's claim.
+ */
+export function spawnTarget(matches: readonly PendingMatch[], repoRoot: string, client: string, nativeAgent: string): PendingMatch | SpawnRefusal {
+  const role = managedDelegationRole(nativeAgent);
+  if (!role) return { code: 'DELEGATION_IGNORED', message: `subagent '${nativeAgent}' is not lifecycle-managed`, taskId: null };
+  const prepared = matches.filter((match) => match.receipt.client === client && match.receipt.status === 'prepared');
+  if (prepared.length === 0) {
+    const other = matches[0];
+    const detail = other
+      ? ` The pending delegation is ${other.receipt.id} of ${other.taskId} (${other.receipt.stage}, client ${other.receipt.client}, ${other.receipt.status}); finish it or run 'baton task ${other.taskId} abort'.`
+      : ` Run 'baton task <task> route' and 'baton task <task> prepare --client ${client}' first.`;
+    return {
+      code: 'ORCHESTRATION_DELEGATION_MISSING',
+      message: `no lifecycle delegation is prepared for ${nativeAgent} in ${repoRoot}, so this spawn would not be recorded.${detail}`,
+      taskId: other?.taskId ?? null,
+    };
+  }
+  if (prepared.length > 1) {
+    return {
+      code: 'ORCHESTRATION_DELEGATION_AMBIGUOUS',
+      message: `${prepared.length} prepared delegations match ${client} in ${repoRoot} (${prepared.map((match) => match.taskId).join(', ')}); abort all but one before spawning.`,
+      taskId: null,
+    };
+  }
+  const match = prepared[0]!;
+  if (match.receipt.role !== role) {
+    return {
+      code: 'DELEGATION_ROLE_MISMATCH',
+      message: `the prepared delegation ${match.receipt.id} of ${match.taskId} is ${match.receipt.stage} round ${match.receipt.round} for a ${match.receipt.role}; spawn agent-infra-lifecycle-${match.receipt.role}, not ${nativeAgent}.`,
+      taskId: match.taskId,
+    };
+  }
+  return match;
+}
+
+function isRefusal(value: PendingMatch | SpawnRefusal): value is SpawnRefusal {
+  return 'code' in value;
+}
+
+/**
+ * PreToolUse through the serialized worker: exactly one tool call claims the prepared delegation,
+ * so of several spawns in one assistant message only one passes. Refusals change nothing (the run
+ * is not paused: nothing has started yet).
+ */
+export function claimSpawn(
+  ctx: OrchestrationContext,
+  client: string,
+  event: { nativeAgent: string; toolCallId: string; notAfter?: string | undefined },
+): OrchestrationResult {
+  if (event.notAfter !== undefined && Date.parse(ctx.now()) > Date.parse(event.notAfter)) {
+    return failed(
+      'DELEGATION_SPAWN_CLAIM_EXPIRED',
+      `the spawn claim of tool call ${event.toolCallId} arrived after its hook gave up (${event.notAfter}); that spawn was blocked, nothing was claimed`,
+    );
+  }
+  const target = spawnTarget(pendingDelegations(ctx, () => true), ctx.repoRoot, client, event.nativeAgent);
+  if (isRefusal(target)) return failed(target.code, target.message, target.taskId);
+  const outcome = claimDelegationSpawn(target.receipt, event, { now: ctx.now });
+  if (!outcome.ok) {
+    const hint = outcome.code === 'DELEGATION_SPAWN_CLAIMED' ? ` If that spawn never started, run 'baton task ${target.taskId} abort' and prepare again.` : '';
+    return failed(outcome.code, `${outcome.message}${hint}`, target.taskId);
+  }
+  if ('unchanged' in outcome) return reportRun(target.taskId, target.run, false);
+  const task = resolve(ctx, target.taskId);
+  if (!task.ok) return task.result;
+  const updated = withUpdates(ctx, target.run, { pendingDelegation: outcome.receipt });
+  save(ctx, task.value, updated);
+  return reportRun(target.taskId, updated, true);
+}
+
+// ---------------------------------------------------------------------------------------------
+// later turns of a child (baton addition, docs/hooks.md "Multi-turn children")
+
+type RunEntry = { taskId: string; run: OrchestrationRun };
+
+function activeRuns(ctx: OrchestrationContext): RunEntry[] {
+  const activeRoot = path.join(ctx.repoRoot, '.agents', 'workspace', 'active');
+  let names: string[];
+  try {
+    names = fs.readdirSync(activeRoot, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
+  } catch {
+    return [];
+  }
+  const runs: RunEntry[] = [];
+  for (const name of names) {
+    const read = ctx.tx.read(path.join(activeRoot, name));
+    if (read.kind === 'ok') runs.push({ taskId: name, run: read.run });
+  }
+  return runs;
+}
+
+/** The latest consumed receipt of `client` whose child is `childId`, across the active runs. */
+function consumedReceiptOfChild(ctx: OrchestrationContext, client: string, childId: string): PendingMatch | null {
+  let found: PendingMatch | null = null;
+  for (const { taskId, run } of activeRuns(ctx)) {
+    for (const receipt of run.receipts) {
+      if (receipt.status !== 'consumed' || receipt.client !== client || receipt.childId !== childId) continue;
+      if (!found || (receipt.consumedAt ?? '') > (found.receipt.consumedAt ?? '')) found = { taskId, run, receipt };
+    }
+  }
+  return found;
+}
+
+/**
+ * The most recent workspace fingerprint baton recorded in the repository: the pending delegation's
+ * after- (sealed) or before-fingerprint, else the after-fingerprint of the last consumed receipt.
+ */
+function latestRecordedFingerprint(ctx: OrchestrationContext): string | null {
+  let latest: { at: string; fingerprint: string } | null = null;
+  for (const { run } of activeRuns(ctx)) {
+    const pending = run.pendingDelegation;
+    if (pending) {
+      const fingerprint = pending.status === 'sealed' && pending.afterFingerprint ? pending.afterFingerprint : pending.beforeFingerprint;
+      return fingerprint;
+    }
+    for (const receipt of run.receipts) {
+      if (receipt.status !== 'consumed' || !receipt.afterFingerprint) continue;
+      const at = receipt.consumedAt ?? '';
+      if (!latest || at > latest.at) latest = { at, fingerprint: receipt.afterFingerprint };
+    }
+  }
+  return latest?.fingerprint ?? null;
+}
+
+export const TURN_AFTER_CONSUMED_CODE = 'DELEGATION_TURN_AFTER_CONSUMED';
+
+/** Run files are written by baton itself after every fingerprint it records: never a child's change. */
+function isRunFile(relative: string): boolean {
+  return /^\.agents\/workspace\/active\/[^/]+\/orchestration\.json$/.test(relative);
+}
+
+/** A later turn of a sealed child: no change is harmless; changes are measured against the receipt. */
+async function laterTurnOfSealed(ctx: OrchestrationContext, match: PendingMatch, childId: string): Promise<OrchestrationResult> {
+  const task = resolve(ctx, match.taskId);
+  if (!task.ok) return task.result;
+  const receipt = match.receipt;
+  let after: string;
+  let sinceSeal: string[];
+  let sincePrepare: string[];
+  try {
+    after = await ctx.fingerprinter.capture(ctx.repoRoot);
+    sinceSeal = (await ctx.fingerprinter.diff(ctx.repoRoot, receipt.afterFingerprint ?? receipt.beforeFingerprint, after)).filter((item) => !isRunFile(item));
+    sincePrepare = sinceSeal.length === 0 ? [] : await ctx.fingerprinter.diff(ctx.repoRoot, receipt.beforeFingerprint, after);
+  } catch (error) {
+    return pauseRun(ctx, task.value, match.run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
+  }
+  if (sinceSeal.length === 0) {
+    ctx.warnings.push(`child ${childId} ended another turn of sealed delegation ${receipt.id} without changes`);
+    return reportRun(match.taskId, match.run, false);
+  }
+  const outcome = extendSealedDelegation(receipt, { childId, afterFingerprint: after, changedPaths: sincePrepare });
+  if (!outcome.ok) return pauseRun(ctx, task.value, match.run, outcome.code, outcome.message, true);
+  ctx.warnings.push(`child ${childId} ended another turn of sealed delegation ${receipt.id}; changed since the seal: ${sinceSeal.join(', ')}`);
+  const updated = withUpdates(ctx, match.run, { pendingDelegation: outcome.receipt });
+  save(ctx, task.value, updated);
+  return reportRun(match.taskId, updated, true);
+}
+
+/** A turn of a child whose delegation was already consumed: its changes belong to no delegation. */
+async function turnAfterConsumed(ctx: OrchestrationContext, match: PendingMatch, childId: string): Promise<OrchestrationResult> {
+  const task = resolve(ctx, match.taskId);
+  if (!task.ok) return task.result;
+  const baseline = latestRecordedFingerprint(ctx) ?? match.receipt.afterFingerprint ?? match.receipt.beforeFingerprint;
+  let changed: string[];
+  try {
+    changed = (await ctx.fingerprinter.diff(ctx.repoRoot, baseline, await ctx.fingerprinter.capture(ctx.repoRoot))).filter((item) => !isRunFile(item));
+  } catch (error) {
+    return pauseRun(ctx, task.value, match.run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
+  }
+  if (changed.length === 0) {
+    ctx.warnings.push(`child ${childId} ended a turn after its delegation ${match.receipt.id} was consumed, without changes`);
+    return reportRun(match.taskId, match.run, false);
+  }
+  const forbidden = firstForbiddenReviewerPath(match.receipt, changed);
+  const [code, message] = forbidden !== undefined
+    ? ['DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`]
+    : [
+      TURN_AFTER_CONSUMED_CODE,
+      `child ${childId} ran a turn after its delegation ${match.receipt.id} (${match.receipt.stage} round ${match.receipt.round}) was consumed and changed ${changed.map((item) => `'${item}'`).join(', ')}; these changes belong to no delegation`,
+    ];
+  if (match.run.status === 'completed') return failed(code, message, match.taskId);
+  return pauseRun(ctx, task.value, match.run, code, message, true);
+}
+
 // ---------------------------------------------------------------------------------------------
 // prepare
 
@@ -352,6 +558,21 @@ export function activate(ctx: OrchestrationContext, taskRef: string, event: Acti
 export function activateMatching(ctx: OrchestrationContext, client: string, event: ActivationEvent): OrchestrationResult {
   if (!managedDelegationRole(event.nativeAgent)) {
     return failed('DELEGATION_IGNORED', `subagent '${event.nativeAgent}' is not lifecycle-managed`);
+  }
+  // baton (multi-turn children): a resumed child (Claude Code SendMessage, Codex send_input) starts
+  // another turn of its own delegation; that is recorded in the result, not an error.
+  const ofClient = pendingDelegations(ctx, (receipt) => receipt.client === client);
+  const own = ofClient.find((match) => match.receipt.status !== 'prepared' && match.receipt.childId === event.childId);
+  if (own) {
+    ctx.warnings.push(`child ${event.childId} started another turn of delegation ${own.receipt.id} (${own.receipt.status})`);
+    return reportRun(own.taskId, own.run, false);
+  }
+  if (!ofClient.some((match) => match.receipt.status === 'prepared')) {
+    const consumed = consumedReceiptOfChild(ctx, client, event.childId);
+    if (consumed) {
+      ctx.warnings.push(`child ${event.childId} started a turn after its delegation ${consumed.receipt.id} was consumed`);
+      return reportRun(consumed.taskId, consumed.run, false);
+    }
   }
   const matched = uniquePending(ctx, client, (receipt) => receipt.status === 'prepared');
   if (isResult(matched)) return matched;
@@ -472,6 +693,14 @@ export async function sealExplicit(ctx: OrchestrationContext, taskRef: string, e
 export async function sealMatching(ctx: OrchestrationContext, client: string, event: { nativeAgent: string; childId: string }): Promise<OrchestrationResult> {
   const role = managedDelegationRole(event.nativeAgent);
   if (!role) return failed('DELEGATION_IGNORED', `subagent '${event.nativeAgent}' is not lifecycle-managed`);
+  // baton (multi-turn children): Codex stops every turn, Claude Code stops a resumed child again.
+  const ofClient = pendingDelegations(ctx, (receipt) => receipt.client === client && receipt.status !== 'prepared');
+  const own = ofClient.find((match) => match.receipt.childId === event.childId);
+  if (own?.receipt.status === 'sealed') return laterTurnOfSealed(ctx, own, event.childId);
+  if (!own) {
+    const consumed = consumedReceiptOfChild(ctx, client, event.childId);
+    if (consumed) return turnAfterConsumed(ctx, consumed, event.childId);
+  }
   const matched = uniquePending(ctx, client, (receipt) => receipt.status !== 'prepared');
   if (isResult(matched)) return matched;
   const task = resolve(ctx, matched.taskId);

@@ -75,6 +75,7 @@ function freezeReceipt(fields: DelegationReceipt): DelegationReceipt {
     activatedAt: fields.activatedAt,
     sealedAt: fields.sealedAt,
     consumedAt: fields.consumedAt,
+    ...(fields.spawnClaim ? { spawnClaim: Object.freeze({ toolCallId: fields.spawnClaim.toolCallId, claimedAt: fields.spawnClaim.claimedAt }) } : {}),
   });
 }
 
@@ -119,6 +120,29 @@ export function prepareDelegation(input: PrepareDelegationInput, options: { id: 
 /** Empty strings carry no evidence: they are recorded as null. */
 function evidence(value: string | null | undefined): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/**
+ * baton addition (PreToolUse spawn claim): the one tool call allowed to spawn the child of a prepared
+ * delegation. The same tool call claiming again is idempotent (`changed: false`); another is refused.
+ */
+export function claimDelegationSpawn(
+  receipt: DelegationReceipt,
+  event: { nativeAgent: string; toolCallId: string },
+  options: Clock,
+): ReceiptOutcome | Readonly<{ ok: true; receipt: DelegationReceipt; unchanged: true }> {
+  const role = managedDelegationRole(event.nativeAgent);
+  if (!role) return fail('DELEGATION_IGNORED', `subagent '${event.nativeAgent}' is not lifecycle-managed`);
+  if (receipt.status !== 'prepared') return stateInvalid(receipt, 'prepared');
+  if (role !== receipt.role) return fail('DELEGATION_ROLE_MISMATCH', `managed role ${role} does not match ${receipt.role}`);
+  if (receipt.spawnClaim) {
+    if (receipt.spawnClaim.toolCallId === event.toolCallId) return Object.freeze({ ok: true, receipt, unchanged: true } as const);
+    return fail(
+      'DELEGATION_SPAWN_CLAIMED',
+      `delegation ${receipt.id} was already claimed by tool call ${receipt.spawnClaim.toolCallId} at ${receipt.spawnClaim.claimedAt}; one prepared delegation starts one subagent`,
+    );
+  }
+  return succeed({ ...receipt, spawnClaim: { toolCallId: event.toolCallId, claimedAt: options.now() } });
 }
 
 /** Native SubagentStart: bind the fresh child to the prepared receipt (checks in §6.2 order). */
@@ -183,11 +207,8 @@ export function sealDelegation(receipt: DelegationReceipt, event: StopEvent, opt
   if (event.childId !== receipt.childId || event.exitCode !== 0) {
     return fail('DELEGATION_STOP_INVALID', 'native stop identity or exit status is invalid');
   }
-  if (receipt.role === 'reviewer') {
-    const allowed = new Set(reviewerAllowedPaths(receipt));
-    const forbidden = event.changedPaths.find((changed) => !allowed.has(changed));
-    if (forbidden !== undefined) return fail('DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`);
-  }
+  const forbidden = firstForbiddenReviewerPath(receipt, event.changedPaths);
+  if (forbidden !== undefined) return fail('DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`);
   return succeed({
     ...receipt,
     status: 'sealed',
@@ -195,6 +216,29 @@ export function sealDelegation(receipt: DelegationReceipt, event: StopEvent, opt
     changedPaths: [...event.changedPaths],
     sealedAt: options.now(),
   });
+}
+
+/**
+ * baton addition (multi-turn children, docs/hooks.md): a later turn of a sealed child. Its changes
+ * since the seal are measured: a reviewer may still only have written its allow-list (0.9.2's
+ * write restriction, same code and message); anything else extends the receipt's changed paths.
+ */
+export function extendSealedDelegation(
+  receipt: DelegationReceipt,
+  event: { childId: string; afterFingerprint: string; changedPaths: readonly string[] },
+): ReceiptOutcome {
+  if (receipt.status !== 'sealed') return stateInvalid(receipt, 'sealed');
+  if (event.childId !== receipt.childId) return fail('DELEGATION_STOP_INVALID', 'native stop identity or exit status is invalid');
+  const forbidden = firstForbiddenReviewerPath(receipt, event.changedPaths);
+  if (forbidden !== undefined) return fail('DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`);
+  return succeed({ ...receipt, afterFingerprint: event.afterFingerprint, changedPaths: [...event.changedPaths] });
+}
+
+/** The first path a reviewer was not allowed to change, or undefined (always undefined for executors). */
+export function firstForbiddenReviewerPath(receipt: DelegationReceipt, changedPaths: readonly string[]): string | undefined {
+  if (receipt.role !== 'reviewer') return undefined;
+  const allowed = new Set(reviewerAllowedPaths(receipt));
+  return changedPaths.find((changed) => !allowed.has(changed));
 }
 
 /** The orchestrator accepts the sealed result; a receipt is consumed once. */

@@ -35,6 +35,8 @@ export const delegationReceiptSchema = z.looseObject({
   activatedAt: nullableString,
   sealedAt: nullableString,
   consumedAt: nullableString,
+  // baton addition: the PreToolUse spawn claim (absent in 0.9.2 files).
+  spawnClaim: z.object({ toolCallId: z.string(), claimedAt: z.string() }).optional(),
 });
 
 export const orchestrationRunSchema = z.looseObject({

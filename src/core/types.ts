@@ -53,7 +53,14 @@ export type DelegationReceipt = Readonly<{
   activatedAt: string | null;
   sealedAt: string | null;
   consumedAt: string | null;
+  /**
+   * baton addition: the spawning tool call that claimed this prepared delegation at PreToolUse
+   * (docs/hooks.md "Spawn claim"). Absent on receipts that were never claimed (and in 0.9.2 files).
+   */
+  spawnClaim?: SpawnClaim;
 }>;
+
+export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;
 
 /** Receipt functions are pure and return either a new receipt or a coded failure. */
 export type ReceiptOutcome =

@@ -35,6 +35,8 @@ const journalRecordSchema = z.object({
   recordedAt: z.string(),
   result: z.record(z.string(), z.unknown()),
   writes: z.array(z.object({ path: z.string(), content: z.string(), beforeSha256: z.string().nullable() })),
+  // Native hook events: the receipt the event targeted when first applied (null: none).
+  target: z.string().nullable().optional(),
 });
 
 type JournalRecord = z.infer<typeof journalRecordSchema>;
@@ -116,14 +118,29 @@ export class EventJournal {
     }
   }
 
-  /** Applies `compute`'s outcome once per event id; later deliveries return the recorded result. */
-  async apply(eventId: string, compute: () => Promise<EngineOutcome>, intent = ''): Promise<JournaledOutcome> {
+  /**
+   * Applies `compute`'s outcome once per event id; later deliveries return the recorded result.
+   * With `target` (native hook events: the receipt the event would be applied to now), a recorded
+   * event is a duplicate only if it targeted the same receipt; otherwise it is a new event that
+   * happens to carry the same native ids (a reused child id), applied and recorded under
+   * `<eventId>.<hash of target>`. A record left pending by a crash is always finished, whatever the target.
+   */
+  async apply(eventId: string, compute: () => Promise<EngineOutcome>, intent = '', target?: string | null): Promise<JournaledOutcome> {
+    let key = eventId;
     const existing = this.lookup(eventId);
-    if (existing) return { result: this.#finish(existing), replayed: true };
+    if (existing) {
+      if (target === undefined || existing.state === 'pending' || (existing.target ?? null) === target) {
+        return { result: this.#finish(existing), replayed: true };
+      }
+      key = `${eventId}.${sha256(target ?? '').slice(0, 16)}`;
+      const again = this.lookup(key);
+      if (again) return { result: this.#finish(again), replayed: true };
+    }
     const outcome = await compute();
     const record: JournalRecord = {
       v: 1,
-      eventId,
+      eventId: key,
+      ...(target !== undefined ? { target } : {}),
       state: outcome.writes.length === 0 ? 'done' : 'pending',
       recordedAt: new Date().toISOString(),
       result: outcome.result as unknown as Record<string, unknown>,

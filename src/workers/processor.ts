@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
-import { applyEvent, applyEventNow } from '../core/engine.ts';
+import { applyEvent, applyEventNow, nativeEventTarget } from '../core/engine.ts';
 import { parseEnvelope } from '../queue/envelope.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { EventJournal } from './journal.ts';
@@ -66,6 +66,7 @@ export async function processJobData(repository: ServedRepository, data: unknown
         envelope.eventId,
         () => applyEvent(event, { repoRoot: repository.root, fingerprinter: repository.fingerprinter }),
         envelope.intent,
+        event.taskRef === 'auto' ? nativeEventTarget(event, repository.root) : undefined,
       ),
     );
     return { envelope, ...outcome };

@@ -21,6 +21,7 @@ import {
 import type { QueueConfig } from '../queue/keys.ts';
 import { batonStateDir, drainSpool, spooledFiles } from '../queue/spool.ts';
 import { processJobData, servedRepository } from './processor.ts';
+import { recordEndpoint } from '../cli/endpoint.ts';
 import type { ProcessedJob, ServedRepository } from './processor.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
 
@@ -83,6 +84,12 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   async function serve(identity: RepoIdentity): Promise<void> {
     if (serving.has(identity.id) || closing) return;
     const repository = servedRepository(identity.id, identity.root, options.createFingerprinter(), batonStateDir(identity.root));
+    // Hooks and `baton task` of this repository find this Redis and prefix there (docs/hooks.md "Which Redis").
+    try {
+      recordEndpoint(identity.root, options.queue);
+    } catch (error) {
+      log(`${identity.root}: could not record the Redis endpoint for hooks: ${(error as Error).message}`);
+    }
     const name = queueNameFor(identity.id);
     const queue = new Queue(name, { connection, prefix, skipVersionCheck: true });
     queue.on('error', (error: Error) => log(`queue ${name}: ${error.message}`));

@@ -39,9 +39,11 @@ describe('a worker killed in the middle of an atomic run-file write', () => {
     worker = await startWorkerProcess(['--repo', repo.root], { env });
     const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
     const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
-      const run = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
+      // BATON_HOOK_VERBOSE=1: wait for the result and print it on stderr (stdout stays empty).
+      const run = await runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
       expect(run.code, run.stderr).toBe(0);
-      return JSON.parse(run.stdout);
+      expect(run.stdout).toBe('');
+      return JSON.parse(/^baton: (\{.*\})$/m.exec(run.stderr)?.[1] ?? 'null');
     };
     // The analysis stage, then a reviewer delegation that has done its work.
     await task('begin-or-resume');

@@ -35,8 +35,15 @@ async function setUp(label: string) {
 }
 
 const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args, '--timeout', '20000'], { env, cwd: repo.root }));
-const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string): Promise<CliRun> =>
-  runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
+// BATON_HOOK_VERBOSE=1: the hook waits for its event's result and prints it on stderr; stdout
+// stays empty, as both clients require (docs/hooks.md).
+const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string, client: 'claude-code' | 'codex' = 'claude-code'): Promise<CliRun> =>
+  runBaton(['hook', client], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload(client, phase, role, childId, repo.root) });
+/** The orchestration result a verbose hook printed on stderr. */
+const resultOf = (run: CliRun) => {
+  expect(run.stdout).toBe('');
+  return JSON.parse(/^baton: (\{.*\})$/m.exec(run.stderr)?.[1] ?? 'null');
+};
 const runText = () => fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8');
 const run = () => JSON.parse(runText()) as OrchestrationRun;
 const journalRecords = () => fs.readdirSync(path.join(repo.root, '.git', 'baton', 'journal')).filter((name) => name.startsWith('h-'));
@@ -68,34 +75,54 @@ async function driveToCompletion(childPrefix: string): Promise<string[]> {
 }
 
 describe('duplicate native events', () => {
-  it('a SubagentStart delivered twice (at once, and again later) is applied once and answered with the first result', async () => {
+  it('a Codex SubagentStart delivered twice (at once, and again later) is applied once and answered with the first result', async () => {
     await setUp('dup-start');
     await task('begin-or-resume');
-    await task('prepare', '--client', 'claude-code');
-    // Two deliveries of the same payload at the same moment.
-    const [first, second] = await Promise.all([hook('SubagentStart', 'executor', 'child-1'), hook('SubagentStart', 'executor', 'child-1')]);
+    await task('prepare', '--client', 'codex');
+    // Two deliveries of the same payload (same turn_id) at the same moment.
+    const [first, second] = await Promise.all([hook('SubagentStart', 'executor', 'child-1', 'codex'), hook('SubagentStart', 'executor', 'child-1', 'codex')]);
     expect(first.code, first.stderr).toBe(0);
     expect(second.code, second.stderr).toBe(0);
-    expect(JSON.parse(second.stdout)).toEqual(JSON.parse(first.stdout));
+    expect(resultOf(second)).toEqual(resultOf(first));
     expect(run().pendingDelegation).toMatchObject({ status: 'activated', childId: 'child-1' });
     expect(journalRecords()).toHaveLength(1);
     // The run moves on; a third, late delivery changes nothing and still returns the first result.
     fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
-    expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status).toBe('running');
+    expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'codex')).status).toBe('running');
     const moved = runText();
-    const late = await hook('SubagentStart', 'executor', 'child-1');
+    const late = await hook('SubagentStart', 'executor', 'child-1', 'codex');
     expect(late.code, late.stderr).toBe(0);
-    expect(JSON.parse(late.stdout)).toEqual(JSON.parse(first.stdout));
+    expect(resultOf(late)).toEqual(resultOf(first));
     expect(runText()).toBe(moved);
     // SubagentStop twice: sealed once, the same answer twice.
-    const [stopA, stopB] = await Promise.all([hook('SubagentStop', 'executor', 'child-1'), hook('SubagentStop', 'executor', 'child-1')]);
+    const [stopA, stopB] = await Promise.all([hook('SubagentStop', 'executor', 'child-1', 'codex'), hook('SubagentStop', 'executor', 'child-1', 'codex')]);
     expect(stopA.code, stopA.stderr).toBe(0);
-    expect(JSON.parse(stopB.stdout)).toEqual(JSON.parse(stopA.stdout));
+    expect(resultOf(stopB)).toEqual(resultOf(stopA));
     expect(run().pendingDelegation).toMatchObject({ status: 'sealed', childId: 'child-1' });
     expect((await task('advance')).status).toBe('running');
     expect(run()).toMatchObject({ stepCount: 1, pendingDelegation: null });
     expect(run().receipts.map((receipt) => `${receipt.stage}:${receipt.status}:${receipt.childId}`)).toEqual(['analysis:consumed:child-1']);
     expect(journalRecords()).toHaveLength(2);
+  }, 90_000);
+
+  it('Claude Code sends no turn id: a repeated SubagentStart or SubagentStop is a new turn of the same child, and harmless', async () => {
+    await setUp('dup-claude');
+    await task('begin-or-resume');
+    await task('prepare', '--client', 'claude-code');
+    const [first, second] = await Promise.all([hook('SubagentStart', 'executor', 'child-1'), hook('SubagentStart', 'executor', 'child-1')]);
+    const results = [resultOf(first), resultOf(second)];
+    expect(results.map((result) => result.changed).sort()).toEqual([false, true]);
+    expect(results.find((result) => !result.changed).warnings[0]).toMatch(/^child child-1 started another turn of delegation \S+ \(activated\)$/);
+    expect(run().pendingDelegation).toMatchObject({ status: 'activated', childId: 'child-1' });
+    fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
+    expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status).toBe('running');
+    const sealed = resultOf(await hook('SubagentStop', 'executor', 'child-1'));
+    expect(sealed.run.pendingDelegation.status).toBe('sealed');
+    const again = resultOf(await hook('SubagentStop', 'executor', 'child-1'));
+    expect(again).toMatchObject({ status: 'running', changed: false });
+    expect(again.warnings[0]).toMatch(/^child child-1 ended another turn of sealed delegation \S+ without changes$/);
+    expect(run().pendingDelegation).toEqual(sealed.run.pendingDelegation);
+    expect((await task('advance')).status).toBe('running');
   }, 90_000);
 });
 
@@ -162,7 +189,7 @@ describe('missing native events', () => {
     const before = run();
     const stale = await hook('SubagentStop', 'executor', 'old-child');
     expect(stale.code).toBe(0);
-    const staleResult = JSON.parse(stale.stdout);
+    const staleResult = resultOf(stale);
     expect(staleResult).toMatchObject({ status: 'running', changed: false });
     expect(staleResult.warnings).toEqual(['ignored the stop of child old-child: its delegation was aborted']);
     expect(run()).toEqual(before);

@@ -179,7 +179,7 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
     await client.zadd(heartbeatKey(prefix, queueNameFor(repoIdentity(repo.root).id)), Date.now() + 60_000, 'phantom-worker');
     client.disconnect();
     const pending = runBaton(['task', TASK_ID, 'begin-or-resume', '--timeout', '20000', '--idempotency-key', 'lost-1'], { env, cwd: repo.root });
-    const pendingHook = runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_BUDGET_MS: '8000' }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root) });
+    const pendingHook = runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_BUDGET_MS: '8000', BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root) });
     await sleep(1_500);
     await redis.stop();
     // The hook's event is queued; losing Redis while waiting for its result is not the agent's problem.

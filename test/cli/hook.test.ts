@@ -1,8 +1,11 @@
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decideHook, parseHookInput } from '../../src/cli/hook.ts';
+import { decideHook, mainRepositoryOf, parseHookInput, spawnFork } from '../../src/cli/hook.ts';
 import type { HookPayload } from '../../src/cli/hook.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
+import { parseTaskCommand } from '../../src/cli/taskArgs.ts';
 
 // How native payloads become events (docs/lifecycle.md §10.2–10.3, scenarios 53–55).
 
@@ -23,7 +26,7 @@ describe('decideHook', () => {
   });
 
   it('54: Claude start/stop fixtures become exactly the upstream events', () => {
-    const start = decideHook('claude-code', payload(claudeStart));
+    const start = decideHook('claude-code', payload(claudeStart), undefined, { invocationId: 'one' });
     expect(start.kind).toBe('event');
     if (start.kind !== 'event') return;
     expect(start.event).toEqual({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'claude-child', parentId: 'claude-parent', spawnMode: 'fresh' });
@@ -31,13 +34,42 @@ describe('decideHook', () => {
     expect(stop.kind === 'event' && stop.event).toEqual({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'claude-child' });
   });
 
-  it('the same payload delivered twice gets the same event id; start and stop differ', () => {
-    const a = decideHook('claude-code', payload(claudeStart));
-    const b = decideHook('claude-code', payload({ ...claudeStart, transcript_path: '/elsewhere' }));
-    const stop = decideHook('claude-code', payload(claudeStop));
+  it('event ids carry the turn: Codex turn_id, else one id per hook invocation (Claude Code resumes repeat every id)', () => {
+    const codex = { ...claudeStart, turn_id: 'turn-1' };
+    const a = decideHook('codex', payload(codex));
+    const b = decideHook('codex', payload({ ...codex, transcript_path: '/elsewhere' }));
+    const nextTurn = decideHook('codex', payload({ ...codex, turn_id: 'turn-2' }));
+    const stop = decideHook('codex', payload({ ...codex, hook_event_name: 'SubagentStop' }));
     expect(a.kind === 'event' && b.kind === 'event' && a.eventId === b.eventId).toBe(true);
+    expect(a.kind === 'event' && nextTurn.kind === 'event' && a.eventId !== nextTurn.eventId).toBe(true);
     expect(a.kind === 'event' && stop.kind === 'event' && a.eventId !== stop.eventId).toBe(true);
     expect(a.kind === 'event' && /^h-[0-9a-f]{40}$/.test(a.eventId)).toBe(true);
+    const first = decideHook('claude-code', payload(claudeStop));
+    const resumed = decideHook('claude-code', payload(claudeStop));
+    expect(first.kind === 'event' && resumed.kind === 'event' && first.eventId !== resumed.eventId).toBe(true);
+    const same = decideHook('claude-code', payload(claudeStop), undefined, { invocationId: 'x' });
+    expect(same).toEqual(decideHook('claude-code', payload(claudeStop), undefined, { invocationId: 'x' }));
+  });
+
+  it('child id precedence is upstream\'s: child_id, then agent_id, then thread_id', () => {
+    const both = decideHook('codex', payload({ ...claudeStop, child_id: 'from-child-id', thread_id: 'from-thread' }));
+    expect(both.kind === 'event' && both.event.intent === 'hook-stop' && both.event.childId).toBe('from-child-id');
+    const { agent_id: _drop, ...noAgent } = claudeStop;
+    const thread = decideHook('codex', payload({ ...noAgent, thread_id: 'from-thread' }));
+    expect(thread.kind === 'event' && thread.event.intent === 'hook-stop' && thread.event.childId).toBe('from-thread');
+  });
+
+  it('an agent-infra-lifecycle-* type that is neither executor nor reviewer is DELEGATION_IGNORED (exit 1), as upstream', () => {
+    expect(decideHook('claude-code', payload({ ...claudeStart, agent_type: 'agent-infra-lifecycle-planner' }))).toEqual({
+      kind: 'error',
+      message: "baton: DELEGATION_IGNORED: subagent 'agent-infra-lifecycle-planner' is not lifecycle-managed",
+    });
+  });
+
+  it('unmanaged agents are ignored whatever their fields hold; managed ones are validated strictly', () => {
+    expect(decideHook('codex', payload({ ...claudeStart, agent_type: 'general-purpose', model: { id: 'x' }, agent_id: 7 }))).toEqual({ kind: 'ignore' });
+    const managed = decideHook('codex', payload({ ...claudeStart, model: { id: 'x' } }));
+    expect(managed).toEqual({ kind: 'error', message: 'Lifecycle delegation hook payload is not a hook event object (model: Invalid input: expected string, received object)' });
   });
 
   it('Codex payloads carry the actual model', () => {
@@ -63,10 +95,53 @@ describe('decideHook', () => {
 
   it('PreToolUse on the spawning tool asks for a spawn check; other tools are ignored', () => {
     const pre = JSON.parse(fs.readFileSync(`${EXAMPLES}/claude-code/PreToolUse-Task.json`, 'utf8'));
-    expect(decideHook('claude-code', payload(pre))).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-executor' });
+    expect(decideHook('claude-code', payload({ ...pre, tool_use_id: 'toolu_1' }))).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-executor', toolCallId: 'toolu_1' });
     expect(decideHook('claude-code', payload({ ...pre, tool_name: 'Bash' }))).toEqual({ kind: 'ignore' });
     expect(decideHook('claude-code', payload({ ...pre, tool_input: { subagent_type: 'Explore' } }))).toEqual({ kind: 'ignore' });
-    expect(decideHook('codex', payload({ hook_event_name: 'PreToolUse', tool_name: 'spawn_agent', tool_input: { agent_type: 'agent-infra-lifecycle-reviewer' } }))).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-reviewer' });
+    expect(decideHook('codex', payload({ hook_event_name: 'PreToolUse', tool_name: 'spawn_agent', tool_use_id: 'call_9', tool_input: { agent_type: 'agent-infra-lifecycle-reviewer' } }))).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'call_9' });
+  });
+
+  it('forked and worktree-isolated lifecycle spawns are refused at PreToolUse with a reason', () => {
+    const v2 = { hook_event_name: 'PreToolUse', tool_name: 'collaborationspawn_agent', tool_use_id: 'call_1', tool_input: { agent_type: 'agent-infra-lifecycle-executor', message: 'go' } };
+    const refusedDefault = decideHook('codex', payload(v2));
+    expect(refusedDefault).toEqual({
+      kind: 'spawn-refused',
+      reason: "baton: DELEGATION_FORK_FORBIDDEN: spawn mode 'fork' is not fresh: fork_turns is not set, so the child would inherit the whole parent conversation. Spawn agent-infra-lifecycle-executor fresh (fork_turns: \"none\").",
+    });
+    expect(decideHook('codex', payload({ ...v2, tool_input: { ...v2.tool_input, fork_turns: 'all' } })).kind).toBe('spawn-refused');
+    expect(decideHook('codex', payload({ ...v2, tool_input: { ...v2.tool_input, fork_turns: 'none' } })).kind).toBe('spawn-check');
+    expect(decideHook('codex', payload({ ...v2, tool_name: 'spawn_agent', tool_input: { agent_type: 'agent-infra-lifecycle-executor', fork_context: true } })).kind).toBe('spawn-refused');
+    expect(decideHook('codex', payload({ ...v2, tool_name: 'spawn_agent', tool_input: { agent_type: 'agent-infra-lifecycle-executor' } })).kind).toBe('spawn-check');
+    expect(spawnFork('spawn_agent', { fork_context: false })).toBeNull();
+    const pre = JSON.parse(fs.readFileSync(`${EXAMPLES}/claude-code/PreToolUse-Task.json`, 'utf8'));
+    const worktree = decideHook('claude-code', payload({ ...pre, tool_name: 'Agent', tool_input: { ...pre.tool_input, isolation: 'worktree' } }));
+    expect(worktree).toEqual({
+      kind: 'spawn-refused',
+      reason: "baton: DELEGATION_ISOLATION_FORBIDDEN: isolation 'worktree' would run agent-infra-lifecycle-executor outside this repository's workspace, where baton cannot measure its changes. Spawn it without isolation.",
+    });
+  });
+
+  it('a linked worktree maps to its main repository (.git file → gitdir → commondir)', () => {
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-wt-'));
+    try {
+      const main = path.join(base, 'main');
+      const gitdir = path.join(main, '.git', 'worktrees', 'agent-1');
+      fs.mkdirSync(gitdir, { recursive: true });
+      fs.writeFileSync(path.join(gitdir, 'commondir'), '../..\n');
+      const linked = path.join(main, '.claude', 'worktrees', 'agent-1');
+      fs.mkdirSync(linked, { recursive: true });
+      fs.writeFileSync(path.join(linked, '.git'), `gitdir: ${gitdir}\n`);
+      expect(mainRepositoryOf(linked)).toBe(main);
+      expect(mainRepositoryOf(main)).toBeNull();
+    } finally {
+      fs.rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('claim-spawn is internal', () => {
+  it('baton task does not offer the hook-only intent', () => {
+    expect(parseTaskCommand(['auto', 'claim-spawn', '--client', 'codex'])).toEqual({ kind: 'usage-error', message: "unknown intent 'claim-spawn'" });
   });
 });
 
@@ -80,9 +155,10 @@ describe('parseHookInput', () => {
   it('over 64 KiB is refused', () => {
     expect(parseHookInput(Buffer.alloc(64 * 1024 + 1, 32))).toEqual({ ok: false, message: 'Lifecycle delegation hook input exceeds 64 KiB' });
   });
-  it('non-object JSON and wrongly typed fields are refused with the field named', () => {
-    expect(parseHookInput(Buffer.from('[1,2]')).ok).toBe(false);
-    const typed = parseHookInput(Buffer.from('{"agent_id": 7}'));
-    expect(typed).toEqual({ ok: false, message: expect.stringContaining('agent_id') });
+  it('non-object JSON is refused; field types are checked only for managed events (decideHook)', () => {
+    expect(parseHookInput(Buffer.from('[1,2]'))).toEqual({ ok: false, message: 'Lifecycle delegation hook payload is not a hook event object' });
+    expect(parseHookInput(Buffer.from('{"agent_id": 7}')).ok).toBe(true);
+    const typed = decideHook('claude-code', payload({ ...claudeStart, agent_id: 7 }));
+    expect(typed).toEqual({ kind: 'error', message: expect.stringContaining('agent_id') });
   });
 });

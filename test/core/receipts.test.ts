@@ -4,6 +4,8 @@ import { describe, expect, it } from 'vitest';
 import {
   abortDelegation,
   activateDelegation,
+  claimDelegationSpawn,
+  extendSealedDelegation,
   completeDelegationStage,
   consumeDelegation,
   managedDelegationRole,
@@ -484,5 +486,46 @@ describe('abortDelegation (baton addition)', () => {
     });
     expect(consumeDelegation(aborted, at(T3))).toMatchObject({ code: 'DELEGATION_STATE_INVALID', message: 'delegation delegation-1 is aborted, expected sealed' });
     expect(activateDelegation(aborted, start(), at(T3))).toMatchObject({ code: 'DELEGATION_STATE_INVALID' });
+  });
+});
+
+describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
+  it('one tool call claims a prepared delegation; the same call again is idempotent; another is refused', () => {
+    const claimed = receiptOf(claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_1' }, at(T1)) as ReceiptOutcome);
+    expect(claimed.spawnClaim).toEqual({ toolCallId: 'toolu_1', claimedAt: T1 });
+    expect(Object.keys(claimed).at(-1)).toBe('spawnClaim');
+    expect(claimDelegationSpawn(claimed, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_1' }, at(T2))).toEqual({ ok: true, receipt: claimed, unchanged: true });
+    expect(claimDelegationSpawn(claimed, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2))).toEqual({
+      ok: false,
+      code: 'DELEGATION_SPAWN_CLAIMED',
+      message: `delegation delegation-1 was already claimed by tool call toolu_1 at ${T1}; one prepared delegation starts one subagent`,
+    });
+    expect(claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-executor', toolCallId: 'x' }, at(T1))).toMatchObject({ code: 'DELEGATION_ROLE_MISMATCH' });
+    expect(claimDelegationSpawn(activated(), { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'x' }, at(T1))).toMatchObject({
+      code: 'DELEGATION_STATE_INVALID',
+      message: 'delegation delegation-1 is activated, expected prepared',
+    });
+  });
+
+  it('a receipt without a claim has no spawnClaim key (0.9.2 files stay byte-compatible)', () => {
+    expect(Object.hasOwn(prepared(), 'spawnClaim')).toBe(false);
+  });
+});
+
+describe('extendSealedDelegation (baton: later turns of a sealed child)', () => {
+  it('a reviewer writing outside its allow-list in a later turn: upstream code and message', () => {
+    expect(extendSealedDelegation(sealed(), { childId: 'child-1', afterFingerprint: 'later', changedPaths: ['src/app.js'] })).toEqual({
+      ok: false,
+      code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN',
+      message: "reviewer changed forbidden path 'src/app.js'",
+    });
+  });
+
+  it('an executor\'s later turn extends the changed paths and the after-fingerprint, keeping the seal time', () => {
+    const receipt = sealed({ role: 'executor', stage: 'code', artifact: 'code.md' });
+    const extended = receiptOf(extendSealedDelegation(receipt, { childId: 'child-1', afterFingerprint: 'later', changedPaths: ['NOTES.md'] }));
+    expect(extended).toMatchObject({ status: 'sealed', afterFingerprint: 'later', changedPaths: ['NOTES.md'], sealedAt: T2 });
+    expect(extendSealedDelegation(receipt, { childId: 'other', afterFingerprint: 'x', changedPaths: [] })).toMatchObject({ code: 'DELEGATION_STOP_INVALID' });
+    expect(extendSealedDelegation(completed(), { childId: 'child-1', afterFingerprint: 'x', changedPaths: [] })).toMatchObject({ code: 'DELEGATION_STATE_INVALID' });
   });
 });

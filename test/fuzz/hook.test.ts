@@ -3,7 +3,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { decideHook, parseHookInput } from '../../src/cli/hook.ts';
+import { decideHook, parseHookInput, validateManagedPayload } from '../../src/cli/hook.ts';
 import { lifecycleEventSchema } from '../../src/core/events.ts';
 import { EVENT_ID_PATTERN, envelopeFor, parseEnvelope } from '../../src/queue/envelope.ts';
 import { TASK_ID, tempRepo, uniquePrefix, writeTask } from '../support/fixtures.ts';
@@ -74,6 +74,7 @@ const zodPayload = z.looseObject({
   agent_id: optionalText, child_id: optionalText, thread_id: optionalText, agent_name: optionalText, agent_type: optionalText,
   agent: z.looseObject({ name: optionalText }).nullish(),
   spawn_mode: optionalText, model: optionalText, model_fallback_reason: optionalText, turn_id: optionalText, cwd: optionalText, tool_name: optionalText,
+  tool_use_id: optionalText, call_id: optionalText,
   tool_input: z.looseObject({ subagent_type: optionalText, agent_type: optionalText, agent: optionalText, name: optionalText }).nullish(),
 });
 function zodVerdict(raw: Buffer): { ok: boolean; message?: string } {
@@ -91,15 +92,31 @@ function zodVerdict(raw: Buffer): { ok: boolean; message?: string } {
 }
 
 describe('hook payloads in process', () => {
-  it('the hook payload check (zod/mini) agrees with the full zod schema (verdict and message)', () => {
+  it('the managed-payload check (zod/mini) agrees with the full zod schema (verdict and message)', () => {
     fc.assert(
       fc.property(stdin.filter((raw) => raw.length <= 64 * 1024), (raw) => {
-        const ours = parseHookInput(raw);
+        const parsed = parseHookInput(raw);
         const oracle = zodVerdict(raw);
+        if (!parsed.ok) {
+          // Invalid JSON and non-objects are refused before any field is looked at.
+          expect(oracle.ok).toBe(false);
+          return;
+        }
+        const ours = validateManagedPayload(parsed.payload);
         expect(ours.ok).toBe(oracle.ok);
         if (!ours.ok) expect(ours.message).toBe(oracle.message);
       }),
       params(5000),
+    );
+  }, FUZZ_TIMEOUT);
+
+  it('agents baton does not manage are ignored whatever their fields hold (issue 10 item 6)', () => {
+    fc.assert(
+      fc.property(payloadObject, fc.constantFrom('claude-code', 'codex') as fc.Arbitrary<'claude-code' | 'codex'>, (object, client) => {
+        const unmanaged = { ...object, hook_event_name: 'SubagentStart', agent_type: 'general-purpose', agent_name: undefined, agent: undefined };
+        expect(decideHook(client, unmanaged)).toEqual({ kind: 'ignore' });
+      }),
+      params(2000),
     );
   }, FUZZ_TIMEOUT);
 
@@ -120,17 +137,19 @@ describe('hook payloads in process', () => {
       fc.property(stdin, fc.constantFrom('claude-code', 'codex') as fc.Arbitrary<'claude-code' | 'codex'>, fc.option(fc.constantFrom(...EVENTS), { nil: undefined }), (raw, client, eventOption) => {
         const parsed = parseHookInput(raw);
         if (!parsed.ok) return;
-        const decision = decideHook(client, parsed.payload, eventOption);
-        expect(['ignore', 'error', 'spawn-check', 'event']).toContain(decision.kind);
+        const decision = decideHook(client, parsed.payload, eventOption, { invocationId: 'fuzz' });
+        expect(['ignore', 'error', 'spawn-refused', 'spawn-check', 'event']).toContain(decision.kind);
         if (decision.kind === 'error') expect(decision.message.length).toBeGreaterThan(0);
+        if (decision.kind === 'spawn-refused') expect(decision.reason).toMatch(/^baton: DELEGATION_(FORK|ISOLATION)_FORBIDDEN: /);
         if (decision.kind !== 'event') return;
         expect(decision.eventId).toMatch(EVENT_ID_PATTERN);
         expect(lifecycleEventSchema.safeParse(decision.event).success).toBe(true);
         const check = parseEnvelope(JSON.parse(JSON.stringify(envelopeFor(decision.event, repo, 'hook', decision.eventId))));
         expect(check.ok, check.ok ? '' : check.message).toBe(true);
-        // The same payload delivered twice gets the same id (effectively-once relies on it).
+        // The same payload of the same invocation gets the same id (a Codex turn_id stands in for
+        // the invocation id: its duplicates dedupe across invocations).
         const reparsed = parseHookInput(raw);
-        expect(reparsed.ok && decideHook(client, reparsed.payload, eventOption)).toEqual(decision);
+        expect(reparsed.ok && decideHook(client, reparsed.payload, eventOption, { invocationId: 'fuzz' })).toEqual(decision);
       }),
       params(3000),
     );

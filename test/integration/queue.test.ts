@@ -173,23 +173,28 @@ describe('one job at a time per repository, in enqueue order', () => {
 });
 
 describe('effectively once', () => {
-  it('a duplicate native event returns the first result and changes nothing', async () => {
+  it('a duplicate native event (same Codex turn) returns the first result and changes nothing', async () => {
     setUp();
     await worker();
     expect((await task('begin-or-resume')).status).toBe('running');
-    expect((await task('prepare', '--client', 'claude-code')).status).toBe('running');
-    const payload = nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root);
-    const first = await runBaton(['hook', 'claude-code'], { env, input: payload, cwd: repo.root });
+    expect((await task('prepare', '--client', 'codex')).status).toBe('running');
+    const payload = nativePayload('codex', 'SubagentStart', 'executor', 'child-1', repo.root);
+    // BATON_HOOK_VERBOSE=1: the hook waits for the result and prints it on stderr (stdout stays empty).
+    const verbose = { ...env, BATON_HOOK_VERBOSE: '1' };
+    const resultOf = (run: { stderr: string }) => JSON.parse(/^baton: (\{.*\})$/m.exec(run.stderr)?.[1] ?? 'null');
+    const first = await runBaton(['hook', 'codex'], { env: verbose, input: payload, cwd: repo.root });
     expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toBe('');
+    expect(resultOf(first).run.pendingDelegation.status).toBe('activated');
     const afterFirst = fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8');
     // Remove the job so BullMQ's own id deduplication cannot help: only the journal can.
     const q = queue();
     const ids = (await q.getCompleted()).map((job) => job.id!).filter((id) => id.startsWith('h-'));
     expect(ids).toHaveLength(1);
     await q.remove(ids[0]!);
-    const second = await runBaton(['hook', 'claude-code'], { env, input: payload, cwd: repo.root });
+    const second = await runBaton(['hook', 'codex'], { env: verbose, input: payload, cwd: repo.root });
     expect(second.code).toBe(0);
-    expect(JSON.parse(second.stdout)).toEqual(JSON.parse(first.stdout));
+    expect(resultOf(second)).toEqual(resultOf(first));
     expect(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')).toBe(afterFirst);
     await q.close();
   });

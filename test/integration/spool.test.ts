@@ -50,8 +50,10 @@ describe('Redis down', () => {
     const completed = await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--timeout', '15000');
     expect(completed.status, JSON.stringify(completed)).toBe('running');
     expect(spooledFiles(repo.root)).toHaveLength(0);
-    const stop = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStop', 'executor', 'child-1', repo.root) });
+    // BATON_HOOK_VERBOSE=1: wait for the result, so the run file can be read right after.
+    const stop = await runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStop', 'executor', 'child-1', repo.root) });
     expect(stop.code, stop.stderr).toBe(0);
+    expect(stop.stdout).toBe('');
     expect(readRun(repo.taskDir).pendingDelegation).toMatchObject({ status: 'sealed', childId: 'child-1', parentId: 'parent-session' });
   }, 60_000);
 

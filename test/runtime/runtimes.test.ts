@@ -37,7 +37,7 @@ describe.each(Object.keys(RUNTIMES))('runtime smoke: %s', (name) => {
   it(`begin → prepare → hook start → complete → hook stop → advance with worker, hooks and CLI on ${name}`, async () => {
     expect(fs.existsSync(runtime.command), `${runtime.command} is missing: run npm ci`).toBe(true);
     repo = gitRepoWithTask();
-    const env = batonEnv({ redisUrl, prefix: uniquePrefix(name) }, { DENO_DIR, NO_COLOR: '1' });
+    const env = batonEnv({ redisUrl, prefix: uniquePrefix(name) }, { DENO_DIR, NO_COLOR: '1', BATON_HOOK_VERBOSE: '1' });
     worker = await startWorkerProcess(['--repo', repo.root], { env, command: runtime.command, commandArgs: runtime.args, readyTimeoutMs: 60_000 });
     const baton = (args: string[], input?: string) =>
       runProcess(runtime.command, [...runtime.args, BATON_BIN, ...args], { env, cwd: repo!.root, input, timeoutMs: 60_000 });
@@ -48,14 +48,19 @@ describe.each(Object.keys(RUNTIMES))('runtime smoke: %s', (name) => {
     };
     expect((await task('begin-or-resume')).status).toBe('running');
     expect((await task('prepare', '--client', 'claude-code')).next.action).toBe('analyze-task');
+    // BATON_HOOK_VERBOSE=1: the hook waits for the result and prints it on stderr; stdout stays empty.
+    const resultOf = (run: { stdout: string; stderr: string }) => {
+      expect(run.stdout).toBe('');
+      return JSON.parse(/^baton: (\{.*\})$/m.exec(run.stderr)?.[1] ?? 'null');
+    };
     const start = await baton(['hook', 'claude-code'], nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root));
     expect(start.code, start.stderr).toBe(0);
-    expect(JSON.parse(start.stdout).run.pendingDelegation.status).toBe('activated');
+    expect(resultOf(start).run.pendingDelegation.status).toBe('activated');
     fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
     expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status).toBe('running');
     const stop = await baton(['hook', 'claude-code'], nativePayload('claude-code', 'SubagentStop', 'executor', 'child-1', repo.root));
     expect(stop.code, stop.stderr).toBe(0);
-    const sealed = JSON.parse(stop.stdout).run.pendingDelegation;
+    const sealed = resultOf(stop).run.pendingDelegation;
     expect(sealed.status).toBe('sealed');
     expect(sealed.changedPaths).toEqual([`.agents/workspace/active/${TASK_ID}/analysis.md`, `.agents/workspace/active/${TASK_ID}/orchestration.json`]);
     const advanced = await task('advance');

@@ -41,6 +41,22 @@ describe('EventJournal.apply', () => {
     expect(fs.readFileSync(runFile(), 'utf8')).toBe('later\n');
   });
 
+  it('a native event is a duplicate only while it targets the same receipt; another target is applied as a new event, once', async () => {
+    let computed = 0;
+    const first = await journal.apply('h-1', async () => (computed += 1, outcome('one\n')), 'hook-start', 'receipt-1');
+    expect(first.replayed).toBe(false);
+    expect(JSON.parse(fs.readFileSync(recordFile('h-1'), 'utf8')).target).toBe('receipt-1');
+    expect((await journal.apply('h-1', async () => (computed += 1, outcome('x\n')), 'hook-start', 'receipt-1')).replayed).toBe(true);
+    expect(computed).toBe(1);
+    const other = await journal.apply('h-1', async () => (computed += 1, outcome('two\n', 'paused')), 'hook-start', 'receipt-2');
+    expect(other).toEqual({ result: result('paused'), replayed: false });
+    expect(fs.readFileSync(runFile(), 'utf8')).toBe('two\n');
+    const again = await journal.apply('h-1', async () => (computed += 1, outcome('three\n')), 'hook-start', 'receipt-2');
+    expect(again).toEqual({ result: result('paused'), replayed: true });
+    expect(computed).toBe(2);
+    expect(fs.readdirSync(path.dirname(recordFile('h-1'))).filter((name) => name.startsWith('h-1.')).sort()).toEqual([expect.stringMatching(/^h-1\.[0-9a-f]{16}\.json$/), 'h-1.json']);
+  });
+
   it('records events that write nothing, too', async () => {
     await journal.apply('c-2', async () => ({ result: result('running'), writes: [] }));
     expect(JSON.parse(fs.readFileSync(recordFile('c-2'), 'utf8')).state).toBe('done');

@@ -20,6 +20,7 @@ export const INTENT_OWNERS: Readonly<Record<LifecycleIntent, 'orchestrator' | 's
   'validate-stage': 'subagent',
   'hook-start': 'hooks',
   'hook-stop': 'hooks',
+  'claim-spawn': 'hooks',
   abort: 'recovery',
   pause: 'recovery',
 };

@@ -1,0 +1,71 @@
+import fs from 'node:fs';
+import path from 'node:path';
+// Light imports only: the hook reads this on every event.
+import { gitDirOf } from '../core/repoRoot.ts';
+import { DEFAULT_PREFIX } from '../queue/keys.ts';
+import type { QueueConfig } from '../queue/keys.ts';
+
+// Which Redis a repository's worker uses (issue 9 item 8). A hook started by an agent has whatever
+// environment the agent has, often no REDIS_URL; falling back to 127.0.0.1:6379 could reach a
+// different Redis from the worker's, and the event would sit on a queue nobody serves. So every
+// worker records the Redis URL and key prefix it serves a repository with in
+// `<gitdir>/baton/endpoint.json` (mode 0600: URLs may carry passwords), and hooks and `baton task`
+// read it: `--redis` > the recorded endpoint > $REDIS_URL.
+
+export type RecordedEndpoint = Readonly<{ redisUrl: string; prefix: string; recordedAt: string; pid: number }>;
+
+export function endpointFile(repoRoot: string): string {
+  return path.join(gitDirOf(repoRoot), 'baton', 'endpoint.json');
+}
+
+/** Records (atomically, mode 0600) the endpoint a worker serves `repoRoot` with. */
+export function recordEndpoint(repoRoot: string, queue: QueueConfig, now: Date = new Date()): string {
+  const file = endpointFile(repoRoot);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const endpoint: RecordedEndpoint = { redisUrl: queue.redisUrl, prefix: queue.prefix, recordedAt: now.toISOString(), pid: process.pid };
+  const temp = `${file}.${process.pid}.tmp`;
+  fs.writeFileSync(temp, `${JSON.stringify(endpoint)}\n`, { mode: 0o600 });
+  fs.chmodSync(temp, 0o600);
+  fs.renameSync(temp, file);
+  return file;
+}
+
+/** The recorded endpoint, or null when there is none or it cannot be read. */
+export function readEndpoint(repoRoot: string): RecordedEndpoint | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(fs.readFileSync(endpointFile(repoRoot), 'utf8'));
+  } catch {
+    return null;
+  }
+  const record = value as Partial<RecordedEndpoint> | null;
+  if (!record || typeof record.redisUrl !== 'string' || record.redisUrl === '') return null;
+  return {
+    redisUrl: record.redisUrl,
+    prefix: typeof record.prefix === 'string' && record.prefix !== '' ? record.prefix : DEFAULT_PREFIX,
+    recordedAt: typeof record.recordedAt === 'string' ? record.recordedAt : '',
+    pid: typeof record.pid === 'number' ? record.pid : 0,
+  };
+}
+
+export type ClientQueueConfig = QueueConfig & { source: 'option' | 'endpoint' | 'env' | 'fallback' };
+
+/**
+ * The Redis and prefix a client of `repoRoot`'s worker (hook, `baton task`) must use: `--redis`,
+ * else the endpoint the worker recorded, else $REDIS_URL (with $BATON_PREFIX), else `fallback()`
+ * (null: nothing configured at all).
+ */
+export function clientQueueConfig(
+  repoRoot: string,
+  redisOption: string | undefined,
+  fallback: () => QueueConfig | null,
+  env: Record<string, string | undefined> = process.env,
+): ClientQueueConfig | null {
+  const envPrefix = env.BATON_PREFIX || DEFAULT_PREFIX;
+  if (redisOption !== undefined) return { redisUrl: redisOption, prefix: envPrefix, source: 'option' };
+  const recorded = readEndpoint(repoRoot);
+  if (recorded) return { redisUrl: recorded.redisUrl, prefix: recorded.prefix, source: 'endpoint' };
+  if (env.REDIS_URL) return { redisUrl: env.REDIS_URL, prefix: envPrefix, source: 'env' };
+  const other = fallback();
+  return other ? { ...other, source: 'fallback' } : null;
+}
