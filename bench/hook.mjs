@@ -43,12 +43,15 @@ await main(async () => {
   const redis = await startRedis();
   const inspect = redisClient(redis.socket);
   const repo = makeRepo({ label: 'hook', git: true });
+  // The enqueue-only variants use a repository no worker serves (a worker records its Redis and
+  // prefix in the repository it serves, and hooks there follow that record).
+  const idleRepo = makeRepo({ label: 'hook-idle' });
   const examples = fileURLToPath(new URL('../test/fixtures/hooks/claude-code/', import.meta.url));
   const example = (name) => JSON.parse(fs.readFileSync(path.join(examples, name), 'utf8'));
   const startExample = example('SubagentStart.json');
   const stopExample = example('SubagentStop.json');
   const preToolExample = example('PreToolUse-Task.json');
-  const payload = (base, fields) => JSON.stringify({ ...base, cwd: repo.root, ...fields });
+  const payload = (base, fields, root = repo.root) => JSON.stringify({ ...base, cwd: root, ...fields });
 
   const workerPrefix = `bench-hook-w-${process.pid}`;
   const idlePrefix = `bench-hook-n-${process.pid}`;
@@ -66,8 +69,15 @@ await main(async () => {
   await task('begin-or-resume', '--max-steps', '1000000');
   await task('prepare', '--client', 'claude-code');
   const prepared = fs.readFileSync(repo.runFile, 'utf8');
-  // The repository's queue is named after its checkout id, which the first command recorded.
-  const queueName = `baton-${JSON.parse(fs.readFileSync(path.join(repo.root, '.git', 'baton', 'checkout.json'), 'utf8')).id}`;
+  // A repository's queue is named after its checkout id, recorded by the first command or hook.
+  const queueOf = (root) => {
+    try {
+      return `baton-${JSON.parse(fs.readFileSync(path.join(root, '.git', 'baton', 'checkout.json'), 'utf8')).id}`;
+    } catch {
+      return null;
+    }
+  };
+  const queueName = queueOf(repo.root);
   /** Waits until the worker has nothing queued or running, then restores the prepared delegation. */
   const resetPrepared = async () => {
     for (let tries = 0; tries < 500; tries += 1) {
@@ -77,7 +87,10 @@ await main(async () => {
     }
     fs.writeFileSync(repo.runFile, prepared);
   };
-  const idleWaiting = () => inspect.llen(`${idlePrefix}:${queueName}:wait`);
+  const idleWaiting = async () => {
+    const idleQueue = queueOf(idleRepo.root);
+    return idleQueue ? inspect.llen(`${idlePrefix}:${idleQueue}:wait`) : 0;
+  };
 
   let counter = 0;
   const uniqueId = (label) => `bench-${label}-${(counter += 1)}`;
@@ -102,7 +115,7 @@ await main(async () => {
     };
     const enqueueOnly = (what, base, label) => async () => {
       const before = await idleWaiting();
-      const run = await timedRun(command, hookArgs, { env: envFor(idlePrefix), input: payload(base, { agent_id: uniqueId(label) }), cwd: repo.root });
+      const run = await timedRun(command, hookArgs, { env: envFor(idlePrefix), input: payload(base, { agent_id: uniqueId(label) }, idleRepo.root), cwd: idleRepo.root });
       if (run.code !== 0 || (await idleWaiting()) !== before + 1) throw fail(`${what}: expected exit 0 and one more queued job`, run);
       return run;
     };
