@@ -24,6 +24,8 @@ command -v git >/dev/null 2>&1 || missing+=(git)
 command -v redis-cli >/dev/null 2>&1 || missing+=(redis-tools)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v unshare >/dev/null 2>&1 || missing+=(util-linux)
+# The real-client tests (test/agents) bring up loopback in a private network namespace with ip.
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
 # The dashboard test drives Debian's chromium at this path (playwright-core, no downloaded browser).
 [ -x /usr/bin/chromium ] || missing+=(chromium)
 

@@ -10,7 +10,10 @@ import type { QueueConfig } from '../queue/keys.ts';
 // different Redis from the worker's, and the event would sit on a queue nobody serves. So every
 // worker records the Redis URL and key prefix it serves a repository with in
 // `<gitdir>/baton/endpoint.json` (mode 0600: URLs may carry passwords), and hooks and `baton task`
-// read it: `--redis` > the recorded endpoint > $REDIS_URL.
+// read it: `--redis` > $REDIS_URL > the recorded endpoint. An explicit setting wins, as everywhere
+// else; the recorded endpoint replaces the guess (127.0.0.1:6379) an agent without REDIS_URL made.
+// TLS files given to the worker through BATON_REDIS_CA/CERT/KEY are written into the recorded URL
+// (`?ca=` etc.), so a hook without those variables still trusts the same CA.
 
 export type RecordedEndpoint = Readonly<{ redisUrl: string; prefix: string; recordedAt: string; pid: number }>;
 
@@ -22,12 +25,31 @@ export function endpointFile(repoRoot: string): string {
 export function recordEndpoint(repoRoot: string, queue: QueueConfig, now: Date = new Date()): string {
   const file = endpointFile(repoRoot);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const endpoint: RecordedEndpoint = { redisUrl: queue.redisUrl, prefix: queue.prefix, recordedAt: now.toISOString(), pid: process.pid };
+  const endpoint: RecordedEndpoint = { redisUrl: withTlsFiles(queue.redisUrl), prefix: queue.prefix, recordedAt: now.toISOString(), pid: process.pid };
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, `${JSON.stringify(endpoint)}\n`, { mode: 0o600 });
   fs.chmodSync(temp, 0o600);
   fs.renameSync(temp, file);
   return file;
+}
+
+const TLS_FILE_VARIABLES = [
+  ['ca', 'BATON_REDIS_CA'],
+  ['cert', 'BATON_REDIS_CERT'],
+  ['key', 'BATON_REDIS_KEY'],
+] as const;
+
+/** `url` with the TLS files of the environment as query parameters, where the URL names none. */
+export function withTlsFiles(url: string, env: Record<string, string | undefined> = process.env): string {
+  if (!/^rediss(\+[a-z]+)?:\/\//.test(url)) return url;
+  const [base, query = ''] = url.split(/\?(.*)/s, 2) as [string, string?];
+  const params = new URLSearchParams(query);
+  for (const [name, variable] of TLS_FILE_VARIABLES) {
+    const file = env[variable];
+    if (file && !params.has(name)) params.set(name, path.resolve(file));
+  }
+  const text = params.toString();
+  return text ? `${base}?${text}` : base;
 }
 
 /** The recorded endpoint, or null when there is none or it cannot be read. */
@@ -52,7 +74,7 @@ export type ClientQueueConfig = QueueConfig & { source: 'option' | 'endpoint' | 
 
 /**
  * The Redis and prefix a client of `repoRoot`'s worker (hook, `baton task`) must use: `--redis`,
- * else the endpoint the worker recorded, else $REDIS_URL (with $BATON_PREFIX), else `fallback()`
+ * else $REDIS_URL (with $BATON_PREFIX), else the endpoint the worker recorded, else `fallback()`
  * (null: nothing configured at all).
  */
 export function clientQueueConfig(
@@ -64,8 +86,12 @@ export function clientQueueConfig(
   const envPrefix = env.BATON_PREFIX || DEFAULT_PREFIX;
   if (redisOption !== undefined) return { redisUrl: redisOption, prefix: envPrefix, source: 'option' };
   const recorded = readEndpoint(repoRoot);
+  if (env.REDIS_URL) {
+    // The worker's prefix goes with the worker's Redis when $BATON_PREFIX does not say otherwise.
+    const prefix = env.BATON_PREFIX || (recorded && recorded.redisUrl === withTlsFiles(env.REDIS_URL, env) ? recorded.prefix : DEFAULT_PREFIX);
+    return { redisUrl: env.REDIS_URL, prefix, source: 'env' };
+  }
   if (recorded) return { redisUrl: recorded.redisUrl, prefix: recorded.prefix, source: 'endpoint' };
-  if (env.REDIS_URL) return { redisUrl: env.REDIS_URL, prefix: envPrefix, source: 'env' };
   const other = fallback();
   return other ? { ...other, source: 'fallback' } : null;
 }

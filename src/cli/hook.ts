@@ -13,7 +13,7 @@ import type { JobOutcome } from '../queue/outcome.ts';
 
 // `baton hook <claude-code|codex> [--event NAME]`: the command a native hook runs. It reads the
 // client's JSON payload on stdin, turns SubagentStart/SubagentStop of a lifecycle agent into a
-// hook-start/hook-stop event (LIFECYCLE.md §10.3) and adds it to the repository's queue, without
+// hook-start/hook-stop event (docs/lifecycle.md §10.3) and adds it to the repository's queue, without
 // waiting for the worker. PreToolUse on the subagent-spawning tool claims the prepared delegation
 // for that tool call through the worker and blocks the spawn (exit 2) when the claim is refused.
 // It never hangs the agent: with Redis down the event is spooled locally; with no worker it stays
@@ -143,7 +143,7 @@ export function spawnFork(toolName: string, input: Record<string, unknown>): str
 
 export type DecideOptions = { invocationId?: string };
 
-/** Pure mapping from a payload to what the hook should do (LIFECYCLE.md §10.3 steps 3–6, plus PreToolUse). */
+/** Pure mapping from a payload to what the hook should do (docs/lifecycle.md §10.3 steps 3–6, plus PreToolUse). */
 export function decideHook(client: HookClient, payload: HookPayload, eventOption?: string, options: DecideOptions = {}): HookDecision {
   const kind = firstText(eventOption, payload.hook_event_name, payload.event).toLowerCase();
   if (kind === 'pretooluse' || kind === 'pre-tool' || kind === 'pre_tool_use') return decideSpawn(client, payload, options);

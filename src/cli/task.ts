@@ -97,7 +97,7 @@ async function readArtifactContent(): Promise<string | { error: string }> {
 type PrintableResult = { status: string } & Record<string, unknown>;
 
 export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentity, options: TaskCommonOptions): Promise<PrintableResult> {
-  // `--redis` > the endpoint the repository's worker recorded > $REDIS_URL > private/default Redis.
+  // `--redis` > $REDIS_URL > the endpoint the repository's worker recorded > private/default Redis.
   const { clientQueueConfig } = await import('./endpoint.ts');
   const config = clientQueueConfig(repo.root, options.redis, () => queueConfigFrom(undefined, undefined, repo.root))!;
   const { RepositoryQueueClient } = await import('../queue/client.ts');

@@ -36,7 +36,8 @@ const task = async (args: string[], input?: string) => {
   return { ...run, json: jsonOf(run) };
 };
 const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) =>
-  runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
+  // BATON_HOOK_VERBOSE=1: the hook waits for its event's result, so the run file can be read right after.
+  runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
 const run = () => JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
 const complete = (stage: string, artifact: string, input: string, extra: string[] = []) =>
   task(['complete-stage', '--stage', stage, '--round', '1', '--artifact', artifact, '--agent', 'claude', '--content', '-', ...extra], input);

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../support/processes.ts';
 import { NO_REDIS_FOR_TESTS, startPrivateRedis } from '../support/redisServer.ts';
 
-// `bash scripts/setup.sh` on a machine that lacks redis-server, redis-cli, git, openssl and unshare: with PATH pointing at a
+// `bash scripts/setup.sh` on a machine that lacks redis-server, redis-cli, git, openssl, unshare and ip: with PATH pointing at a
 // directory of stand-ins, it must ask apt-get for exactly what is missing, through sudo only when
 // not root, and say what to do when it cannot install. `.ci/run` must use it, and the test suite
 // must name it when Redis is missing.
@@ -41,7 +41,7 @@ function fakeMachine(options: { uid: number; aptGet: boolean; sudo: boolean }) {
   return { run, calls };
 }
 
-const expectedPackages = ['redis-server', 'git', 'redis-tools', 'openssl', 'util-linux', ...(CHROMIUM_MISSING ? ['chromium'] : [])].join(' ');
+const expectedPackages = ['redis-server', 'git', 'redis-tools', 'openssl', 'util-linux', 'iproute2', ...(CHROMIUM_MISSING ? ['chromium'] : [])].join(' ');
 
 describe('scripts/setup.sh', () => {
   it('as a user: installs exactly what is missing with sudo apt-get', () => {

@@ -39,9 +39,11 @@ describe('Redis Cluster over TLS', () => {
     worker = await startWorkerProcess(['--repo', repo.root], { env });
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root })).status).toBe('running');
     expect(jsonOf(await runBaton(['task', '01', 'prepare', '--client', 'claude-code'], { env, cwd: repo.root })).status).toBe('running');
-    const hook = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-tls', repo.root) });
+    // BATON_HOOK_VERBOSE=1: the hook waits for its event's result and prints it on stderr (stdout stays empty).
+    const hook = await runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-tls', repo.root) });
     expect(hook.code, hook.stderr).toBe(0);
-    expect(jsonOf(hook).status).toBe('running');
+    expect(hook.stdout).toBe('');
+    expect(JSON.parse(/^baton: (\{.*\})$/m.exec(hook.stderr)?.[1] ?? 'null')?.status).toBe('running');
     expect(readRun(repo.taskDir).pendingDelegation).toMatchObject({ status: 'activated', childId: 'child-tls' });
 
     // Without the CA the cluster's certificates are refused.

@@ -1,0 +1,195 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { TestContext } from 'vitest';
+import { approvedReview } from '../../src/demo/driver.ts';
+import { clientVersions } from '../support/agentClients.ts';
+import type { ClientVersion } from '../support/agentClients.ts';
+import { EXECUTOR, REVIEWER, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn, spawnedIds } from '../support/agentScripts.ts';
+import { agentWorld, recordedPayloads } from '../support/agentWorld.ts';
+import type { AgentWorld } from '../support/agentWorld.ts';
+
+// Issue 9, items 1–6 and 8, with the real clients (the newest of each): what the clients do beyond the
+// hand-written payloads, and what baton recorded.
+
+const [claude] = clientVersions('claude-code');
+const [codex] = clientVersions('codex');
+
+async function worldFor(context: TestContext, version: ClientVersion, options: Parameters<typeof agentWorld>[1] = {}): Promise<AgentWorld> {
+  const w = await agentWorld(version, options);
+  context.onTestFinished(() => w.cleanup());
+  return w;
+}
+
+/** A run whose next delegation is the analysis review (analysis.md written before the run began). */
+async function preparedReview(w: AgentWorld): Promise<void> {
+  fs.writeFileSync(path.join(w.repo.taskDir, 'analysis.md'), '# Analysis\n\nDone.\n');
+  expect((await w.task('begin-or-resume')).status).toBe('running');
+  expect((await w.task('route')).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
+  expect((await w.task('prepare', '--client', w.client)).status).toBe('running');
+}
+
+/** The reviewer's hand-over of an approved review, as its installed profile says. */
+function reviewCommand(w: AgentWorld, agent: string): string {
+  return `${w.baton} task 01 complete-stage --stage review-analysis --round 1 --artifact review-analysis.md --agent ${agent} --content - <<'BATON_ARTIFACT'\n${approvedReview('analysis.md')}BATON_ARTIFACT`;
+}
+
+const ALLOWED_CODEX_OUTPUT = new Set(['continue', 'stopReason', 'suppressOutput', 'systemMessage', 'hookSpecificOutput']);
+
+describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { timeout: 120_000 }, () => {
+  it(`item 1: ${codex!.label} accepts every answer of baton's hooks (empty stdout or a hook-output object)`, async (context) => {
+    const w = await worldFor(context, codex!, { record: true });
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
+    const run = await w.run('Drive task 01 through its analysis stage.', {
+      parent: parentThatSpawns('codex', spawn('codex', EXECUTOR, 'Run analyze-task for task 01.'), [`${w.baton} task 01 advance`]),
+      executor: executorThatCompletes('codex', w.baton),
+    });
+    expect(run.code).toBe(0);
+    const hooks = recordedPayloads(w);
+    expect(hooks.map((hook) => hook.event)).toEqual(['PreToolUse', 'SubagentStart', 'SubagentStop']);
+    for (const hook of hooks) {
+      expect(hook.code, hook.stderr).toBe(0);
+      const out = hook.stdout.trim();
+      if (out === '') continue;
+      const parsed = JSON.parse(out) as Record<string, unknown>;
+      for (const key of Object.keys(parsed)) expect(ALLOWED_CODEX_OUTPUT.has(key), `${hook.event} printed ${out}`).toBe(true);
+    }
+    expect(w.runFile().receipts[0]).toMatchObject({ status: 'consumed' });
+  });
+
+  it(`item 2: ${claude!.label}: a reviewer resumed with SendMessage after its seal that edits code pauses the run`, async (context) => {
+    const w = await worldFor(context, claude!, { record: true });
+    await preparedReview(w);
+    const review = reviewCommand(w, 'claude');
+    let childId = '';
+    await w.run('Review the analysis of task 01.', {
+      parent: (request) => {
+        if (request.step === 0) return { toolCalls: [asOffered(spawn('claude-code', REVIEWER, 'Run review-analysis for task 01.'), request)] };
+        if (request.step === 1) {
+          childId = /agentId: (\w+)/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
+          return { toolCalls: [{ name: 'SendMessage', input: { to: childId, message: 'Also fix src/retry.ts', summary: 'fix retry' } }] };
+        }
+        return { text: 'asked the reviewer' };
+      },
+      reviewer: (request) => {
+        if (request.step === 0) return { toolCalls: [shell('claude-code', review)] };
+        if (request.step === 1) return { text: 'review-analysis.md written.' };
+        // The resumed turn changes code (written here, during that turn: the installed
+        // permissions let the reviewer run nothing but baton).
+        if (request.step === 2) fs.writeFileSync(path.join(w.repo.root, 'src', 'retry.ts'), 'export const retries = 3;\n');
+        return { text: 'fixed src/retry.ts' };
+      },
+    });
+    expect(childId).not.toBe('');
+    // SendMessage resumes the child in the background: its second SubagentStop comes later.
+    await context.expect.poll(() => w.runFile().status, { timeout: 30_000 }).toBe('paused');
+    const runFile = w.runFile();
+    expect(runFile.pause).toMatchObject({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' });
+    expect(runFile.pause.message).toContain('src/retry.ts');
+    const starts = recordedPayloads(w).filter((hook) => hook.event === 'SubagentStart');
+    expect(starts.map((hook) => hook.payload.agent_id)).toEqual([childId, childId]);
+  });
+
+  it(`item 3: ${codex!.label}: a follow-up turn of a sealed child (send_input) that changes nothing leaves the run running`, async (context) => {
+    const w = await worldFor(context, codex!, { record: true });
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
+    const complete = executorThatCompletes('codex', w.baton);
+    await w.run('Drive task 01 through its analysis stage.', {
+      parent: (request) => {
+        const ids = spawnedIds(request);
+        if (request.step === 0) return { toolCalls: [spawn('codex', EXECUTOR, 'Run analyze-task for task 01.')] };
+        if (request.step === 1) return { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: ids, timeout_ms: 30_000 } }] };
+        if (request.step === 2) return { toolCalls: [{ name: 'multi_agent_v1.send_input', input: { target: ids[0], message: 'Summarise what you wrote.' } }] };
+        if (request.step === 3) return { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: ids, timeout_ms: 30_000 } }] };
+        if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
+        return { text: 'done' };
+      },
+      executor: (request) => (request.step < 2 ? complete(request) : { text: 'analysis.md holds the analysis.' }),
+    });
+    const stops = recordedPayloads(w).filter((hook) => hook.event === 'SubagentStop');
+    expect(stops).toHaveLength(2);
+    expect(new Set(stops.map((hook) => hook.payload.turn_id)).size).toBe(2);
+    const runFile = w.runFile();
+    expect(runFile.status).toBe('running');
+    expect(runFile.pause).toBeNull();
+    expect(runFile.receipts[0]).toMatchObject({ status: 'consumed', stage: 'analysis' });
+  });
+
+  for (const version of [claude!, codex!]) {
+    it(`item 4: ${version.label}: two lifecycle spawns in one message, exactly one runs`, async (context) => {
+      const w = await worldFor(context, version, { record: true });
+      expect((await w.task('begin-or-resume')).status).toBe('running');
+      expect((await w.task('prepare', '--client', version.client)).status).toBe('running');
+      const first = spawn(version.client, EXECUTOR, 'Run analyze-task for task 01.');
+      const second = spawn(version.client, EXECUTOR, 'Run analyze-task for task 01 (again).');
+      await w.run('Drive task 01 through its analysis stage.', {
+        parent: (request) => {
+          if (request.step === 0) return { toolCalls: [asOffered(first, request), asOffered(second, request)] };
+          const ids = spawnedIds(request);
+          if (version.client === 'codex' && request.step === 1) return { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: ids, timeout_ms: 30_000 } }] };
+          if (request.step === (version.client === 'codex' ? 2 : 1)) return { toolCalls: [shell(version.client, `${w.baton} task 01 advance`)] };
+          return { text: 'done' };
+        },
+        executor: executorThatCompletes(version.client, w.baton),
+      });
+      const pre = recordedPayloads(w).filter((hook) => hook.event === 'PreToolUse');
+      expect(pre.map((hook) => hook.code).sort()).toEqual([0, 2]);
+      // Claude Code runs both PreToolUse hooks before either child starts: the second finds the
+      // delegation claimed. Codex runs the calls one after the other: the second finds it activated.
+      expect(pre.find((hook) => hook.code === 2)!.stderr).toMatch(
+        version.client === 'claude-code' ? /DELEGATION_SPAWN_CLAIMED/ : /DELEGATION_SPAWN_CLAIMED|ORCHESTRATION_DELEGATION_MISSING: .*pending delegation .* activated/,
+      );
+      expect(recordedPayloads(w).filter((hook) => hook.event === 'SubagentStart')).toHaveLength(1);
+      const runFile = w.runFile();
+      expect(runFile.pause).toBeNull();
+      expect(runFile.receipts[0]).toMatchObject({ status: 'consumed', stage: 'analysis' });
+    });
+  }
+
+  for (const version of [claude!, codex!]) {
+    it(`item 8: ${version.label}: an agent without REDIS_URL reaches the Redis its repository's worker uses`, async (context) => {
+      const w = await worldFor(context, version, { agentKnowsRedis: false, record: true });
+      expect((await w.task('begin-or-resume')).status).toBe('running');
+      expect((await w.task('prepare', '--client', version.client)).status).toBe('running');
+      await w.run('Drive task 01 through its analysis stage.', {
+        parent: parentThatSpawns(version.client, spawn(version.client, EXECUTOR, 'Run analyze-task for task 01.'), [`${w.baton} task 01 advance`]),
+        executor: executorThatCompletes(version.client, w.baton),
+      });
+      const hooks = recordedPayloads(w);
+      expect(hooks.map((hook) => hook.event)).toEqual(['PreToolUse', 'SubagentStart', 'SubagentStop']);
+      for (const hook of hooks) expect(hook.stderr, hook.event).not.toMatch(/spooled|unreachable|not configured/i);
+      expect(fs.existsSync(path.join(w.repo.root, '.git', 'baton', 'spool')) ? fs.readdirSync(path.join(w.repo.root, '.git', 'baton', 'spool')) : []).toEqual([]);
+      expect(w.runFile().receipts[0]).toMatchObject({ status: 'consumed', stage: 'analysis' });
+    });
+  }
+
+  it(`item 5: ${codex!.label}: a forked lifecycle spawn (fork_context) is refused with DELEGATION_FORK_FORBIDDEN`, async (context) => {
+    const w = await worldFor(context, codex!, { record: true });
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
+    await w.run('Spawn the executor with your context.', {
+      parent: parentThatSpawns('codex', spawn('codex', EXECUTOR, 'Run analyze-task for task 01.', { fork_context: true })),
+      executor: executorThatCompletes('codex', w.baton),
+    });
+    expect(w.server.byRole('executor')).toEqual([]);
+    expect(w.server.byRole('parent').at(-1)!.toolResults.join('\n')).toContain('DELEGATION_FORK_FORBIDDEN');
+    expect(w.runFile().pendingDelegation).toMatchObject({ status: 'prepared' });
+    expect(w.runFile().pause).toBeNull();
+  });
+
+  it(`item 6: ${claude!.label}: a lifecycle spawn with isolation "worktree" is refused with a reason`, async (context) => {
+    const w = await worldFor(context, claude!, { record: true });
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', 'claude-code')).status).toBe('running');
+    await w.run('Spawn the executor in a worktree.', {
+      parent: parentThatSpawns('claude-code', spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.', { isolation: 'worktree' })),
+      executor: executorThatCompletes('claude-code', w.baton),
+    });
+    expect(w.server.byRole('executor')).toEqual([]);
+    expect(w.server.byRole('parent').at(-1)!.toolResults.join('\n')).toContain('DELEGATION_ISOLATION_FORBIDDEN');
+    expect(w.runFile().pendingDelegation).toMatchObject({ status: 'prepared' });
+    expect(fs.existsSync(path.join(w.repo.root, '.claude', 'worktrees'))).toBe(false);
+  });
+});

@@ -1,0 +1,262 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import type { ModelServer } from './modelServer.ts';
+import { BATON_BIN, PROJECT_ROOT } from './processes.ts';
+
+// The real agent clients, pinned in package.json (newest tested and oldest supported of each),
+// run headless against the scripted model server. Everything that would reach out is turned off;
+// as root, each client runs in a private network namespace with only loopback (`unshare --net`),
+// where 127.0.0.1:<port> is forwarded to the model server's unix socket.
+
+export type ClientName = 'claude-code' | 'codex';
+/** One pinned client: `command` starts it (argv before the client's own arguments). */
+export type ClientVersion = { client: ClientName; version: string; packageName: string; command: string[]; label: string };
+
+const require = createRequire(path.join(PROJECT_ROOT, 'package.json'));
+
+function packageDir(name: string, from?: string): string {
+  const resolved = require.resolve(`${name}/package.json`, from ? { paths: [from] } : undefined);
+  return path.dirname(resolved);
+}
+
+function platformKey(): string {
+  const arch = process.arch === 'arm64' ? 'arm64' : 'x64';
+  return `linux-${arch}`;
+}
+
+/**
+ * How to start a Claude Code package: up to 2.1.x it shipped `cli.js` (run with this Node); later
+ * releases ship a native binary in a platform package (used directly, whether or not the
+ * wrapper's postinstall copied it over its `bin/claude.exe` placeholder).
+ */
+function claudeCommand(packageName: string): string[] {
+  const wrapper = packageDir(packageName);
+  const cli = path.join(wrapper, 'cli.js');
+  if (fs.existsSync(cli)) return [process.execPath, cli];
+  return [path.join(packageDir(`@anthropic-ai/claude-code-${platformKey()}`, wrapper), 'claude')];
+}
+
+/** Codex's own launcher (it puts its bundled `rg` on PATH and runs the native binary). */
+function codexCommand(packageName: string): string[] {
+  return [process.execPath, path.join(packageDir(packageName), 'bin', 'codex.js')];
+}
+
+function installedVersion(packageName: string): string {
+  return (JSON.parse(fs.readFileSync(path.join(packageDir(packageName), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+function describe(client: ClientName, packageName: string): ClientVersion {
+  const version = installedVersion(packageName);
+  const command = client === 'claude-code' ? claudeCommand(packageName) : codexCommand(packageName);
+  return { client, version, packageName, command, label: `${client} ${version}` };
+}
+
+/** Every pinned version of a client: the newest tested first, then the oldest supported. */
+export function clientVersions(client: ClientName): ClientVersion[] {
+  return client === 'claude-code'
+    ? [describe(client, '@anthropic-ai/claude-code'), describe(client, 'claude-code-oldest')]
+    : [describe(client, '@openai/codex'), describe(client, 'codex-oldest')];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Network isolation
+
+export type Isolation = { kind: 'netns' } | { kind: 'loopback'; why: string };
+
+let isolation: Isolation | null = null;
+
+/** A private network namespace when this process may make one (root, unshare, ip), else loopback. */
+export function networkIsolation(): Isolation {
+  if (isolation) return isolation;
+  if (process.env.BATON_AGENT_TESTS_NETNS === '0') return (isolation = { kind: 'loopback', why: 'BATON_AGENT_TESTS_NETNS=0' });
+  const probe = spawnSync('unshare', ['--net', '--', 'ip', 'link', 'set', 'lo', 'up'], { timeout: 5_000, stdio: 'pipe', encoding: 'utf8' });
+  isolation =
+    probe.status === 0
+      ? { kind: 'netns' }
+      : { kind: 'loopback', why: `unshare --net is not available here (${(probe.stderr || probe.error?.message || `exit ${probe.status}`).trim()})` };
+  if (isolation.kind === 'loopback') process.stderr.write(`agent tests: running the clients on plain loopback: ${isolation.why}\n`);
+  return isolation;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running a client
+
+export type ClientRun = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number; timedOut: boolean };
+
+/** A directory with a `baton` command (the built bundle on this Node), to put first on PATH. */
+export function batonShimDir(root: string): string {
+  const dir = path.join(root, 'bin');
+  fs.mkdirSync(dir, { recursive: true });
+  const shim = path.join(dir, 'baton');
+  fs.writeFileSync(shim, `#!/bin/sh\nexec '${process.execPath}' '${BATON_BIN}' "$@"\n`, { mode: 0o755 });
+  return dir;
+}
+
+/** Variables that turn off everything in the clients that would reach out. */
+export const QUIET_ENV: Readonly<Record<string, string>> = {
+  DISABLE_TELEMETRY: '1',
+  DISABLE_ERROR_REPORTING: '1',
+  DISABLE_AUTOUPDATER: '1',
+  DISABLE_BUG_COMMAND: '1',
+  DISABLE_NON_ESSENTIAL_MODEL_CALLS: '1',
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  CLAUDE_CODE_DISABLE_FEEDBACK_SURVEY: '1',
+  CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
+  CLAUDE_CODE_DISABLE_TERMINAL_TITLE: '1',
+  CLAUDE_CODE_ENABLE_TELEMETRY: '0',
+  CODEX_DISABLE_UPDATE_CHECK: '1',
+  NO_UPDATE_NOTIFIER: '1',
+  NO_PROXY: '127.0.0.1,localhost',
+};
+
+// Variables of the machine that must not leak into a client under test (its own auth, proxies,
+// and baton's own settings: a test world gives the agent exactly the ones it means to).
+const DROPPED = /^(ANTHROPIC_|CLAUDE|CODEX_|OPENAI_|OTEL_|HTTPS?_PROXY|https?_proxy|ALL_PROXY|all_proxy|REDIS_URL$|BATON_)/;
+
+export function clientEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(base)) if (!DROPPED.test(key)) env[key] = value;
+  return { ...env, ...QUIET_ENV, ...extra };
+}
+
+export function runClientProcess(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; server: ModelServer; timeoutMs: number; input?: string },
+): Promise<ClientRun> {
+  const iso = networkIsolation();
+  const port = new URL(options.server.url).port;
+  const [file, argv] =
+    iso.kind === 'netns'
+      ? ['unshare', ['--net', '--', process.execPath, path.join(PROJECT_ROOT, 'test', 'support', 'netnsExec.mjs'), port, options.server.socket, command, ...args]]
+      : [command, [...args]];
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, argv as string[], { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    let stdout = '';
+    let stderr = '';
+    let timedOut = false;
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const killGroup = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // already gone
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killGroup('SIGTERM');
+      setTimeout(() => killGroup('SIGKILL'), 2_000).unref();
+    }, options.timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      killGroup('SIGKILL'); // whatever the client left behind in its group
+      resolve({ code, signal, stdout, stderr, ms: performance.now() - started, timedOut });
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(options.input ?? '');
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claude Code
+
+/**
+ * A client's own home for one test world: `HOME` (Claude Code keeps `~/.claude.json` and
+ * `~/.claude/` there) and, for Codex, `CODEX_HOME` = `~/.codex` with the scripted model provider
+ * in its `config.toml`. `baton install-hooks <client> --trust` writes its trust entries here,
+ * and the client runs with it.
+ */
+export type ClientHome = { dir: string; env: Record<string, string> };
+
+export function makeClientHome(version: ClientVersion, server: ModelServer): ClientHome {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `baton-${version.client}-home-`));
+  if (version.client === 'claude-code') {
+    return {
+      dir,
+      env: {
+        HOME: dir,
+        ANTHROPIC_BASE_URL: server.url,
+        ANTHROPIC_API_KEY: 'sk-ant-scripted-test',
+        ANTHROPIC_MODEL: CLAUDE_MODEL,
+        ANTHROPIC_SMALL_FAST_MODEL: CLAUDE_MODEL,
+      },
+    };
+  }
+  const codexHome = path.join(dir, '.codex');
+  fs.mkdirSync(codexHome);
+  fs.writeFileSync(path.join(codexHome, 'config.toml'), codexConfig(server));
+  return { dir, env: { HOME: dir, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'sk-scripted-test' } };
+}
+
+export type ClientOptions = { version: ClientVersion; home: ClientHome; cwd: string; prompt: string; server: ModelServer; env: Record<string, string>; timeoutMs?: number; extraArgs?: readonly string[] };
+
+export const CLAUDE_MODEL = 'claude-sonnet-4-5';
+
+function jsonLines(stdout: string): any[] {
+  return stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line)];
+      } catch {
+        return [];
+      }
+    });
+}
+
+export async function runClaude(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+  const env = clientEnv(process.env, { ...options.env, ...options.home.env });
+  // Only what `install-hooks claude-code --trust` set up decides what may run (its
+  // permissions.allow); no MCP server is configured.
+  const args = ['-p', options.prompt, '--output-format', 'stream-json', '--verbose', '--model', CLAUDE_MODEL, '--strict-mcp-config', '--mcp-config', '{"mcpServers":{}}', ...(options.extraArgs ?? [])];
+  const [file, ...prefix] = options.version.command;
+  const run = await runClientProcess(file!, [...prefix, ...args], { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
+  return { ...run, events: jsonLines(run.stdout) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Codex
+
+export const CODEX_MODEL = 'gpt-5-codex';
+
+/** The user config a Codex user would have: a model provider, and nothing that reaches out. */
+export function codexConfig(server: ModelServer): string {
+  return `model = "${CODEX_MODEL}"
+model_provider = "scripted"
+approval_policy = "never"
+check_for_update_on_startup = false
+
+[model_providers.scripted]
+name = "scripted"
+base_url = "${server.url}/v1"
+wire_api = "responses"
+env_key = "SCRIPTED_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[otel]
+exporter = "none"
+`;
+}
+
+export async function runCodex(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+  const env = clientEnv(process.env, { ...options.env, ...options.home.env });
+  const [file, ...prefix] = options.version.command;
+  const args = [...prefix, 'exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt];
+  const run = await runClientProcess(file!, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
+  return { ...run, events: jsonLines(run.stdout) };
+}

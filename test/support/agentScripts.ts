@@ -1,0 +1,79 @@
+import type { ClientName } from './agentClients.ts';
+import type { ModelRequest, ToolCall, Turn } from './modelServer.ts';
+
+// The tool calls a scripted model makes, in each client's own vocabulary: Claude Code's `Agent`
+// and `Bash`, Codex's `multi_agent_v1.spawn_agent`, `wait_agent` and `exec_command`.
+
+export const EXECUTOR = 'agent-infra-lifecycle-executor';
+export const REVIEWER = 'agent-infra-lifecycle-reviewer';
+
+/** The agent name `complete-stage --agent` takes for a client. */
+export function agentName(client: ClientName): string {
+  return client === 'claude-code' ? 'claude' : 'codex';
+}
+
+export function shell(client: ClientName, command: string): ToolCall {
+  return client === 'claude-code'
+    ? { name: 'Bash', input: { command, description: 'run a command' } }
+    : // Not a login shell: a login profile would reset PATH (and with it `baton`).
+      { name: 'exec_command', input: { cmd: command, login: false } };
+}
+
+export function spawn(client: ClientName, agentType: string, prompt: string, extra: Record<string, unknown> = {}): ToolCall {
+  return client === 'claude-code'
+    ? { name: 'Agent', input: { subagent_type: agentType, description: 'lifecycle stage', prompt, run_in_background: false, ...extra } }
+    : { name: 'multi_agent_v1.spawn_agent', input: { agent_type: agentType, message: prompt, ...extra } };
+}
+
+/**
+ * Claude Code's spawning tool as this version offers it: `Agent` (2.1.x later releases) or `Task`
+ * (earlier), with only the parameters its schema declares (`run_in_background` is newer).
+ */
+export function asOffered(call: ToolCall, request: ModelRequest): ToolCall {
+  if (request.api !== 'anthropic' || call.name !== 'Agent') return call;
+  const name = request.tools.includes('Agent') ? 'Agent' : 'Task';
+  const schema = (request.body.tools as Array<{ name: string; input_schema?: { properties?: Record<string, unknown> } }>).find((tool) => tool.name === name);
+  const declared = schema?.input_schema?.properties;
+  const input = declared ? Object.fromEntries(Object.entries(call.input).filter(([key]) => key in declared)) : call.input;
+  return { name, input };
+}
+
+/** Agent ids that Codex's spawn_agent returned so far in this conversation. */
+export function spawnedIds(request: ModelRequest): string[] {
+  return request.toolResults.flatMap((result) => {
+    try {
+      const parsed = JSON.parse(result) as { agent_id?: string };
+      return parsed.agent_id ? [parsed.agent_id] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+/**
+ * A parent that spawns, waits for the child (Codex's spawn_agent runs it in the background; a
+ * Claude `Agent` call with run_in_background false returns when it is done), then runs `after`
+ * in its shell one command per turn, then ends its turn.
+ */
+export function parentThatSpawns(client: ClientName, spawnCall: ToolCall, after: string[] = []): (request: ModelRequest) => Turn {
+  const steps: Array<(request: ModelRequest) => Turn> = [(request) => ({ toolCalls: [asOffered(spawnCall, request)] })];
+  if (client === 'codex') {
+    steps.push((request) => {
+      const ids = spawnedIds(request);
+      return ids.length > 0 ? { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: ids, timeout_ms: 30_000 } }] } : { text: 'spawn refused' };
+    });
+  }
+  for (const command of after) steps.push(() => ({ toolCalls: [shell(client, command)] }));
+  return (request) => steps[request.step]?.(request) ?? { text: 'done' };
+}
+
+/**
+ * An executor that hands its artifact to baton as the installed profile tells it to
+ * (`complete-stage --content -` with the text on stdin: Claude Code refuses a subagent's Write of
+ * `analysis.md`, Codex's sandbox keeps `.agents/` read-only), then reports.
+ */
+export function executorThatCompletes(client: ClientName, baton: string, options: { artifact?: string; extraTaskArgs?: string } = {}): (request: ModelRequest) => Turn {
+  const artifact = options.artifact ?? 'analysis.md';
+  const command = `${baton} task 01 complete-stage --stage analysis --round 1 --artifact ${artifact} --agent ${agentName(client)}${options.extraTaskArgs ? ` ${options.extraTaskArgs}` : ''} --content - <<'BATON_ARTIFACT'\n# Analysis\n\nDone.\nBATON_ARTIFACT`;
+  return (request) => (request.step === 0 ? { toolCalls: [shell(client, command)] } : { text: `${artifact} written; stage completed.` });
+}

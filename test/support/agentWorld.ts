@@ -1,0 +1,175 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { batonShimDir, makeClientHome, runClaude, runCodex } from './agentClients.ts';
+import type { ClientHome, ClientName, ClientRun, ClientVersion } from './agentClients.ts';
+import { uniquePrefix } from './fixtures.ts';
+import { gitRepoWithTask } from './gitRepo.ts';
+import type { GitRepo } from './gitRepo.ts';
+import { startModelServer } from './modelServer.ts';
+import type { ModelServer, Script } from './modelServer.ts';
+import { codexHookHash, codexHookKey, withCodexTrust } from '../../src/cli/install/codexConfig.ts';
+import type { TrustEntry } from '../../src/cli/install/codexConfig.ts';
+import { BATON_BIN, PROJECT_ROOT, jsonOf, runBaton, startWorkerProcess } from './processes.ts';
+import type { CliRun, WorkerProcess } from './processes.ts';
+import { startPrivateRedis } from './redisServer.ts';
+import type { PrivateRedis } from './redisServer.ts';
+
+// One real-client test world: a committed repository with task 01, its own Redis (unix socket,
+// reachable from the client's network namespace), a scripted model server, `baton` on PATH, the
+// hooks and profiles that `baton install-hooks <client>` writes, and a real `baton worker`.
+
+export type AgentWorld = {
+  client: ClientName;
+  version: ClientVersion;
+  repo: GitRepo;
+  redis: PrivateRedis;
+  server: ModelServer;
+  /** The client's HOME (and CODEX_HOME), where `install-hooks --trust` wrote its trust entries. */
+  home: ClientHome;
+  /** What `baton install-hooks` printed (null when the world has no install). */
+  installed: CliRun | null;
+  /** `baton` as the installed files name it: what a scripted agent types. */
+  baton: string;
+  /** What the agent, its hooks and `baton task` see. */
+  env: Record<string, string>;
+  worker: WorkerProcess | null;
+  recordDir: string;
+  startWorker(): Promise<WorkerProcess>;
+  stopWorker(): Promise<void>;
+  /** `baton task 01 …` through the worker; its one-line JSON result. */
+  task(...args: string[]): Promise<Record<string, any>>;
+  /** Runs the client headless with `prompt` and the given model script. */
+  run(prompt: string, script: Script, timeoutMs?: number): Promise<ClientRun & { events: any[] }>;
+  runFile(): Record<string, any>;
+  readTaskFile(name: string): string | null;
+  cleanup(): Promise<void>;
+};
+
+export type WorldOptions = {
+  install?: boolean;
+  worker?: boolean;
+  managed?: boolean;
+  record?: boolean;
+  installArgs?: readonly string[];
+  /** false: the agent (and so its hooks and commands) gets no REDIS_URL or BATON_PREFIX; only the worker does. */
+  agentKnowsRedis?: boolean;
+};
+
+const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.mjs');
+
+/**
+ * Wraps each of baton's hook commands in a recorder: the tests see the real payloads and baton's
+ * answers. Codex runs a hook only while its trusted hash matches, so the wrapped commands are
+ * trusted again in the world's $CODEX_HOME, as Codex's `/hooks` screen would.
+ */
+function addRecorders(version: ClientVersion, repoRoot: string, home: ClientHome, dir: string): void {
+  const settingsFile = path.join(repoRoot, version.client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json');
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<{ command?: string; timeout?: number }> }>> };
+  const trust: TrustEntry[] = [];
+  for (const [event, groups] of Object.entries(settings.hooks)) {
+    groups.forEach((group, groupIndex) => {
+      group.hooks.forEach((entry, handlerIndex) => {
+        if (typeof entry.command !== 'string') return;
+        entry.command = `'${process.execPath}' '${RECORD_HOOK}' '${dir}' ${event} -- ${entry.command}`;
+        trust.push({
+          key: codexHookKey(settingsFile, event, groupIndex, handlerIndex),
+          hash: codexHookHash({ event, ...(group.matcher !== undefined ? { matcher: group.matcher } : {}), command: entry.command, timeoutSec: entry.timeout ?? 600 }),
+        });
+      });
+    });
+  }
+  fs.writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
+  if (version.client === 'codex') {
+    const config = path.join(home.env.CODEX_HOME!, 'config.toml');
+    fs.writeFileSync(config, withCodexTrust(fs.readFileSync(config, 'utf8'), repoRoot, trust, config));
+  }
+}
+
+/** The command line the installed profiles and permissions name for `baton` (`'<node>' '<bin>'`). */
+function installedBatonCommand(version: ClientVersion, repoRoot: string): string {
+  const settingsFile = path.join(repoRoot, version.client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json');
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ command?: string }> }>> };
+  const command = Object.values(settings.hooks).flat().flatMap((group) => group.hooks).find((entry) => typeof entry.command === 'string')!.command!;
+  return command.slice(0, command.lastIndexOf(' hook '));
+}
+
+export type RecordedHook = { event: string; at: number; ms: number; payload: Record<string, any>; stdout: string; stderr: string; code: number };
+
+/** The payloads the recording hooks saw, in order. */
+export function recordedPayloads(world: AgentWorld): RecordedHook[] {
+  const file = path.join(world.recordDir, 'payloads.jsonl');
+  if (!fs.existsSync(file)) return [];
+  return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
+export async function agentWorld(version: ClientVersion, options: WorldOptions = {}): Promise<AgentWorld> {
+  const repo = gitRepoWithTask();
+  if (options.managed === false) fs.rmSync(path.join(repo.root, '.agents'), { recursive: true, force: true });
+  const redis = await startPrivateRedis();
+  const server = await startModelServer();
+  const shims = batonShimDir(path.join(redis.dir, 'shims'));
+  const env: Record<string, string> = {
+    REDIS_URL: redis.url,
+    BATON_PREFIX: uniquePrefix('agent'),
+    PATH: `${shims}:${process.env.PATH ?? ''}`,
+  };
+  const home = makeClientHome(version, server);
+  const processEnv = () => ({ ...process.env, ...env });
+  let installed: CliRun | null = null;
+  if (options.install !== false) {
+    // As the README says: install-hooks <client> --trust, in the client's own home.
+    installed = await runBaton(['install-hooks', version.client, ...(options.installArgs ?? ['--trust'])], { cwd: repo.root, env: { ...processEnv(), ...home.env } });
+    if (installed.code !== 0) throw new Error(`install-hooks failed: ${installed.stderr}`);
+  }
+  // `baton` as the installed profiles and permissions name it (Claude Code runs only that command
+  // line without asking); the shim on PATH is the same bundle.
+  const baton = options.install !== false ? installedBatonCommand(version, repo.root) : `'${process.execPath}' '${BATON_BIN}'`;
+  if (options.record && options.install !== false) addRecorders(version, repo.root, home, path.join(redis.dir, 'recorded'));
+  const world: AgentWorld = {
+    client: version.client,
+    version,
+    repo,
+    redis,
+    server,
+    home,
+    installed,
+    baton,
+    env,
+    worker: null,
+    recordDir: path.join(redis.dir, 'recorded'),
+    async startWorker() {
+      world.worker = await startWorkerProcess(['--repo', repo.root], { env: processEnv(), cwd: repo.root });
+      return world.worker;
+    },
+    async stopWorker() {
+      await world.worker?.stop();
+      world.worker = null;
+    },
+    async task(...args) {
+      return jsonOf(await runBaton(['task', '01', ...args], { cwd: repo.root, env: processEnv(), timeoutMs: 30_000 }));
+    },
+    async run(prompt, script, timeoutMs = 60_000) {
+      server.setScript(script);
+      const agentEnv = options.agentKnowsRedis === false ? { PATH: env.PATH! } : env;
+      const common = { version, home, cwd: repo.root, prompt, server, env: agentEnv, timeoutMs };
+      return version.client === 'claude-code' ? runClaude(common) : runCodex(common);
+    },
+    runFile() {
+      return JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as Record<string, any>;
+    },
+    readTaskFile(name) {
+      const file = path.join(repo.taskDir, name);
+      return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+    },
+    async cleanup() {
+      await world.stopWorker();
+      await server.close();
+      await redis.stop();
+      fs.rmSync(redis.dir, { recursive: true, force: true });
+      fs.rmSync(home.dir, { recursive: true, force: true });
+      repo.cleanup();
+    },
+  };
+  if (options.worker !== false) await world.startWorker();
+  return world;
+}
