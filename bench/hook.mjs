@@ -12,9 +12,8 @@
 //   SubagentStart/Stop, enqueue only
 //                              no worker serves the repository: the hook validates, enqueues (one
 //                              round trip) and exits. The comparison the goal is about.
-//   PreToolUse with a worker   a lifecycle spawn with a prepared delegation: the spawn check (once
-//                              it claims the delegation through the worker, the hook waits for
-//                              the worker's answer). Information.
+//   PreToolUse with a worker   a lifecycle spawn with a prepared delegation: the spawn claim, which
+//                              waits for the worker's answer. Information.
 //   SubagentStart with a worker
 //                              enqueue while a worker serves the repository; while SubagentStart
 //                              still waits for the result this includes the worker applying it.
@@ -128,7 +127,7 @@ await main(async () => {
       {
         runtime,
         key: 'pretool-worker',
-        name: 'hook PreToolUse spawn check/claim, with a worker',
+        name: 'hook PreToolUse spawn claim, with a worker',
         run: async () => {
           await resetPrepared();
           const run = await timedRun(command, hookArgs, { env: envFor(workerPrefix), input: payload(preToolExample, { tool_use_id: uniqueId('tu') }), cwd: repo.root });
@@ -227,8 +226,8 @@ Reproduce: \`${command}\`
 **Enqueue only** is what the goal is about: no worker serves the repository, the hook reads the
 payload, validates it, finds the repository, adds the job with BullMQ's own script over the raw
 RESP client (\`src/queue/resp.ts\`) in one round trip, and exits. The other columns are for
-information: **PreToolUse with a worker** is the spawn check (which waits for the worker's answer
-once it claims the delegation through the worker); **SubagentStart with a worker** waited for the
+information: **PreToolUse with a worker** is the spawn claim (the hook enqueues the claim and
+waits for the worker's answer, then loads the result schema to check it); **SubagentStart with a worker** waited for the
 worker's result in ${waited.node}/${ROUNDS + WARMUP} Node and ${waited.bun}/${ROUNDS + WARMUP} Bun runs of this build (a hook
 that only enqueues does not); **ioredis write** is the floor's job done through ioredis, i.e. what
 loading a client library costs.
