@@ -20,6 +20,8 @@ const BENCHMARKS = [
   { name: 'throughput', script: 'throughput.mjs', args: quick ? ['--events', '20'] : [] },
   // Written by the fingerprint work (issue: fingerprints); run when present.
   { name: 'fingerprint', script: 'fingerprint.mjs', args: quick ? ['--sizes', '2000', '--reps', '3'] : [], optional: true },
+  // Needs Chromium (/usr/bin/chromium or $CHROMIUM).
+  { name: 'runview', script: 'runview.mjs', args: quick ? ['--events', '150', '--blocks', '2', '--warmup', '10'] : [], optional: true },
 ];
 
 if (options.build !== 'false' && options['no-build'] !== 'true') {
@@ -109,6 +111,19 @@ if (fingerprint) {
       mark(met),
       'fingerprint.md',
       fingerprint.date ?? fingerprint.machine?.date ?? '',
+    ]);
+  }
+}
+const runview = read('runview');
+if (runview) {
+  for (const phase of runview.phases.filter((entry) => entry.condition !== 'baseline')) {
+    rows.push([
+      `Run view: enqueue → applied, ${phase.condition}`,
+      'no noticeable cost (ratio to baseline ≈ 1)',
+      `p50 ${phase.latencyMs.p50} ms (${phase.ratioToBaseline.p50}×), p99 ${phase.latencyMs.p99} ms (${phase.ratioToBaseline.p99}×)`,
+      '—',
+      'runview.md',
+      runview.machine.date,
     ]);
   }
 }

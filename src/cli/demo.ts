@@ -131,6 +131,8 @@ async function forgetDemoQueue(config: { redisUrl: string; prefix: string }, rep
     await queue.close();
     await redis.hdel(repositoriesKey(config.prefix), repoId);
     await redis.del(heartbeatKey(config.prefix, name));
+    const { forgetRepositoryMetrics } = await import('../workers/jobRecords.ts');
+    await forgetRepositoryMetrics(redis, config.prefix, repoId);
   } finally {
     redis.disconnect();
   }

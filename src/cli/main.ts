@@ -25,7 +25,7 @@ commands:
   start [--repo DIR] [--port N] [--host H]          worker + dashboard for this repository (npm start);
                                                     starts a private redis-server when none answers
   dashboard [--port N] [--host H] [--token T]       queue dashboard over every repository in Redis
-  runs [--json]                                     every run of the repository, one line each
+  runs [--json] [--watch]                           every run of the repository, one line each
   install-hooks <claude-code|codex>                 wire an agent client's hooks and subagent profiles
   demo [--keep-open]                                a complete lifecycle in a temporary repository
 

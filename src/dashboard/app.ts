@@ -9,8 +9,13 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import type { Queue } from 'bullmq';
+import { createMetrics } from './metrics.ts';
+import { localMachine } from './repositories.ts';
+import type { DashboardRepository } from './repositories.ts';
+import { registerRunPages } from './runPages.ts';
 
-// The dashboard as a runtime-neutral Hono app: bull-board over baton's repository queues behind
+// The dashboard as a runtime-neutral Hono app: bull-board over baton's repository queues, the run
+// view (/runs, runPages.ts) and /metrics (metrics.ts), all behind
 // baton's own guard (token, host check, read-only). Nothing here knows how it is served; see
 // serve.ts for the Node/Bun/Deno edge. Static files and views are read with node:fs, which all
 // three runtimes provide.
@@ -28,6 +33,8 @@ export type DashboardAppOptions = Readonly<{
    * Defaults to the loopback names.
    */
   allowedHosts?: readonly string[];
+  /** How often a watched run page checks its run for changes (server-sent events). */
+  runPollMs?: number;
 }>;
 
 export type DashboardApp = Readonly<{
@@ -35,6 +42,7 @@ export type DashboardApp = Readonly<{
   /** Adds the queues not shown yet (queues never disappear while the dashboard runs). */
   sync(queues: readonly DashboardQueue[]): number;
   queueNames(): string[];
+  repositories(): DashboardRepository[];
 }>;
 
 export const TOKEN_COOKIE = 'baton_dashboard_token';
@@ -58,7 +66,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       uiConfig: { boardTitle: 'baton', hideDocsLink: true, showWorkers: true },
     },
   });
-  const shown = new Map<string, DashboardQueue>();
+  const shown = new Map<string, DashboardRepository>();
 
   const app = new Hono();
   app.use('*', async (c, next) => {
@@ -97,6 +105,14 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
     await next();
   });
   app.get('/baton/health', (c) => c.json({ ok: true, queues: [...shown.values()].map((entry) => ({ name: entry.queue.name, root: entry.root, host: entry.host ?? null, checkout: entry.id })) }));
+  const repositories = () => [...shown.values()];
+  const runPages = registerRunPages(app, { repositories, pollMs: options.runPollMs });
+  const metrics = createMetrics(repositories, { liveStreams: runPages.liveStreams });
+  app.get('/metrics', async (c) => {
+    c.header('Content-Type', metrics.contentType);
+    c.header('Cache-Control', 'no-store');
+    return c.body(await metrics.render());
+  });
   app.route('/', serverAdapter.registerPlugin());
 
   return {
@@ -105,7 +121,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       let added = 0;
       for (const entry of queues) {
         if (shown.has(entry.queue.name)) continue;
-        shown.set(entry.queue.name, entry);
+        shown.set(entry.queue.name, { queue: entry.queue, root: entry.root, id: entry.id, host: entry.host ?? null, machine: entry.host ?? localMachine() });
         board.addQueue(
           new BullMQAdapter(entry.queue, {
             readOnlyMode: !allowWrites,
@@ -122,6 +138,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       return added;
     },
     queueNames: () => [...shown.keys()],
+    repositories,
   };
 }
 

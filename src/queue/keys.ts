@@ -72,3 +72,14 @@ export const JOB_OPTIONS = {
   removeOnComplete: { age: 7 * DAY_SECONDS, count: 10_000 },
   removeOnFail: { age: 30 * DAY_SECONDS, count: 10_000 },
 } as const;
+
+/**
+ * Counters the workers keep for /metrics, shared by every worker process (a hash per metric; see
+ * workers/jobRecords.ts for the fields). Kept in Redis so any dashboard can serve them.
+ */
+export function metricsKey(prefix: string, metric: 'events' | 'latency'): string {
+  return `${prefix}:baton:metrics:${metric}`;
+}
+
+/** Upper bounds (seconds) of the enqueue → applied latency histogram. */
+export const LATENCY_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;

@@ -21,6 +21,8 @@ import {
 import type { QueueConfig } from '../queue/keys.ts';
 import { batonStateDir, drainSpool, spooledFiles } from '../queue/spool.ts';
 import { processJobData, servedRepository } from './processor.ts';
+import { recordApplied, recordFailed } from './jobRecords.ts';
+import { LIFECYCLE_INTENTS } from '../core/events.ts';
 import { recordEndpoint } from '../cli/endpoint.ts';
 import type { ProcessedJob, ServedRepository } from './processor.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
@@ -99,6 +101,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
       async (job: Job) => {
         const started = performance.now();
         const processed = await processJobData(repository, job.data);
+        recordApplied(connection, prefix, repository, job, processed, log);
         options.onJob?.(repository, processed, performance.now() - started);
         return processed.result;
       },
@@ -115,7 +118,12 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
       },
     );
     worker.on('error', (error: Error) => log(`worker ${name}: ${error.message}`));
-    worker.on('failed', (job, error) => log(`${identity.root}: job ${job?.id ?? '?'} failed: ${error.message}`));
+    worker.on('failed', (job, error) => {
+      log(`${identity.root}: job ${job?.id ?? '?'} failed: ${error.message}`);
+      const intent = (job?.data as { intent?: unknown } | undefined)?.intent;
+      // Bounded label values: a malformed job counts as `invalid`.
+      void recordFailed(connection, prefix, identity.id, (LIFECYCLE_INTENTS as readonly unknown[]).includes(intent) ? String(intent) : 'invalid');
+    });
     serving.set(identity.id, { repository, queue, worker, draining: false });
     await connection.hset(repositoriesKey(prefix), identity.id, repositoryEntryValue(identity));
     await heartbeat();

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { engineHarness, readRun, taskMd, tempRepo, writeApprovedThroughCode, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { runBaton } from '../support/processes.ts';
+import { startBaton } from '../support/services.ts';
 
 // `baton runs`: every run of the repository, in every task state, as an aligned table and as JSON;
 // a corrupt run file is a row, not a failure. Read-only: no Redis, no writes.
@@ -135,6 +136,39 @@ describe('baton runs', () => {
       expect(run.stderr).toContain('not inside a git repository');
     } finally {
       outside.cleanup();
+    }
+  });
+});
+
+describe('baton runs --watch and filters', () => {
+  it('--status and --search narrow the listing; --json carries the title', async () => {
+    await repositoryWithRuns();
+    const json = async (args: string[]) => JSON.parse((await runBaton(['runs', '--repo', repo.root, '--json', ...args])).stdout).runs.map((row: any) => row.taskId);
+    expect(await json(['--status', 'paused'])).toEqual([BLOCKED_PAUSED]);
+    expect(await json(['--search', '#2'])).toEqual([ACTIVE_CORRUPT]);
+    expect(await json(['--search', '000005'])).toEqual([COMPLETED]);
+    const all = JSON.parse((await runBaton(['runs', '--repo', repo.root, '--json'])).stdout).runs;
+    expect(all.find((row: any) => row.taskId === ACTIVE_PENDING).title).toBe('Task');
+  });
+
+  it('--watch redraws the table in place as runs change, until Ctrl-C', async () => {
+    await repositoryWithRuns();
+    const watcher = await startBaton(['runs', '--repo', repo.root, '--watch', '--interval', '100'], { env: process.env, ready: new RegExp(ACTIVE_PENDING) });
+    try {
+      expect(watcher.output().startsWith('\x1b[H')).toBe(true);
+      expect(watcher.output()).toContain(`baton runs — ${repo.root}`);
+      const harness = engineHarness(repo);
+      expect((await harness.apply({ intent: 'pause', taskRef: ACTIVE_PENDING, code: 'BATON_WATCH_TEST', message: 'watch me', recoverable: true })).status).toBe('paused');
+      await expect.poll(() => watcher.output(), { timeout: 5_000 }).toContain('BATON_WATCH_TEST: watch me');
+      const frames = watcher.output().split('\x1b[H').filter(Boolean);
+      expect(frames.length).toBeGreaterThanOrEqual(2);
+      // the last frame is a whole table: header, five runs, and it clears what a longer frame left
+      const last = frames.at(-1)!;
+      expect(last.endsWith('\x1b[J')).toBe(true);
+      expect(last).toMatch(/TASK\s+ID\s+STATE\s+STATUS/);
+      expect(last.split('\n').filter((line) => line.startsWith('TASK-')).length).toBe(5);
+    } finally {
+      expect(await watcher.stop('SIGINT')).toBe(0);
     }
   });
 });

@@ -20,9 +20,9 @@ export type ServiceProcess = {
 /** Starts `baton <args>` and resolves once `ready` matches its output (rejects if it exits first). */
 export async function startBaton(
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; cwd?: string; ready: RegExp; timeoutMs?: number },
+  options: { env: NodeJS.ProcessEnv; cwd?: string; ready: RegExp; timeoutMs?: number; /** Another runtime (Bun, Deno) and its arguments. */ command?: string; commandArgs?: readonly string[] },
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [BATON_BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(options.command ?? process.execPath, [...(options.commandArgs ?? []), BATON_BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ready = new Promise<void>((resolve, reject) => {

@@ -1,0 +1,225 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { applyEvent } from './engine.ts';
+import { parseTaskFrontmatter } from './frontmatter.ts';
+import { parseRunText, runFilePath } from './runStore.ts';
+import type { RunRead } from './runStore.ts';
+import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from './types.ts';
+
+// Every orchestration run of a repository, read from its task directories (active, blocked,
+// completed, archive): what `baton runs`, the run view and the metrics show. Read-only. Files are
+// read through `RunFiles`, so the listing can be fed from anything that holds the task tree. A
+// corrupt run file is a row of its own (decision 2), never the end of the listing.
+
+/** The file access the listing needs; `nodeRunFiles` reads the local disk. */
+export type RunFiles = Readonly<{
+  /** Names of the directories directly inside `dir` (none when it does not exist). */
+  subdirs(dir: string): string[];
+  /** A file's text, or null when it does not exist. */
+  readText(file: string): string | null;
+}>;
+
+export const nodeRunFiles: RunFiles = {
+  subdirs(dir) {
+    try {
+      return fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+        .sort();
+    } catch {
+      return [];
+    }
+  },
+  readText(file) {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      throw error;
+    }
+  },
+};
+
+export type PendingSummary = Readonly<{
+  id: string;
+  role: string;
+  stage: string;
+  round: number;
+  status: string;
+  client: string;
+  childId: string | null;
+  /** When the delegation was prepared. */
+  since: string;
+}>;
+
+export type RunStatus = 'running' | 'paused' | 'completed';
+
+export type RunRow =
+  | Readonly<{
+      taskId: string;
+      shortId: string | null;
+      title: string | null;
+      state: TaskState;
+      dir: string;
+      status: RunStatus;
+      stage: string | null;
+      round: number | null;
+      steps: Readonly<{ done: number; max: number }>;
+      pending: PendingSummary | null;
+      pause: Readonly<{ code: string; message: string; recoverable: boolean }> | null;
+      updatedAt: string;
+    }>
+  | Readonly<{ taskId: string; shortId: string | null; title: string | null; state: TaskState; dir: string; status: 'corrupt'; error: string }>;
+
+export const RUN_ROW_STATUSES = ['running', 'paused', 'completed', 'corrupt'] as const;
+
+const FLAT_STATES = ['active', 'blocked', 'completed'] as const;
+
+/** route never captures a fingerprint; this seam proves it. */
+const noFingerprints: WorkspaceFingerprinter = {
+  capture: () => Promise.reject(new Error('listing runs is read-only')),
+  diff: () => Promise.reject(new Error('listing runs is read-only')),
+};
+
+/** Every task directory of the repository, with the state its location says. */
+export function taskDirectories(repoRoot: string, files: RunFiles = nodeRunFiles): { state: TaskState; dir: string }[] {
+  const workspace = path.join(repoRoot, '.agents', 'workspace');
+  const found: { state: TaskState; dir: string }[] = [];
+  for (const state of FLAT_STATES) {
+    for (const name of files.subdirs(path.join(workspace, state))) found.push({ state, dir: path.join(workspace, state, name) });
+  }
+  const archive = path.join(workspace, 'archive');
+  for (const year of files.subdirs(archive).filter((name) => /^\d{4}$/.test(name))) {
+    for (const month of files.subdirs(path.join(archive, year)).filter((name) => /^\d{2}$/.test(name))) {
+      for (const day of files.subdirs(path.join(archive, year, month)).filter((name) => /^\d{2}$/.test(name))) {
+        for (const name of files.subdirs(path.join(archive, year, month, day))) found.push({ state: 'archive', dir: path.join(archive, year, month, day, name) });
+      }
+    }
+  }
+  return found;
+}
+
+/** task id → short id, from the active registry; anything unreadable means no short ids. */
+export function shortIds(repoRoot: string, files: RunFiles = nodeRunFiles): Map<string, string> {
+  try {
+    const text = files.readText(path.join(repoRoot, '.agents', 'workspace', 'active', '.short-ids.json'));
+    if (text === null) return new Map();
+    const registry = JSON.parse(text) as { ids?: Record<string, unknown> };
+    return new Map(Object.entries(registry.ids ?? {}).flatMap(([key, value]) => (typeof value === 'string' ? [[value, key] as const] : [])));
+  } catch {
+    return new Map();
+  }
+}
+
+/** The task's title: `title:` of task.md's frontmatter, else its first `# ` heading. */
+export function taskTitle(taskMd: string | null): string | null {
+  if (taskMd === null) return null;
+  const fromFrontmatter = parseTaskFrontmatter(taskMd).title?.replace(/^(['"])(.*)\1$/, '$2').trim();
+  if (fromFrontmatter) return fromFrontmatter;
+  const end = taskMd.startsWith('---') ? taskMd.indexOf('\n---', 3) : -1;
+  const heading = /^#\s+(.+?)\s*$/m.exec(end === -1 ? taskMd : taskMd.slice(end + 4));
+  return heading?.[1] ?? null;
+}
+
+export function readRun(taskDir: string, files: RunFiles = nodeRunFiles): RunRead {
+  const file = runFilePath(taskDir);
+  let text: string | null;
+  try {
+    text = files.readText(file);
+  } catch (error) {
+    return { kind: 'invalid', message: `${file} cannot be read: ${(error as Error).message}` };
+  }
+  return text === null ? { kind: 'missing' } : parseRunText(text, file);
+}
+
+/** Stage and round the run is at: the pending delegation's, else what routing (read-only) says. */
+export async function currentPosition(repoRoot: string, run: OrchestrationRun, files: RunFiles = nodeRunFiles): Promise<{ stage: string | null; round: number | null }> {
+  const receipt = run.pendingDelegation;
+  if (receipt) return { stage: receipt.stage, round: receipt.round };
+  let stage: string | null = run.nextStage;
+  let round: number | null = null;
+  if (run.status === 'running') {
+    // Between delegations the run does not store what comes next; routing knows.
+    const routed = (await applyEvent({ intent: 'route', taskRef: run.taskId }, { repoRoot, fingerprinter: noFingerprints, readRun: (dir) => readRun(dir, files) })).result;
+    if (routed.next && (stage === null || stage === routed.next.stage)) {
+      stage = routed.next.stage;
+      round = routed.next.round;
+    }
+  }
+  return { stage, round };
+}
+
+export async function listRuns(repoRoot: string, files: RunFiles = nodeRunFiles): Promise<RunRow[]> {
+  const shorts = shortIds(repoRoot, files);
+  const rows: RunRow[] = [];
+  for (const { state, dir } of taskDirectories(repoRoot, files)) {
+    const read = readRun(dir, files);
+    if (read.kind === 'missing') continue;
+    const name = path.basename(dir);
+    const relative = path.relative(repoRoot, dir);
+    let title: string | null = null;
+    try {
+      title = taskTitle(files.readText(path.join(dir, 'task.md')));
+    } catch {
+      title = null;
+    }
+    if (read.kind === 'invalid') {
+      rows.push({ taskId: name, shortId: shorts.get(name) ?? null, title, state, dir: relative, status: 'corrupt', error: read.message });
+      continue;
+    }
+    const { run } = read;
+    const receipt = run.pendingDelegation;
+    const { stage, round } = await currentPosition(repoRoot, run, files);
+    rows.push({
+      taskId: run.taskId,
+      shortId: shorts.get(run.taskId) ?? null,
+      title,
+      state,
+      dir: relative,
+      status: run.status,
+      stage,
+      round,
+      steps: { done: run.stepCount, max: run.maxSteps },
+      pending: receipt
+        ? { id: receipt.id, role: receipt.role, stage: receipt.stage, round: receipt.round, status: receipt.status, client: receipt.client, childId: receipt.childId, since: receipt.createdAt }
+        : null,
+      pause: run.pause,
+      updatedAt: run.updatedAt,
+    });
+  }
+  return rows;
+}
+
+export type RunFilter = Readonly<{ status?: string | null; search?: string | null }>;
+
+/** `search` matches a task id (any part, any case) or a short id (`1`, `01`, `#1`). */
+export function filterRuns<T extends RunRow>(rows: readonly T[], filter: RunFilter): T[] {
+  const status = filter.status?.trim() || null;
+  const search = filter.search?.trim().toLowerCase() || null;
+  const short = search !== null && /^#?\d+$/.test(search) ? Number(search.replace('#', '')) : null;
+  return rows.filter((row) => {
+    if (status !== null && row.status !== status) return false;
+    if (search === null) return true;
+    if (row.taskId.toLowerCase().includes(search)) return true;
+    return short !== null && row.shortId !== null && Number(row.shortId) === short;
+  });
+}
+
+export function formatRunsTable(rows: readonly RunRow[]): string {
+  const header = ['TASK', 'ID', 'STATE', 'STATUS', 'STAGE', 'ROUND', 'STEPS', 'PENDING', 'PAUSE / NOTE'];
+  const lines = rows.map((row) => {
+    const short = row.shortId ? `#${row.shortId}` : '-';
+    if (row.status === 'corrupt') return [row.taskId, short, row.state, 'corrupt', '-', '-', '-', '-', row.error];
+    const pending = row.pending ? `${row.pending.id.slice(0, 8)} ${row.pending.role} ${row.pending.status} ${row.pending.client}` : '-';
+    const pause = row.pause ? `${row.pause.code}: ${row.pause.message}${row.pause.recoverable ? '' : ' (not recoverable)'}` : '';
+    return [row.taskId, short, row.state, row.status, row.stage ?? '-', row.round === null ? '-' : String(row.round), `${row.steps.done}/${row.steps.max}`, pending, pause];
+  });
+  const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
+  const render = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
+  return `${[header, ...lines].map(render).join('\n')}\n`;
+}

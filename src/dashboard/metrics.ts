@@ -1,0 +1,266 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { Counter, Gauge, Registry } from 'prom-client';
+import type { Redis } from 'ioredis';
+import { listRuns } from '../core/runList.ts';
+import type { RunRow } from '../core/runList.ts';
+import { HEARTBEAT_TTL_MS, LATENCY_BUCKETS_S, heartbeatKey, metricsKey } from '../queue/keys.ts';
+import { spooledFiles } from '../queue/spool.ts';
+import type { DashboardRepository } from './repositories.ts';
+
+// /metrics in the Prometheus text format, with prom-client. Event counters and the latency
+// histogram come from the hashes every worker process increments in Redis (workers/jobRecords.ts),
+// so any dashboard reports the totals of all workers; queue depth, heartbeats, runs and spools are
+// read at scrape time. One snapshot per scrape feeds every metric.
+
+type Labels = Record<string, string | number>;
+
+export type MetricsSnapshot = Readonly<{
+  repositories: readonly DashboardRepository[];
+  events: Readonly<Record<string, string>>;
+  latency: Readonly<Record<string, string>>;
+  queueCounts: ReadonlyMap<string, Record<string, number>>;
+  heartbeats: ReadonlyMap<string, readonly (readonly [string, number])[]>;
+  runs: ReadonlyMap<string, readonly RunRow[] | null>;
+  spool: ReadonlyMap<string, number | null>;
+  now: number;
+}>;
+
+const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed', 'completed'] as const;
+
+export type MetricsEndpoint = Readonly<{ contentType: string; render(): Promise<string> }>;
+
+export function createMetrics(repositories: () => readonly DashboardRepository[], dashboard: { liveStreams(): number } = { liveStreams: () => 0 }): MetricsEndpoint {
+  const registry = new Registry();
+  new Gauge({
+    name: 'baton_dashboard_live_streams',
+    help: 'Run-view pages this dashboard is keeping current (open server-sent event streams).',
+    registers: [registry],
+    collect() {
+      this.set(dashboard.liveStreams());
+    },
+  });
+  let snapshot: MetricsSnapshot | null = null;
+  const byId = () => new Map((snapshot?.repositories ?? []).map((repo) => [repo.id, repo] as const));
+  const labelsOf = (repo: DashboardRepository) => ({ repository: repo.root, machine: repo.machine });
+
+  new Counter({
+    name: 'baton_events_applied_total',
+    help: 'Events a worker applied, by repository, intent and the orchestration status of the result (failed = refused by the lifecycle rules).',
+    labelNames: ['repository', 'machine', 'intent', 'result'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const repos = byId();
+      for (const [field, value] of Object.entries(snapshot?.events ?? {})) {
+        const [id, intent, outcome] = field.split('\t');
+        const repo = repos.get(id ?? '');
+        if (!repo || !intent || !outcome?.startsWith('applied:')) continue;
+        this.inc({ ...labelsOf(repo), intent, result: outcome.slice('applied:'.length) }, Number(value));
+      }
+    },
+  });
+  new Counter({
+    name: 'baton_events_failed_total',
+    help: 'Jobs a worker could not apply (the job failed; its run is paused with BATON_EVENT_FAILED), by repository and intent.',
+    labelNames: ['repository', 'machine', 'intent'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const repos = byId();
+      for (const [field, value] of Object.entries(snapshot?.events ?? {})) {
+        const [id, intent, outcome] = field.split('\t');
+        const repo = repos.get(id ?? '');
+        if (!repo || !intent || outcome !== 'failed') continue;
+        this.inc({ ...labelsOf(repo), intent }, Number(value));
+      }
+    },
+  });
+  // The histogram's buckets are counted by the workers; prom-client formats them.
+  registry.registerMetric({
+    name: 'baton_event_latency_seconds',
+    help: 'Time from enqueue (job created in Redis) to applied (run files written), per repository.',
+    type: 'histogram',
+    aggregator: 'sum',
+    get: async () => ({
+      name: 'baton_event_latency_seconds',
+      help: 'Time from enqueue (job created in Redis) to applied (run files written), per repository.',
+      type: 'histogram',
+      aggregator: 'sum',
+      values: latencyValues(snapshot),
+    }),
+  } as unknown as Parameters<Registry['registerMetric']>[0]);
+  new Gauge({
+    name: 'baton_queue_jobs',
+    help: 'Jobs in each repository queue by state; waiting + prioritized + delayed is the backlog.',
+    labelNames: ['repository', 'machine', 'state'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const repo of snapshot?.repositories ?? []) {
+        const counts = snapshot?.queueCounts.get(repo.id);
+        if (!counts) continue;
+        for (const state of QUEUE_STATES) this.set({ ...labelsOf(repo), state }, counts[state] ?? 0);
+      }
+    },
+  });
+  new Gauge({
+    name: 'baton_runs',
+    help: 'Orchestration runs by status (corrupt = run file unreadable), per repository whose files this dashboard can read.',
+    labelNames: ['repository', 'machine', 'status'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const repo of snapshot?.repositories ?? []) {
+        const rows = snapshot?.runs.get(repo.id);
+        if (!rows) continue;
+        for (const status of ['running', 'paused', 'completed', 'corrupt']) this.set({ ...labelsOf(repo), status }, rows.filter((row) => row.status === status).length);
+      }
+    },
+  });
+  new Gauge({
+    name: 'baton_pending_delegations',
+    help: 'Runs with a pending delegation (prepared and not yet consumed), per repository.',
+    labelNames: ['repository', 'machine'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const repo of snapshot?.repositories ?? []) {
+        const rows = snapshot?.runs.get(repo.id);
+        if (rows) this.set(labelsOf(repo), rows.filter((row) => row.status !== 'corrupt' && row.pending !== null).length);
+      }
+    },
+  });
+  new Gauge({
+    name: 'baton_oldest_pending_delegation_age_seconds',
+    help: 'Age of the oldest pending delegation (since prepare), per repository; 0 when none is pending.',
+    labelNames: ['repository', 'machine'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const repo of snapshot?.repositories ?? []) {
+        const rows = snapshot?.runs.get(repo.id);
+        if (!rows) continue;
+        const since = rows.flatMap((row) => (row.status !== 'corrupt' && row.pending ? [Date.parse(row.pending.since)] : [])).filter((at) => !Number.isNaN(at));
+        this.set(labelsOf(repo), since.length === 0 ? 0 : Math.max(0, (snapshot!.now - Math.min(...since)) / 1000));
+      }
+    },
+  });
+  new Gauge({
+    name: 'baton_spool_events',
+    help: 'Events hooks spooled to .git/baton/spool/ while Redis was down, not yet queued.',
+    labelNames: ['repository', 'machine'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const repo of snapshot?.repositories ?? []) {
+        const count = snapshot?.spool.get(repo.id);
+        if (count !== null && count !== undefined) this.set(labelsOf(repo), count);
+      }
+    },
+  });
+  new Gauge({
+    name: 'baton_workers',
+    help: 'Worker processes with a live heartbeat for the repository queue.',
+    labelNames: ['repository', 'machine'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const repo of snapshot?.repositories ?? []) this.set(labelsOf(repo), snapshot?.heartbeats.get(repo.id)?.length ?? 0);
+    },
+  });
+  new Gauge({
+    name: 'baton_worker_heartbeat_age_seconds',
+    help: 'Seconds since each live worker last beat for the repository queue (beats every 1.5 s; gone after 5 s).',
+    labelNames: ['repository', 'machine', 'worker'],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const repo of snapshot?.repositories ?? []) {
+        for (const [worker, expiry] of snapshot?.heartbeats.get(repo.id) ?? []) {
+          this.set({ ...labelsOf(repo), worker }, Math.max(0, (snapshot!.now - (expiry - HEARTBEAT_TTL_MS)) / 1000));
+        }
+      }
+    },
+  });
+
+  let scraping: Promise<string> = Promise.resolve('');
+  return {
+    contentType: registry.contentType,
+    render() {
+      // One scrape at a time: the metrics read the shared snapshot.
+      scraping = scraping.catch(() => '').then(async () => {
+        snapshot = await takeSnapshot(repositories());
+        return registry.metrics();
+      });
+      return scraping;
+    },
+  };
+}
+
+function latencyValues(snapshot: MetricsSnapshot | null): { value: number; labels: Labels; metricName: string }[] {
+  if (!snapshot) return [];
+  const values: { value: number; labels: Labels; metricName: string }[] = [];
+  for (const repo of snapshot.repositories) {
+    const field = (name: string) => Number(snapshot.latency[`${repo.id}\t${name}`] ?? 0);
+    const count = field('count');
+    if (count === 0) continue;
+    const labels = { repository: repo.root, machine: repo.machine };
+    let cumulative = 0;
+    for (const bound of LATENCY_BUCKETS_S) {
+      cumulative += field(String(bound));
+      values.push({ value: cumulative, labels: { ...labels, le: bound }, metricName: 'baton_event_latency_seconds_bucket' });
+    }
+    values.push({ value: count, labels: { ...labels, le: '+Inf' }, metricName: 'baton_event_latency_seconds_bucket' });
+    values.push({ value: field('sum'), labels, metricName: 'baton_event_latency_seconds_sum' });
+    values.push({ value: count, labels, metricName: 'baton_event_latency_seconds_count' });
+  }
+  return values;
+}
+
+async function takeSnapshot(repositories: readonly DashboardRepository[]): Promise<MetricsSnapshot> {
+  const now = Date.now();
+  const first = repositories[0];
+  const redis: Redis | null = first ? await redisOf(first) : null;
+  const prefix = first?.queue.opts.prefix ?? 'baton';
+  const [events, latency] = redis ? await Promise.all([redis.hgetall(metricsKey(prefix, 'events')), redis.hgetall(metricsKey(prefix, 'latency'))]) : [{}, {}];
+  const queueCounts = new Map<string, Record<string, number>>();
+  const heartbeats = new Map<string, (readonly [string, number])[]>();
+  const runs = new Map<string, RunRow[] | null>();
+  const spool = new Map<string, number | null>();
+  await Promise.all(
+    repositories.map(async (repo) => {
+      const client = await redisOf(repo);
+      const [counts, beats] = await Promise.all([
+        repo.queue.getJobCounts(...QUEUE_STATES),
+        client.zrangebyscore(heartbeatKey(repo.queue.opts.prefix ?? prefix, repo.queue.name), now, '+inf', 'WITHSCORES'),
+      ]);
+      queueCounts.set(repo.id, counts);
+      const live: (readonly [string, number])[] = [];
+      for (let index = 0; index + 1 < beats.length; index += 2) live.push([beats[index]!, Number(beats[index + 1])]);
+      heartbeats.set(repo.id, live);
+      // Files of a repository on another machine are not readable here: those metrics are left out.
+      if (!fs.existsSync(path.join(repo.root, '.git'))) {
+        runs.set(repo.id, null);
+        spool.set(repo.id, null);
+        return;
+      }
+      try {
+        runs.set(repo.id, await listRuns(repo.root));
+      } catch {
+        runs.set(repo.id, null);
+      }
+      try {
+        spool.set(repo.id, spooledFiles(repo.root).length);
+      } catch {
+        spool.set(repo.id, null);
+      }
+    }),
+  );
+  return { repositories, events, latency, queueCounts, heartbeats, runs, spool, now };
+}
+
+/** The queue's own Redis connection (BullMQ's Redis backend exposes it). */
+function redisOf(repo: DashboardRepository): Promise<Redis> {
+  return repo.queue.getBackend().client as unknown as Promise<Redis>;
+}
