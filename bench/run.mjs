@@ -62,8 +62,8 @@ if (hook) {
     const ratios = hook.ratiosToFloorP50[runtime];
     rows.push([
       `Hook wall time, ${runtime === 'node' ? 'Node' : 'Bun'}`,
-      `≤ 1.5× floor (${hook.results[`${runtime}/floor`].p50} ms)`,
-      `enqueue only: ${ratios['start-enqueue']}× (SubagentStart), ${ratios['stop-enqueue']}× (SubagentStop); with applied result: ${ratios['start-applied']}×, ${ratios['stop-applied']}×`,
+      `≤ 1.5× floor (${hook.results[`${runtime}/floor`].p50} ms: start-up + raw RESP write, no client library)`,
+      `enqueue only: ${ratios['start-enqueue']}× (SubagentStart), ${ratios['stop-enqueue']}× (SubagentStop); PreToolUse with a worker: ${ratios['pretool-worker']}×`,
       mark(hook.goalMet[runtime]),
       'hook.md',
       hook.machine.date,

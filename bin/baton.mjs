@@ -1,2 +1,3 @@
 #!/usr/bin/env node
-import '../dist/baton.mjs';
+// `baton hook` runs for every agent event: it has its own small bundle (scripts/build.mjs).
+await import(process.argv[2] === 'hook' ? '../dist/hook.mjs' : '../dist/baton.mjs');

@@ -1,11 +1,63 @@
 // Bundles the CLI (and everything it imports) into dist/ so that `baton` starts as plain
-// JavaScript on Node, Bun and Deno without a TypeScript loader. Code splitting keeps the hook
-// path lean: heavy modules (dashboard, fingerprints) load only when a command needs them.
+// JavaScript on Node, Bun and Deno without a TypeScript loader. Code splitting keeps commands lean:
+// heavy modules (dashboard, fingerprints) load only when a command needs them.
+//
+// `baton hook` starts for every agent event, so it gets a bundle of its own, dist/hook.mjs
+// (bin/baton.mjs picks it): one file with only what the hook imports statically. Each module the
+// hook imports lazily (`await import(...)`: the ioredis fallback, zod schemas, the spawn check) is
+// (except the light ones listed in HOOK_BUNDLE_LAZY) is
+// left out of it and loaded from the main bundle instead, where it becomes an entry point
+// (dist/lib/<name>.mjs). Why not one split build: esbuild would put the zod core that the hook's
+// zod/mini shares with full zod into one chunk the hook loads at start-up (~650 KB, ~25 ms).
+// The build fails if the hook bundle's static part pulls in a package it should not (see
+// HOOK_BUNDLE_PACKAGES).
 import { build } from 'esbuild';
-import { renameSync, rmSync } from 'node:fs';
+import { renameSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 process.chdir(fileURLToPath(new URL('..', import.meta.url)));
+
+/** Packages (and files of them) the hook bundle may contain; anything else must be a lazy import. */
+const HOOK_BUNDLE_PACKAGES = [
+  /^node_modules\/zod\/v4\/(mini|core)\//, // zod/mini for the payload check (tree-shaken, ~30 KB)
+  /^node_modules\/bullmq\/dist\/cjs\/(scripts\/addStandardJob-\d+|version)\.js$/, // BullMQ's add script (Lua text) and version
+];
+
+/** Lazy imports of the hook that stay in its bundle (light, and needed on every enqueue). */
+const HOOK_BUNDLE_LAZY = ['src/queue/hookTransport.ts', 'src/queue/spool.ts', 'src/cli/common.ts', 'src/cli/endpoint.ts'];
+
+const common = {
+  bundle: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  sourcemap: 'linked',
+  logLevel: 'warning',
+  metafile: true,
+  // CommonJS dependencies call require() for built-ins; give the ESM bundle a real one.
+  banner: { js: "import { createRequire as __batonCreateRequire } from 'node:module'; const require = __batonCreateRequire(import.meta.url);" },
+};
+
+/** Turns the hook's lazy imports of project modules into imports of ./lib/<name>.mjs, recording them. */
+function lazyImportsFromMainBundle(lazyModules) {
+  return {
+    name: 'hook-lazy-imports',
+    setup(pluginBuild) {
+      pluginBuild.onResolve({ filter: /.*/ }, (args) => {
+        if (args.kind !== 'dynamic-import' || args.path.startsWith('node:')) return undefined;
+        if (!args.path.startsWith('.')) {
+          return { errors: [{ text: `the hook bundle imports the package '${args.path}' lazily from ${args.importer}: import a project module that imports it instead` }] };
+        }
+        const source = path.relative('src', path.resolve(path.dirname(args.importer), args.path));
+        if (HOOK_BUNDLE_LAZY.includes(`src/${source.split(path.sep).join('/')}`)) return undefined;
+        const name = source.replace(/\.ts$/, '').split(path.sep).join('-');
+        lazyModules.set(name, `src/${source.split(path.sep).join('/')}`);
+        return { path: `./lib/${name}.mjs`, external: true };
+      });
+    },
+  };
+}
 
 // Build next to dist/ and swap it in with renames, so a process starting meanwhile never finds
 // dist/ half-written (tests and workers start `bin/baton.mjs` while someone rebuilds).
@@ -13,21 +65,32 @@ const staging = `dist.staging-${process.pid}`;
 const retired = `dist.retired-${process.pid}`;
 rmSync(staging, { recursive: true, force: true });
 try {
-  await build({
-    entryPoints: { baton: 'src/cli/main.ts' },
+  const lazyModules = new Map();
+  const hook = await build({
+    ...common,
+    entryPoints: { hook: 'src/cli/hookMain.ts' },
     outdir: staging,
-    bundle: true,
+    splitting: false,
+    outExtension: { '.js': '.mjs' },
+    plugins: [lazyImportsFromMainBundle(lazyModules)],
+  });
+  // What ends up in the file (the metafile's inputs also list what tree shaking dropped).
+  const contents = Object.entries(hook.metafile.outputs[`${staging}/hook.mjs`].inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([input]) => input);
+  const strays = contents.filter((input) => input.startsWith('node_modules/') && !HOOK_BUNDLE_PACKAGES.some((allowed) => allowed.test(input)));
+  if (strays.length > 0) {
+    throw new Error(`dist/hook.mjs must stay small (it starts for every agent event), but it would contain:\n  ${strays.join('\n  ')}\nImport what needs them lazily (await import(...)), or extend HOOK_BUNDLE_PACKAGES in scripts/build.mjs.`);
+  }
+  await build({
+    ...common,
+    entryPoints: { baton: 'src/cli/main.ts', ...Object.fromEntries([...lazyModules].map(([name, source]) => [`lib/${name}`, source])) },
+    outdir: staging,
     splitting: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node20',
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
-    sourcemap: 'linked',
-    logLevel: 'warning',
-    // CommonJS dependencies call require() for built-ins; give the ESM bundle a real one.
-    banner: { js: "import { createRequire as __batonCreateRequire } from 'node:module'; const require = __batonCreateRequire(import.meta.url);" },
   });
+  if (process.env.BATON_BUILD_VERBOSE) {
+    process.stderr.write(`dist/hook.mjs: ${statSync(path.join(staging, 'hook.mjs')).size} bytes; lazy from the main bundle: ${[...lazyModules.values()].join(', ')}\n`);
+  }
 } catch (error) {
   rmSync(staging, { recursive: true, force: true });
   throw error;

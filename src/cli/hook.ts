@@ -10,7 +10,8 @@ import type { LifecycleEvent } from '../core/events.ts';
 import { envelopeFor, eventIdForNative, repoIdentity } from '../queue/eventIds.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { queueConfigFrom } from './common.ts';
-import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
+import type { HookQueue } from '../queue/hookTransport.ts';
+import type { JobOutcome } from '../queue/outcome.ts';
 
 // `baton hook <claude-code|codex> [--event NAME]`: the command a native hook runs. It reads the
 // client's JSON payload on stdin, turns SubagentStart/SubagentStop of a lifecycle agent into a
@@ -240,10 +241,28 @@ export function parseHookInput(raw: Buffer): { ok: true; payload: HookPayload } 
 async function readStdin(limit: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
+  // Blocking reads of fd 0 first: iterating process.stdin costs a fresh process 5 ms (Node) to
+  // 13 ms (Bun) before the first byte, a read(2) a fraction of one (bench/results/hook.md).
+  const buffer = Buffer.alloc(16 * 1024);
+  for (;;) {
+    let count: number;
+    try {
+      count = fs.readSync(0, buffer, 0, buffer.length, null);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'EOF') return Buffer.concat(chunks);
+      if (code === 'EAGAIN') break; // a non-blocking stdin: read the rest as a stream
+      throw error;
+    }
+    if (count === 0) return Buffer.concat(chunks);
+    chunks.push(Buffer.from(buffer.subarray(0, count)));
+    size += count;
+    if (size > limit) return Buffer.concat(chunks); // enough to know it is too large
+  }
   for await (const chunk of process.stdin) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    chunks.push(buffer);
-    size += buffer.length;
+    const data = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    chunks.push(data);
+    size += data.length;
     if (size > limit) break; // enough to know it is too large
   }
   return Buffer.concat(chunks);
@@ -500,19 +519,41 @@ export type DeliverOptions = Readonly<{
   waitForResult: boolean;
 }>;
 
-/** Enqueue within the budget, spooling when Redis cannot be reached; wait for the result if time allows. */
-export async function deliver(envelope: JobEnvelope, args: { redis?: string; prefix?: string; budgetMs: number }, options: DeliverOptions = { waitForResult: true }): Promise<HookRun> {
+/**
+ * Enqueue within the budget, spooling when Redis cannot be reached; with `waitForResult`, wait for
+ * the result if time allows. Plain Redis URLs go through the raw RESP client (no Redis library to
+ * load, src/queue/hookTransport.ts); cluster or sentinel configurations through ioredis.
+ */
+export async function deliver(envelope: JobEnvelope, args: { redis?: string; prefix?: string; budgetMs: number }, options: DeliverOptions): Promise<HookRun> {
   const deadline = Date.now() + args.budgetMs;
   const config = queueConfigFrom(args.redis, args.prefix, envelope.repo.root);
-  const { RepositoryQueueClient } = await import('../queue/client.ts');
+  const { connectHookQueue, withDeadline } = await import('../queue/hookTransport.ts');
   const { drainSpool, spoolEvent } = await import('../queue/spool.ts');
   const repo = envelope.repo;
-  let client: RepositoryQueueClientType | null = null;
+  let client: HookQueue | null = null;
+  let gaveUp = false;
+  // A server that accepts the connection but never answers must not hold the agent: past the
+  // budget the event is spooled (adding it twice is harmless: job ids and the journal deduplicate).
+  const budgetLeft = () => Math.max(1, deadline - Date.now());
+  const silent = `Redis did not answer within the hook budget (${args.budgetMs} ms)`;
   try {
     try {
-      client = await RepositoryQueueClient.connect(config, repo, Math.max(50, Math.min(1_000, (deadline - Date.now()) / 2)));
-      await drainSpool(repo.root, (spooled) => client!.enqueue(spooled));
-      await client.enqueue(envelope);
+      const enqueueing = (async () => {
+        const connected = await connectHookQueue(config, repo, Math.max(50, Math.min(1_000, (deadline - Date.now()) / 2)));
+        client = connected;
+        if (gaveUp) {
+          await connected.close();
+          throw new Error(silent);
+        }
+        await drainSpool(repo.root, (spooled) => connected.enqueue(spooled));
+        await connected.enqueue(envelope);
+        return connected;
+      })();
+      enqueueing.catch(() => undefined);
+      client = await withDeadline(enqueueing, budgetLeft(), silent).catch((error: unknown) => {
+        gaveUp = true;
+        throw error;
+      });
     } catch (error) {
       const file = spoolEvent(repo.root, envelope);
       return {
@@ -521,9 +562,9 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; pre
         stderr: `baton: Redis unreachable (${(error as Error).message}); ${envelope.intent} event spooled to ${file}; it is applied, in order, once Redis and a worker are back\n`,
       };
     }
-    let outcome: Awaited<ReturnType<RepositoryQueueClientType['waitFor']>>;
+    let outcome: JobOutcome;
     try {
-      if (!(await client.workerAvailable())) {
+      if (!(await withDeadline(client.workerAvailable(), budgetLeft(), silent))) {
         return {
           exitCode: 0,
           stdout: '',
@@ -531,7 +572,8 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; pre
         };
       }
       if (!options.waitForResult) return { exitCode: 0, stdout: '', stderr: '' };
-      outcome = await client.waitFor(envelope.eventId, Math.max(0, deadline - Date.now() - 50));
+      // The wait ends by itself at the budget (XREAD BLOCK); the deadline is for a server that stopped answering.
+      outcome = await withDeadline(client.waitFor(envelope.eventId, Math.max(0, deadline - Date.now() - 50)), budgetLeft() + 250, silent);
     } catch (error) {
       // The event is queued; Redis went away while we waited for its result (chaos suite).
       return {
@@ -556,6 +598,6 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; pre
       stderr: `baton: ${envelope.intent} event queued as ${envelope.eventId}; not applied within the hook budget (${args.budgetMs} ms), the worker will apply it\n`,
     };
   } finally {
-    await client?.close();
+    await (client as HookQueue | null)?.close();
   }
 }

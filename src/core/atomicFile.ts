@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { randomId } from './digest.ts';
 
 // Atomic file replacement, shared by run files, the event journal and the hook spool. Its own
 // module (no schema, no zod) so the hook can spool without loading the run-file validation.
@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
  * it over the target, so a reader sees either the old or the new content, never a torn file.
  */
 export function writeFileAtomic(file: string, content: string): void {
-  const temp = `${file}.${randomUUID()}.tmp`;
+  const temp = `${file}.${randomId()}.tmp`;
   try {
     fs.writeFileSync(temp, content, { encoding: 'utf8', flag: 'wx' });
     fs.renameSync(temp, file);

@@ -1,4 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis';
+import { hexDigest } from '../core/digest.ts';
 // The Lua script BullMQ's Queue.add runs for a plain job, from the installed BullMQ itself (its
 // CommonJS build: the ESM one is not loadable as a deep import). Types: ./bullmqInternals.d.ts.
 import { addStandardJob } from 'bullmq/dist/cjs/scripts/addStandardJob-9.js';
@@ -15,6 +16,9 @@ import { version as BULLMQ_VERSION } from 'bullmq/dist/cjs/version.js';
 // deduplication (those take other scripts), options passed through as Queue.add would encode them.
 
 export const JOB_SCRIPT_COMMAND = 'batonAddStandardJob';
+
+/** sha1 of the script: what EVALSHA runs (and what ioredis and BullMQ run it by). */
+export const ADD_JOB_SCRIPT_SHA = hexDigest('sha1', addStandardJob.content);
 
 type Scripted = { [JOB_SCRIPT_COMMAND](...args: (string | Buffer)[]): Promise<unknown> };
 
@@ -41,12 +45,14 @@ export type PlainJob = Readonly<{
   timestamp?: number;
 }>;
 
-/**
- * Queues the commands that add `job` on `pipeline` (created from `redis`): the queue meta a Queue
- * writes when constructed, then the add script. The script's reply is the job id (an existing job
- * with that id is left alone and its id returned), or a negative BullMQ error code.
- */
-export function addPlainJob(redis: Redis, pipeline: ChainableCommander, job: PlainJob): void {
+/** What adding `job` sends, independent of the Redis client: the queue meta, then the script's keys and arguments. */
+export type PlainJobCommands = Readonly<{
+  meta: Readonly<{ key: string; fields: Readonly<Record<string, string | number>> }>;
+  keys: readonly string[];
+  args: readonly (string | Buffer)[];
+}>;
+
+export function plainJobCommands(job: PlainJob): PlainJobCommands {
   if (job.jobId === '0' || job.jobId.startsWith('0:') || `${Number.parseInt(job.jobId, 10)}` === job.jobId || job.jobId.includes(':')) {
     throw new Error(`job id '${job.jobId}' is not allowed by BullMQ`);
   }
@@ -59,8 +65,36 @@ export function addPlainJob(redis: Redis, pipeline: ChainableCommander, job: Pla
     if (opts[unsupported] !== undefined) throw new Error(`addPlainJob does not support the '${unsupported}' option`);
   }
   const args = [base, job.jobId, job.name, job.timestamp ?? Date.now(), null, null, null, null, null, null];
-  pipeline.hset(`${base}meta`, { 'opts.maxLenEvents': 10_000, version: `bullmq:${BULLMQ_VERSION}` });
-  scripted(redis, pipeline)[JOB_SCRIPT_COMMAND](...keys, packMsgpack(args), JSON.stringify(job.data ?? {}), packMsgpack(opts));
+  return {
+    meta: { key: `${base}meta`, fields: { 'opts.maxLenEvents': 10_000, version: `bullmq:${BULLMQ_VERSION}` } },
+    keys,
+    args: [packMsgpack(args), JSON.stringify(job.data ?? {}), packMsgpack(opts)],
+  };
+}
+
+/**
+ * Queues the commands that add `job` on `pipeline` (created from `redis`): the queue meta a Queue
+ * writes when constructed, then the add script. The script's reply is the job id (an existing job
+ * with that id is left alone and its id returned), or a negative BullMQ error code.
+ */
+export function addPlainJob(redis: Redis, pipeline: ChainableCommander, job: PlainJob): void {
+  const { meta, keys, args } = plainJobCommands(job);
+  pipeline.hset(meta.key, meta.fields);
+  scripted(redis, pipeline)[JOB_SCRIPT_COMMAND](...keys, ...args);
+}
+
+/** The same as raw commands (src/queue/resp.ts): HSET meta, then EVALSHA (see `addJobByScript` for NOSCRIPT). */
+export function plainJobRawCommands(job: PlainJob): { meta: (string | number | Buffer)[]; evalsha: (string | number | Buffer)[] } {
+  const { meta, keys, args } = plainJobCommands(job);
+  return {
+    meta: ['HSET', meta.key, ...Object.entries(meta.fields).flat()],
+    evalsha: ['EVALSHA', ADD_JOB_SCRIPT_SHA, keys.length, ...keys, ...args],
+  };
+}
+
+/** EVALSHA's command turned into EVAL with the script's text: for a server that answered NOSCRIPT. */
+export function evalInsteadOfEvalsha(evalsha: readonly (string | number | Buffer)[]): (string | number | Buffer)[] {
+  return ['EVAL', addStandardJob.content, ...evalsha.slice(2)];
 }
 
 // ---------------------------------------------------------------------------------------------

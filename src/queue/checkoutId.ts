@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { randomHex } from '../core/digest.ts';
 import { gitDirOf } from '../core/repoRoot.ts';
 
 // Which checkout this is, as opposed to which path it sits at. Two machines (dev containers,
@@ -27,7 +27,7 @@ export function checkoutFile(repoRoot: string): string {
 }
 
 function newRecord(root: string, extra: Partial<CheckoutRecord> = {}): CheckoutRecord {
-  return { v: CHECKOUT_FILE_VERSION, id: randomBytes(8).toString('hex'), root, host: os.hostname(), createdAt: new Date().toISOString(), ...extra };
+  return { v: CHECKOUT_FILE_VERSION, id: randomHex(8), root, host: os.hostname(), createdAt: new Date().toISOString(), ...extra };
 }
 
 function readRecord(file: string): CheckoutRecord | null {
@@ -53,7 +53,7 @@ function readRecord(file: string): CheckoutRecord | null {
 /** Creates the file only if nobody did: a complete temp file hard-linked into place (fails if present). */
 function createExclusive(file: string, record: CheckoutRecord): boolean {
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const temp = `${file}.${process.pid}.${randomHex(4)}.tmp`;
   fs.writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: 'wx' });
   try {
     fs.linkSync(temp, file);
@@ -67,7 +67,7 @@ function createExclusive(file: string, record: CheckoutRecord): boolean {
 }
 
 function replaceAtomically(file: string, record: CheckoutRecord): void {
-  const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const temp = `${file}.${process.pid}.${randomHex(4)}.tmp`;
   fs.writeFileSync(temp, `${JSON.stringify(record)}\n`, { flag: 'wx' });
   fs.renameSync(temp, file);
 }

@@ -15,17 +15,15 @@ import {
   repositoryEntryValue,
 } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
-import type { OrchestrationResult } from '../core/types.ts';
+import { completedOutcome, fieldsToRecord, isWithin, outcomeFromJobFields, resultSchema } from './outcome.ts';
+import type { JobOutcome } from './outcome.ts';
 
 // The caller's side of a repository queue: enqueue an envelope, find out whether a worker serves
 // the repository, and wait for the worker's result. Hooks use it on every agent event, so it loads
 // neither BullMQ (jobs are added with BullMQ's own script through addJob.ts; BullMQ is loaded only
 // to withdraw a job) nor zod (results are validated with a schema loaded while waiting for them).
 
-export type JobOutcome =
-  | Readonly<{ kind: 'completed'; value: OrchestrationResult }>
-  | Readonly<{ kind: 'failed'; reason: string }>
-  | Readonly<{ kind: 'timeout' }>;
+export type { JobOutcome } from './outcome.ts';
 
 /** The checkout a client enqueues for (an envelope's `repo` will do: host is informational). */
 export type QueueRepo = Pick<RepoIdentity, 'id' | 'root'> & Readonly<{ host?: string }>;
@@ -114,9 +112,7 @@ export class RepositoryQueueClient {
       'returnvalue',
       'failedReason',
     );
-    if (!finishedOn) return null;
-    if (failedReason) return { kind: 'failed', reason: failedReason };
-    return completedOutcome(await resultSchema(), returnvalue);
+    return outcomeFromJobFields(finishedOn, returnvalue, failedReason);
   }
 
   /** Waits for the job's completion or failure, reading the queue's event stream (no polling). */
@@ -161,39 +157,4 @@ export class RepositoryQueueClient {
     await this.#queue?.close().catch(() => undefined);
     this.#redis.disconnect();
   }
-}
-
-type ResultSchema = Pick<typeof import('../core/runSchema.ts'), 'describeSchemaError' | 'orchestrationResultSchema'>;
-
-function resultSchema(): Promise<ResultSchema> {
-  return import('../core/runSchema.ts');
-}
-
-/** A worker's return value is checked before anyone prints or acts on it. */
-function completedOutcome({ describeSchemaError, orchestrationResultSchema }: ResultSchema, returnvalue: string | null | undefined): JobOutcome {
-  const value = parseJson(returnvalue);
-  const parsed = orchestrationResultSchema.safeParse(value);
-  if (!parsed.success) return { kind: 'failed', reason: `the worker returned a malformed result (${describeSchemaError(parsed.error)})` };
-  // Print what the worker returned (key order and unknown run keys intact), now that it is checked.
-  return { kind: 'completed', value: value as OrchestrationResult };
-}
-
-function fieldsToRecord(fields: string[]): Record<string, string> {
-  const record: Record<string, string> = {};
-  for (let index = 0; index + 1 < fields.length; index += 2) record[fields[index]!] = fields[index + 1]!;
-  return record;
-}
-
-function parseJson(text: string | null | undefined): unknown {
-  if (text === null || text === undefined || text === '') return null;
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-function isWithin(child: string, parent: string): boolean {
-  const base = parent.endsWith('/') ? parent : `${parent}/`;
-  return child === parent || child.startsWith(base);
 }

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { hexDigest, randomId } from '../core/digest.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import { checkoutRecord } from './checkoutId.ts';
@@ -31,17 +31,17 @@ export function queueNameFor(repoId: string): string {
 }
 
 export function randomEventId(): string {
-  return `c-${randomUUID()}`;
+  return `c-${randomId()}`;
 }
 
 /** A caller-chosen key maps to a stable id: repeating the command applies the intent once. */
 export function eventIdForKey(key: string): string {
-  return `k-${createHash('sha256').update(key).digest('hex').slice(0, 40)}`;
+  return `k-${hexDigest('sha256', key).slice(0, 40)}`;
 }
 
 /** Native hook events: the same payload delivered twice gets the same id. */
 export function eventIdForNative(parts: readonly (string | null | undefined)[]): string {
-  return `h-${createHash('sha256').update(JSON.stringify(parts)).digest('hex').slice(0, 40)}`;
+  return `h-${hexDigest('sha256', JSON.stringify(parts)).slice(0, 40)}`;
 }
 
 export function envelopeFor(

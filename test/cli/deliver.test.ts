@@ -1,0 +1,153 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { deliver } from '../../src/cli/hook.ts';
+import { createFingerprinter } from '../../src/core/fingerprint/index.ts';
+import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { envelopeFor, queueNameFor, repoIdentity } from '../../src/queue/eventIds.ts';
+import { RawQueueClient, connectHookQueue, rawTargetFor, waitForResult } from '../../src/queue/hookTransport.ts';
+import { RepositoryQueueClient } from '../../src/queue/client.ts';
+import { spoolEvent, spooledFiles } from '../../src/queue/spool.ts';
+import { startBatonWorker } from '../../src/workers/worker.ts';
+import type { BatonWorker } from '../../src/workers/worker.ts';
+import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+
+// deliver() (src/cli/hook.ts) over both transports: the raw RESP client a hook uses for plain
+// Redis URLs, and ioredis (RepositoryQueueClient), which serves cluster and sentinel setups and is
+// forced here with BATON_HOOK_TRANSPORT=ioredis. Same assertions for both.
+
+const redisUrl = inject('redisUrl');
+let redis: Redis;
+beforeAll(() => {
+  redis = new Redis(redisOptionsFromUrl(redisUrl));
+});
+afterAll(() => redis.disconnect());
+
+let repo: GitRepo | null = null;
+let worker: BatonWorker | null = null;
+const savedEnv = { ...process.env };
+afterEach(async () => {
+  await worker?.close(2_000);
+  worker = null;
+  repo?.cleanup();
+  repo = null;
+  process.env = { ...savedEnv };
+});
+
+function setup(transport: 'raw' | 'ioredis') {
+  repo = gitRepoWithTask();
+  const prefix = uniquePrefix(`deliver-${transport}`);
+  process.env.REDIS_URL = redisUrl;
+  process.env.BATON_PREFIX = prefix;
+  if (transport === 'ioredis') process.env.BATON_HOOK_TRANSPORT = 'ioredis';
+  else delete process.env.BATON_HOOK_TRANSPORT;
+  const identity = repoIdentity(repo.root);
+  const waitList = () => redis.lrange(`${prefix}:${queueNameFor(identity.id)}:wait`, 0, -1);
+  const envelope = (eventId: string, intent: 'begin-or-resume' | 'pause' = 'pause') =>
+    envelopeFor(intent === 'pause' ? { intent, taskRef: TASK_ID, code: 'X', message: 'm', recoverable: true } : { intent, taskRef: TASK_ID }, identity, 'hook', eventId);
+  return { repo, prefix, identity, waitList, envelope };
+}
+
+describe('connectHookQueue', () => {
+  it('takes the raw client for plain URLs and ioredis for anything else', async () => {
+    const identity = { id: '0123456789abcdef', root: '/srv/x' };
+    const raw = await connectHookQueue({ redisUrl, prefix: 'p' }, identity, 1_000);
+    const viaFlag = await connectHookQueue({ redisUrl, prefix: 'p', cluster: true } as never, identity, 1_000);
+    try {
+      expect(raw).toBeInstanceOf(RawQueueClient);
+      expect(viaFlag).toBeInstanceOf(RepositoryQueueClient);
+    } finally {
+      await raw.close();
+      await viaFlag.close();
+    }
+    expect(rawTargetFor({ redisUrl: 'redis+sentinel://127.0.0.1:26379/mymaster', prefix: 'p' })).toBeNull();
+    expect(rawTargetFor({ redisUrl: 'redis://127.0.0.1:6390', prefix: 'p' }, { BATON_HOOK_TRANSPORT: 'ioredis' })).toBeNull();
+    expect(rawTargetFor({ redisUrl: 'redis://127.0.0.1:6390', prefix: 'p' }, {})).toMatchObject({ host: '127.0.0.1', port: 6390 });
+  });
+});
+
+describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
+  it('no worker: queues the event, says so, exits 0', async () => {
+    const { envelope, waitList } = setup(transport);
+    const event = envelope(`h-${transport}-alone`);
+    const run = await deliver(event, { budgetMs: 2_000 }, { waitForResult: false });
+    expect(run).toEqual({
+      exitCode: 0,
+      stdout: '',
+      stderr: `baton: no worker serves ${event.repo.root}; pause event queued as ${event.eventId} and applied when one starts: baton worker --repo ${event.repo.root}\n`,
+    });
+    expect(await waitList()).toEqual([event.eventId]);
+  });
+
+  it('drains the spool first, in order, then adds its own event', async () => {
+    const { envelope, waitList, repo: checkout } = setup(transport);
+    const first = envelope(`h-${transport}-spooled-1`);
+    const second = envelope(`h-${transport}-spooled-2`);
+    spoolEvent(checkout.root, first);
+    spoolEvent(checkout.root, second);
+    const own = envelope(`h-${transport}-own`);
+    const run = await deliver(own, { budgetMs: 2_000 }, { waitForResult: false });
+    expect(run.exitCode).toBe(0);
+    // BullMQ's wait list is LPUSHed: the newest job first.
+    expect(await waitList()).toEqual([own.eventId, second.eventId, first.eventId]);
+    expect(spooledFiles(checkout.root)).toEqual([]);
+  });
+
+  it('Redis unreachable: spools the event and says where', async () => {
+    const { envelope, repo: checkout } = setup(transport);
+    const event = envelope(`h-${transport}-down`);
+    const run = await deliver(event, { redis: `unix:///nonexistent-${process.pid}/redis.sock`, budgetMs: 500 }, { waitForResult: false });
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout).toBe('');
+    const files = spooledFiles(checkout.root);
+    expect(files).toHaveLength(1);
+    expect(files[0]).toContain(event.eventId);
+    expect(run.stderr).toMatch(new RegExp(`^baton: Redis unreachable \\(.+\\); pause event spooled to .*${event.eventId}\\.json; it is applied, in order, once Redis and a worker are back\\n$`));
+    // The raw client names the server and the system's reason.
+    if (transport === 'raw') expect(run.stderr).toContain(`(cannot connect to Redis at unix:///nonexistent-${process.pid}/redis.sock: connect ENOENT`);
+  });
+
+  it('with a worker: waitForResult prints the applied result; without it, returns once queued and the worker applies it', async () => {
+    const { envelope, prefix, repo: checkout, identity } = setup(transport);
+    worker = await startBatonWorker({ queue: { redisUrl, prefix }, repos: [checkout.root], createFingerprinter });
+    const begun = await deliver(envelope(`h-${transport}-begin`, 'begin-or-resume'), { budgetMs: 10_000 }, { waitForResult: true });
+    expect(begun.exitCode).toBe(0);
+    expect(begun.stderr).toBe('');
+    expect(JSON.parse(begun.stdout)).toMatchObject({ status: 'running', taskId: TASK_ID });
+
+    const paused = envelope(`h-${transport}-pause`);
+    const queued = await deliver(paused, { budgetMs: 10_000 }, { waitForResult: false });
+    expect(queued).toEqual({ exitCode: 0, stdout: '', stderr: '' });
+    const outcome = await waitForResult({ redisUrl, prefix }, identity, paused.eventId, 10_000);
+    expect(outcome).toMatchObject({ kind: 'completed', value: { status: 'paused' } });
+    expect(readRun(checkout.taskDir).status).toBe('paused');
+  });
+});
+
+describe('deliver against a server that accepts connections and never answers', () => {
+  it('spools the event once the budget is spent instead of holding the agent', async () => {
+    const net = await import('node:net');
+    const fs = await import('node:fs');
+    const os = await import('node:os');
+    const path = await import('node:path');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-mute-'));
+    const socket = path.join(dir, 'mute.sock');
+    const received: Buffer[] = [];
+    const server = net.createServer((connection) => connection.on('data', (chunk) => received.push(chunk)));
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    try {
+      const { envelope, repo: checkout } = setup('raw');
+      const event = envelope('h-mute');
+      const run = await deliver(event, { redis: `unix://${socket}`, budgetMs: 300 }, { waitForResult: false });
+      expect(run.exitCode).toBe(0);
+      expect(run.stderr).toContain('baton: Redis unreachable (Redis did not answer within the hook budget (300 ms)); pause event spooled to ');
+      expect(spooledFiles(checkout.root)).toHaveLength(1);
+      // It did talk RESP to the server: the pipeline that adds the job.
+      expect(Buffer.concat(received).toString()).toContain('EVALSHA');
+    } finally {
+      server.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
