@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { deliver } from '../../src/cli/hook.ts';
-import { createFingerprinter } from '../../src/core/fingerprint/index.ts';
+import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { envelopeFor, queueNameFor, repoIdentity } from '../../src/queue/eventIds.ts';
 import { RawQueueClient, connectHookQueue, rawTargetFor, waitForResult } from '../../src/queue/hookTransport.ts';
