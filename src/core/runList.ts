@@ -1,46 +1,20 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import { applyEvent } from './engine.ts';
 import { parseTaskFrontmatter } from './frontmatter.ts';
 import { parseRunText, runFilePath } from './runStore.ts';
 import type { RunRead } from './runStore.ts';
-import { ARCHIVE_STATE, FLAT_TASK_STATES, shortIdRegistryPath, stateDir, taskFilePath } from './taskLayout.ts';
+import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, stateDir, taskFilePath } from './taskLayout.ts';
+import type { RunFiles } from './taskLayout.ts';
+import { shortIdsByTask } from './taskRef.ts';
 import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from './types.ts';
+
+export { nodeRunFiles } from './taskLayout.ts';
+export type { RunFiles } from './taskLayout.ts';
 
 // Every orchestration run of a repository, read from its task directories (active, blocked,
 // completed, archive): what `baton runs`, the run view and the metrics show. Read-only. Files are
-// read through `RunFiles`, so the listing can be fed from anything that holds the task tree. A
+// read through `RunFiles` (core/taskLayout.ts), so the listing can be fed from anything that holds the task tree. A
 // corrupt run file is a row of its own (decision 2), never the end of the listing.
-
-/** The file access the listing needs; `nodeRunFiles` reads the local disk. */
-export type RunFiles = Readonly<{
-  /** Names of the directories directly inside `dir` (none when it does not exist). */
-  subdirs(dir: string): string[];
-  /** A file's text, or null when it does not exist. */
-  readText(file: string): string | null;
-}>;
-
-export const nodeRunFiles: RunFiles = {
-  subdirs(dir) {
-    try {
-      return fs
-        .readdirSync(dir, { withFileTypes: true })
-        .filter((entry) => entry.isDirectory())
-        .map((entry) => entry.name)
-        .sort();
-    } catch {
-      return [];
-    }
-  },
-  readText(file) {
-    try {
-      return fs.readFileSync(file, 'utf8');
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
-      throw error;
-    }
-  },
-};
 
 export type PendingSummary = Readonly<{
   id: string;
@@ -87,27 +61,11 @@ export function taskDirectories(repoRoot: string, files: RunFiles = nodeRunFiles
   for (const state of FLAT_TASK_STATES) {
     for (const name of files.subdirs(stateDir(repoRoot, state))) found.push({ state, dir: path.join(stateDir(repoRoot, state), name) });
   }
-  const archive = stateDir(repoRoot, ARCHIVE_STATE);
-  for (const year of files.subdirs(archive).filter((name) => /^\d{4}$/.test(name))) {
-    for (const month of files.subdirs(path.join(archive, year)).filter((name) => /^\d{2}$/.test(name))) {
-      for (const day of files.subdirs(path.join(archive, year, month)).filter((name) => /^\d{2}$/.test(name))) {
-        for (const name of files.subdirs(path.join(archive, year, month, day))) found.push({ state: ARCHIVE_STATE, dir: path.join(archive, year, month, day, name) });
-      }
-    }
+  // The archive walk of task lookup, oldest day first here: the listing shows the archive in date order.
+  for (const day of archiveDayDirs(repoRoot, (dir) => files.subdirs(dir)).reverse()) {
+    for (const name of files.subdirs(day)) found.push({ state: ARCHIVE_STATE, dir: path.join(day, name) });
   }
   return found;
-}
-
-/** task id → short id, from the active registry; anything unreadable means no short ids. */
-export function shortIds(repoRoot: string, files: RunFiles = nodeRunFiles): Map<string, string> {
-  try {
-    const text = files.readText(shortIdRegistryPath(repoRoot));
-    if (text === null) return new Map();
-    const registry = JSON.parse(text) as { ids?: Record<string, unknown> };
-    return new Map(Object.entries(registry.ids ?? {}).flatMap(([key, value]) => (typeof value === 'string' ? [[value, key] as const] : [])));
-  } catch {
-    return new Map();
-  }
 }
 
 /** The task's title: `title:` of task.md's frontmatter, else its first `# ` heading. */
@@ -149,7 +107,8 @@ export async function currentPosition(repoRoot: string, run: OrchestrationRun, f
 }
 
 export async function listRuns(repoRoot: string, files: RunFiles = nodeRunFiles): Promise<RunRow[]> {
-  const shorts = shortIds(repoRoot, files);
+  // The registry as task lookup reads it: a registry that resolution refuses gives no short ids.
+  const shorts = shortIdsByTask(repoRoot, files);
   const rows: RunRow[] = [];
   for (const { state, dir } of taskDirectories(repoRoot, files)) {
     const read = readRun(dir, files);

@@ -5,7 +5,7 @@
 //   <repo>/.agents/workspace/{active,blocked,completed}/<TASK-id>/task.md
 //   <repo>/.agents/workspace/archive/YYYY/MM/DD/<TASK-id>/task.md   (the completion date)
 //
-// Paths only, plus reading directory names: no file is written here.
+// Paths, the walk of the archive and the `RunFiles` seam that reads the tree: no file is written here.
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TaskState } from './types.ts';
@@ -62,15 +62,44 @@ export function configPath(repoRoot: string): string {
   return path.join(repoRoot, ...CONFIG_PATH.split('/'));
 }
 
-/** Entries of exactly `width` digits, newest first; an unreadable or missing directory has none. */
-function datedEntries(dir: string, width: number): string[] {
-  const pattern = new RegExp(`^\\d{${width}}$`);
+/**
+ * The file access that reading the task tree needs; `nodeRunFiles` reads the local disk. The run
+ * listing and the short-id registry reader take it, so they can be fed from anything that holds the
+ * task tree.
+ */
+export type RunFiles = Readonly<{
+  /** Names of the directories directly inside `dir`, sorted (none when it does not exist). */
+  subdirs(dir: string): string[];
+  /** A file's text, or null when it does not exist. */
+  readText(file: string): string | null;
+}>;
+
+export const nodeRunFiles: RunFiles = {
+  subdirs(dir) {
+    try {
+      return fs
+        .readdirSync(dir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+        .sort();
+    } catch {
+      return [];
+    }
+  },
+  readText(file) {
+    try {
+      return fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT' || (error as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+      throw error;
+    }
+  },
+};
+
+/** Every name in `dir` (files too: the lookup follows upstream's `readdirSync`); none when unreadable. */
+function entryNames(dir: string): string[] {
   try {
-    return fs
-      .readdirSync(dir)
-      .filter((name) => pattern.test(name))
-      .sort()
-      .reverse();
+    return fs.readdirSync(dir);
   } catch {
     return [];
   }
@@ -78,14 +107,22 @@ function datedEntries(dir: string, width: number): string[] {
 
 /**
  * The archive's day directories (`archive/YYYY/MM/DD`), newest first. Archive dates are completion
- * dates, not id dates, so finding a task means walking them.
+ * dates, not id dates, so finding a task means walking them. `names` lists a directory (task lookup
+ * takes every entry name, the run listing only directories).
  */
-export function archiveDayDirs(repoRoot: string): string[] {
+export function archiveDayDirs(repoRoot: string, names: (dir: string) => string[] = entryNames): string[] {
+  const dated = (dir: string, width: number) => {
+    const pattern = new RegExp(`^\\d{${width}}$`);
+    return names(dir)
+      .filter((name) => pattern.test(name))
+      .sort()
+      .reverse();
+  };
   const archive = stateDir(repoRoot, ARCHIVE_STATE);
   const days: string[] = [];
-  for (const year of datedEntries(archive, 4)) {
-    for (const month of datedEntries(path.join(archive, year), 2)) {
-      for (const day of datedEntries(path.join(archive, year, month), 2)) days.push(path.join(archive, year, month, day));
+  for (const year of dated(archive, 4)) {
+    for (const month of dated(path.join(archive, year), 2)) {
+      for (const day of dated(path.join(archive, year, month), 2)) days.push(path.join(archive, year, month, day));
     }
   }
   return days;

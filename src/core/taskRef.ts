@@ -11,11 +11,13 @@ import {
   CONFIG_PATH,
   configPath,
   FLAT_TASK_STATES,
+  nodeRunFiles,
   shortIdRegistryPath,
   stateDir,
   taskFilePath,
   workspaceDir,
 } from './taskLayout.ts';
+import type { RunFiles } from './taskLayout.ts';
 import type { ResolvedTaskRef, TaskState } from './types.ts';
 
 export const TASK_ID_PATTERN = /^TASK-\d{8}-\d{6}$/;
@@ -37,9 +39,11 @@ function failure(code: string, message: string, repoRoot: string | null, taskId:
  * `task.shortIdLength` from `.agents/.airc.json` when it is a finite number ≥ 1, else 2 (any read or parse
  * error also gives 2). Fractions are floored and the value is capped at 15, since a digit count is whole.
  */
-export function readShortIdLength(repoRoot: string): number {
+export function readShortIdLength(repoRoot: string, files: RunFiles = nodeRunFiles): number {
   try {
-    const config: unknown = JSON.parse(fs.readFileSync(configPath(repoRoot), 'utf8'));
+    const text = files.readText(configPath(repoRoot));
+    if (text === null) return DEFAULT_SHORT_ID_LENGTH;
+    const config: unknown = JSON.parse(text);
     const value = (config as { task?: { shortIdLength?: unknown } } | null)?.task?.shortIdLength;
     if (typeof value === 'number' && Number.isFinite(value) && value >= 1) {
       return Math.min(Math.floor(value), MAX_SHORT_ID_LENGTH);
@@ -99,16 +103,16 @@ type RegistryFailure = { ok: false; code: string; message: string | null; taskId
  * Reads and checks `.short-ids.json`. A missing registry fails with SHORT_ID_REGISTRY_NOT_FOUND and no
  * message (the caller words it); every other failure carries its message.
  */
-function readShortIdRegistry(repoRoot: string, length: number): ShortIdRegistry | RegistryFailure {
+function readShortIdRegistry(repoRoot: string, length: number, files: RunFiles = nodeRunFiles): ShortIdRegistry | RegistryFailure {
   const registryPath = shortIdRegistryPath(repoRoot);
-  if (!fs.existsSync(registryPath)) return { ok: false, code: 'SHORT_ID_REGISTRY_NOT_FOUND', message: null, taskId: null };
-  let raw: string;
+  let raw: string | null;
   try {
-    raw = fs.readFileSync(registryPath, 'utf8');
+    raw = files.readText(registryPath);
   } catch (error) {
     const message = `cannot read registry ${registryPath}: ${errorText(error)}`;
     return { ok: false, code: 'SHORT_ID_REGISTRY_READ_FAILED', message, taskId: null };
   }
+  if (raw === null) return { ok: false, code: 'SHORT_ID_REGISTRY_NOT_FOUND', message: null, taskId: null };
   let data: unknown;
   try {
     data = JSON.parse(raw);
@@ -143,10 +147,11 @@ function readShortIdRegistry(repoRoot: string, length: number): ShortIdRegistry 
 
 /**
  * TASK id → short id (registry key) for every registered task; empty when the registry is missing
- * or fails the checks that resolving a short id makes.
+ * or fails the checks that resolving a short id makes (so a listing never shows a short id that
+ * resolution refuses). The run listing reads it through its `RunFiles`.
  */
-export function shortIdsByTask(repoRoot: string): Map<string, string> {
-  const registry = readShortIdRegistry(repoRoot, readShortIdLength(repoRoot));
+export function shortIdsByTask(repoRoot: string, files: RunFiles = nodeRunFiles): Map<string, string> {
+  const registry = readShortIdRegistry(repoRoot, readShortIdLength(repoRoot, files), files);
   return registry.ok ? registry.keyOfTask : new Map();
 }
 

@@ -3,7 +3,8 @@ import path from 'node:path';
 import type { Context, Hono } from 'hono';
 import { html, raw } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
-import { RUN_ROW_STATUSES, currentPosition, filterRuns, listRuns, nodeRunFiles, readRun, shortIds, taskDirectories, taskTitle } from '../core/runList.ts';
+import { RUN_ROW_STATUSES, currentPosition, filterRuns, listRuns, nodeRunFiles, readRun, taskDirectories, taskTitle } from '../core/runList.ts';
+import { shortIdsByTask } from '../core/taskRef.ts';
 import type { RunRow } from '../core/runList.ts';
 import { parseRunLog, runLogFile } from '../core/runLog.ts';
 import { describeRun } from '../core/runView.ts';
@@ -73,7 +74,7 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
   if (read.kind === 'missing') return { error: `task ${taskId} has no orchestration run yet (run 'baton task ${taskId} begin-or-resume')` };
   if (read.kind === 'invalid') return { error: read.message };
   const { run } = read;
-  const shortId = shortIds(repo.root).get(taskId) ?? null;
+  const shortId = shortIdsByTask(repo.root).get(taskId) ?? null;
   const logFile = logFileOf(repo.root, taskId);
   const log = parseRunLog(logFile ? nodeRunFiles.readText(logFile) : null);
   const position = await currentPosition(repo.root, run);

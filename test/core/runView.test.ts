@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { approvedReview, engineHarness, fakeFingerprinter, readRun, reviewWithVerdict, tempRepo, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
-import { filterRuns, listRuns, nodeRunFiles, taskTitle } from '../../src/core/runList.ts';
+import { filterRuns, listRuns, nodeRunFiles, taskDirectories, taskTitle } from '../../src/core/runList.ts';
 import type { RunFiles, RunRow } from '../../src/core/runList.ts';
 import { parseRunLog, runLogEntryFor } from '../../src/core/runLog.ts';
 import type { RunLogEntry } from '../../src/core/runLog.ts';
@@ -118,7 +118,7 @@ describe('listRuns through its file seam', () => {
     const files: Record<string, string> = {
       [`${root}/.agents/workspace/blocked/${TASK}/orchestration.json`]: JSON.stringify(run),
       [`${root}/.agents/workspace/blocked/${TASK}/task.md`]: '---\nid: x\ntitle: "Fix the flaky upload"\n---\n# Heading\n',
-      [`${root}/.agents/workspace/active/.short-ids.json`]: JSON.stringify({ ids: { '07': TASK } }),
+      [`${root}/.agents/workspace/active/.short-ids.json`]: JSON.stringify({ version: 1, ids: { '07': TASK } }),
     };
     const seam: RunFiles = {
       subdirs: (dir) => (dir === `${root}/.agents/workspace/blocked` ? [TASK] : []),
@@ -133,5 +133,32 @@ describe('listRuns through its file seam', () => {
     expect(filterRuns<RunRow>(rows, { status: 'paused', search: '#8' })).toHaveLength(0);
     expect(taskTitle('---\nid: x\n---\n\n# Only a heading\n')).toBe('Only a heading');
     expect(taskTitle(null)).toBeNull();
+
+    // The short ids come from task lookup's registry reader, through the same seam: a registry it
+    // refuses (no `version`, as upstream's schema requires) gives the listing no short ids.
+    files[`${root}/.agents/workspace/active/.short-ids.json`] = JSON.stringify({ ids: { '07': TASK } });
+    expect(await listRuns(root, seam)).toEqual([expect.objectContaining({ taskId: TASK, shortId: null })]);
+  });
+
+  it('walks the archive oldest day first, through the same seam as task lookup', async () => {
+    const root = '/virtual/repo';
+    const archive = `${root}/.agents/workspace/archive`;
+    const tree: Record<string, string[]> = {
+      [archive]: ['2025', '2026', 'notes'],
+      [`${archive}/2025`]: ['12'],
+      [`${archive}/2025/12`]: ['31'],
+      [`${archive}/2025/12/31`]: ['TASK-20251201-000001'],
+      [`${archive}/2026`]: ['01'],
+      [`${archive}/2026/01`]: ['02', '10'],
+      [`${archive}/2026/01/02`]: ['TASK-20260101-000002'],
+      [`${archive}/2026/01/10`]: ['TASK-20260101-000003'],
+      [`${archive}/notes`]: ['TASK-20260101-000009'],
+    };
+    const seam: RunFiles = { subdirs: (dir) => tree[dir] ?? [], readText: () => null };
+    expect(taskDirectories(root, seam).map(({ state, dir }) => `${state} ${dir.slice(archive.length + 1)}`)).toEqual([
+      'archive 2025/12/31/TASK-20251201-000001',
+      'archive 2026/01/02/TASK-20260101-000002',
+      'archive 2026/01/10/TASK-20260101-000003',
+    ]);
   });
 });
