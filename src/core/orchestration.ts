@@ -86,6 +86,38 @@ function loadRun(ctx: OrchestrationContext, task: Resolved): Step<OrchestrationR
   return { ok: true, value: read.kind === 'ok' ? read.run : null };
 }
 
+type Opened<R> = { task: Resolved; run: R };
+
+/** resolve → load run: the task and its run (null when there is none). */
+function openRun(ctx: OrchestrationContext, taskRef: string): Step<Opened<OrchestrationRun | null>> {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task;
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded;
+  return { ok: true, value: { task: task.value, run: loaded.value } };
+}
+
+function runMissing(taskId: string): OrchestrationResult {
+  return failed('ORCHESTRATION_RUN_MISSING', 'no orchestration run exists', taskId);
+}
+
+/** resolve → load run → missing check: a task without a run ends the command with `ifMissing`'s result. */
+function requireRun(ctx: OrchestrationContext, taskRef: string, ifMissing: (taskId: string) => OrchestrationResult = runMissing): Step<Opened<OrchestrationRun>> {
+  const opened = openRun(ctx, taskRef);
+  if (!opened.ok) return opened;
+  const { task, run } = opened.value;
+  return run ? { ok: true, value: { task, run } } : { ok: false, result: ifMissing(task.taskId) };
+}
+
+/** resolve → load run → the pending delegation, which the command acts on; none (or no run) is DELEGATION_MISSING. */
+function requirePending(ctx: OrchestrationContext, taskRef: string): Step<Opened<OrchestrationRun> & { receipt: DelegationReceipt }> {
+  const opened = openRun(ctx, taskRef);
+  if (!opened.ok) return opened;
+  const { task, run } = opened.value;
+  if (!run?.pendingDelegation) return { ok: false, result: failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.taskId) };
+  return { ok: true, value: { task, run, receipt: run.pendingDelegation } };
+}
+
 function withUpdates(ctx: OrchestrationContext, run: OrchestrationRun, updates: Partial<OrchestrationRun>): OrchestrationRun {
   const next = { ...run, ...updates, updatedAt: ctx.now() };
   if (next.status !== 'paused') next.pause = null;
@@ -113,23 +145,21 @@ function pauseRun(
 // begin-or-resume, route, status
 
 export function beginOrResume(ctx: OrchestrationContext, taskRef: string, options: { maxSteps?: number } = {}): OrchestrationResult {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  const existing = loaded.value;
+  const opened = openRun(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  const { task, run: existing } = opened.value;
   if (existing) {
     if (existing.status === 'paused' && existing.pause?.recoverable && existing.pendingDelegation === null) {
       const resumed = withUpdates(ctx, existing, { status: 'running', pause: null });
-      save(ctx, task.value, resumed);
-      return reportRun(task.value.taskId, resumed, true);
+      save(ctx, task, resumed);
+      return reportRun(task.taskId, resumed, true);
     }
-    return reportRun(task.value.taskId, existing, false);
+    return reportRun(task.taskId, existing, false);
   }
   const now = ctx.now();
   const run: OrchestrationRun = {
     schemaVersion: 1,
-    taskId: task.value.taskId,
+    taskId: task.taskId,
     runId: ctx.newId(),
     status: 'running',
     nextStage: null,
@@ -143,8 +173,8 @@ export function beginOrResume(ctx: OrchestrationContext, taskRef: string, option
     createdAt: now,
     updatedAt: now,
   };
-  save(ctx, task.value, run);
-  return reportRun(task.value.taskId, run, true);
+  save(ctx, task, run);
+  return reportRun(task.taskId, run, true);
 }
 
 /** Commit gates of docs/lifecycle.md §7.3, checked only when routing reaches `commit`. */
@@ -202,12 +232,9 @@ export function route(ctx: OrchestrationContext, taskRef: string): Orchestration
 }
 
 export function status(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  if (!loaded.value) return failed('ORCHESTRATION_RUN_MISSING', 'no orchestration run exists', task.value.taskId);
-  return reportRun(task.value.taskId, loaded.value, false);
+  const opened = requireRun(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  return reportRun(opened.value.task.taskId, opened.value.run, false);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -537,20 +564,17 @@ export async function prepare(
 // activation (SubagentStart)
 
 export function activate(ctx: OrchestrationContext, taskRef: string, event: ActivationEvent): OrchestrationResult {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  const run = loaded.value;
-  if (!run?.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.value.taskId);
-  const outcome = activateDelegation(run.pendingDelegation, event, { now: ctx.now });
+  const opened = requirePending(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  const { task, run, receipt } = opened.value;
+  const outcome = activateDelegation(receipt, event, { now: ctx.now });
   if (!outcome.ok) {
-    if (outcome.code === 'DELEGATION_IGNORED') return reportRun(task.value.taskId, run, false);
-    return pauseRun(ctx, task.value, run, outcome.code, outcome.message, true);
+    if (outcome.code === 'DELEGATION_IGNORED') return reportRun(task.taskId, run, false);
+    return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
   }
   const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
-  save(ctx, task.value, updated);
-  return reportRun(task.value.taskId, updated, true);
+  save(ctx, task, updated);
+  return reportRun(task.taskId, updated, true);
 }
 
 export function activateMatching(ctx: OrchestrationContext, client: string, event: ActivationEvent): OrchestrationResult {
@@ -588,36 +612,30 @@ export function completeStage(
   taskRef: string,
   event: { stage: string; round: number; artifact: string; agent: string; content?: string },
 ): OrchestrationResult {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  const run = loaded.value;
-  if (!run) return standaloneNoop(task.value.taskId);
-  if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending delegation', task.value.taskId);
+  const opened = requireRun(ctx, taskRef, standaloneNoop);
+  if (!opened.ok) return opened.result;
+  const { task, run } = opened.value;
+  if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending delegation', task.taskId);
   const outcome = completeDelegationStage(run.pendingDelegation, event);
-  if (!outcome.ok) return pauseRun(ctx, task.value, run, outcome.code, outcome.message, true);
+  if (!outcome.ok) return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
   if (event.content !== undefined) {
     // baton: the artifact handed over on stdin is written with the run update, or not at all.
     const problem = stageArtifactProblem(outcome.receipt, event.content);
-    if (problem !== null) return failed(ARTIFACT_INVALID_CODE, problem, task.value.taskId);
-    ctx.tx.stageFile(path.join(task.value.taskDir, outcome.receipt.artifact), event.content);
+    if (problem !== null) return failed(ARTIFACT_INVALID_CODE, problem, task.taskId);
+    ctx.tx.stageFile(path.join(task.taskDir, outcome.receipt.artifact), event.content);
   }
   const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
-  save(ctx, task.value, updated);
-  return reportRun(task.value.taskId, updated, true);
+  save(ctx, task, updated);
+  return reportRun(task.taskId, updated, true);
 }
 
 export function completeCommitStage(ctx: OrchestrationContext, taskRef: string, agent: string): OrchestrationResult {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  const run = loaded.value;
-  if (!run) return standaloneNoop(task.value.taskId);
+  const opened = requireRun(ctx, taskRef, standaloneNoop);
+  if (!opened.ok) return opened.result;
+  const { task, run } = opened.value;
   const receipt = run.pendingDelegation;
   if (!receipt || receipt.stage !== 'commit') {
-    return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending commit delegation', task.value.taskId);
+    return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending commit delegation', task.taskId);
   }
   return completeStage(ctx, taskRef, { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact, agent });
 }
@@ -627,12 +645,9 @@ export function validateStage(
   taskRef: string,
   event: { stage: DelegationStage; round: number; artifact: string; role: DelegationRole },
 ): OrchestrationResult {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  const run = loaded.value;
-  if (!run) return standaloneNoop(task.value.taskId);
+  const opened = requireRun(ctx, taskRef, standaloneNoop);
+  if (!opened.ok) return opened.result;
+  const { task, run } = opened.value;
   const receipt = run.pendingDelegation;
   if (
     !receipt
@@ -642,9 +657,9 @@ export function validateStage(
     || receipt.artifact !== event.artifact
     || receipt.role !== event.role
   ) {
-    return pauseRun(ctx, task.value, run, 'ORCHESTRATION_PROVENANCE_MISMATCH', 'active run does not have one matching activated delegation', true);
+    return pauseRun(ctx, task, run, 'ORCHESTRATION_PROVENANCE_MISMATCH', 'active run does not have one matching activated delegation', true);
   }
-  return reportRun(task.value.taskId, run, false);
+  return reportRun(task.taskId, run, false);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -673,19 +688,16 @@ async function workspaceChange(ctx: OrchestrationContext, receipt: DelegationRec
  * past the reviewer write restriction.
  */
 export async function sealExplicit(ctx: OrchestrationContext, taskRef: string, event: { childId: string; exitCode: number }): Promise<OrchestrationResult> {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  const run = loaded.value;
-  if (!run?.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.value.taskId);
+  const opened = requirePending(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  const { task, run, receipt } = opened.value;
   let change: { afterFingerprint: string; changedPaths: string[] };
   try {
-    change = await workspaceChange(ctx, run.pendingDelegation);
+    change = await workspaceChange(ctx, receipt);
   } catch (error) {
-    return pauseRun(ctx, task.value, run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
+    return pauseRun(ctx, task, run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
   }
-  return sealLoaded(ctx, task.value, run, run.pendingDelegation, { ...event, ...change });
+  return sealLoaded(ctx, task, run, receipt, { ...event, ...change });
 }
 
 export async function sealMatching(ctx: OrchestrationContext, client: string, event: { nativeAgent: string; childId: string }): Promise<OrchestrationResult> {
@@ -745,18 +757,15 @@ export function prematureAdvanceAdvice(taskId: string, receipt: Pick<DelegationR
 }
 
 export function advance(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  const run = loaded.value;
-  if (!run?.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.value.taskId);
-  const outcome = consumeDelegation(run.pendingDelegation, { now: ctx.now });
+  const opened = requirePending(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  const { task, run, receipt } = opened.value;
+  const outcome = consumeDelegation(receipt, { now: ctx.now });
   if (!outcome.ok) {
-    const message = IN_FLIGHT.has(run.pendingDelegation.status)
-      ? `${outcome.message}; ${prematureAdvanceAdvice(task.value.taskId, run.pendingDelegation)}`
+    const message = IN_FLIGHT.has(receipt.status)
+      ? `${outcome.message}; ${prematureAdvanceAdvice(task.taskId, receipt)}`
       : outcome.message;
-    return pauseRun(ctx, task.value, run, outcome.code, message, true);
+    return pauseRun(ctx, task, run, outcome.code, message, true);
   }
   const completed = outcome.receipt.stage === 'commit';
   const updated = withUpdates(ctx, run, {
@@ -767,17 +776,14 @@ export function advance(ctx: OrchestrationContext, taskRef: string): Orchestrati
     receipts: Object.freeze([...run.receipts, outcome.receipt]),
     commitAuthorization: completed ? { ...run.commitAuthorization, consumedAt: ctx.now() } : run.commitAuthorization,
   });
-  save(ctx, task.value, updated);
-  return reportRun(task.value.taskId, updated, true);
+  save(ctx, task, updated);
+  return reportRun(task.taskId, updated, true);
 }
 
 function pauseByRef(ctx: OrchestrationContext, taskRef: string, code: string, message: string, recoverable: boolean): OrchestrationResult {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  if (!loaded.value) return failed('ORCHESTRATION_RUN_MISSING', 'no orchestration run exists', task.value.taskId);
-  return pauseRun(ctx, task.value, loaded.value, code, message, recoverable);
+  const opened = requireRun(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  return pauseRun(ctx, opened.value.task, opened.value.run, code, message, recoverable);
 }
 
 export function pause(ctx: OrchestrationContext, taskRef: string, input: { code: string; message: string; recoverable: boolean }): OrchestrationResult {
@@ -792,15 +798,12 @@ export const ABORT_PAUSE_CODE = 'ORCHESTRATION_DELEGATION_ABORTED';
  * resume it and the repository-wide guard no longer counts it.
  */
 export function abort(ctx: OrchestrationContext, taskRef: string, input: { reason?: string }): OrchestrationResult {
-  const task = resolve(ctx, taskRef);
-  if (!task.ok) return task.result;
-  const loaded = loadRun(ctx, task.value);
-  if (!loaded.ok) return loaded.result;
-  const run = loaded.value;
-  if (!run) return failed('ORCHESTRATION_RUN_MISSING', 'no orchestration run exists', task.value.taskId);
-  if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.value.taskId);
+  const opened = requireRun(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  const { task, run } = opened.value;
+  if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.taskId);
   const outcome = abortDelegation(run.pendingDelegation, { now: ctx.now });
-  if (!outcome.ok) return failed(outcome.code, outcome.message, task.value.taskId);
+  if (!outcome.ok) return failed(outcome.code, outcome.message, task.taskId);
   const message = input.reason ?? `delegation ${outcome.receipt.id} was aborted`;
   const updated = withUpdates(ctx, run, {
     status: 'paused',
@@ -809,6 +812,6 @@ export function abort(ctx: OrchestrationContext, taskRef: string, input: { reaso
     receipts: Object.freeze([...run.receipts, outcome.receipt]),
     pause: { code: ABORT_PAUSE_CODE, message, recoverable: true },
   });
-  save(ctx, task.value, updated);
-  return reportRun(task.value.taskId, updated, true);
+  save(ctx, task, updated);
+  return reportRun(task.taskId, updated, true);
 }
