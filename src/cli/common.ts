@@ -58,6 +58,3 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
-export function failedResult(code: string, message: string, taskId: string | null = null) {
-  return { status: 'failed', changed: false, taskId, run: null, next: null, error: { code, message } } as const;
-}

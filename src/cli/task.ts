@@ -4,13 +4,13 @@ import { MAX_ARTIFACT_BYTES } from '../core/stageArtifact.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
 import { envelopeFor, envelopeTaskRefSchema, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
-import { failed } from '../core/orchestration.ts';
+import { failed } from '../core/results.ts';
 import { resolveTaskRef } from '../core/taskRef.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
-import { failedResult, lookupRepoRoot, printJson, queueConfigFrom, unusedOptionWarning } from './common.ts';
+import { lookupRepoRoot, printJson, queueConfigFrom, unusedOptionWarning } from './common.ts';
 import { TASK_USAGE, parseTaskCommand, payloadInvalidResult } from './taskArgs.ts';
 import type { TaskCommonOptions } from './taskArgs.ts';
 
@@ -53,7 +53,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const root = lookupRepoRoot(parsed.options.repo);
   if (!root.ok) {
-    printJson(failedResult(root.code, root.message));
+    printJson(failed(root.code, root.message));
     return 1;
   }
   const { taskRef } = parsed.event;
@@ -104,12 +104,12 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   const { drainSpool } = await import('../queue/spool.ts');
   const { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } = await import('../queue/connection.ts');
   const problem = prefixProblem(config.redisUrl, config.prefix);
-  if (problem) return failedResult(PREFIX_NEEDS_HASH_TAG_CODE, problem.slice(PREFIX_NEEDS_HASH_TAG_CODE.length + 2));
+  if (problem) return failed(PREFIX_NEEDS_HASH_TAG_CODE, problem.slice(PREFIX_NEEDS_HASH_TAG_CODE.length + 2));
   let client: RepositoryQueueClientType;
   try {
     client = await RepositoryQueueClient.connect(config, repo, CONNECT_TIMEOUT_MS);
   } catch (error) {
-    return failedResult(
+    return failed(
       'BATON_REDIS_UNAVAILABLE',
       `cannot reach Redis (${(error as Error).message}); start Redis or point --redis / REDIS_URL at it (see README, "Running")`,
     );
@@ -120,7 +120,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
     await drainSpool(repo.root, (envelope) => client.enqueue(envelope));
     if (options.worker === 'inline') inlineWorker = await startInlineWorker(config, repo);
     else if (!(await client.workerAvailable(HEARTBEAT_INTERVAL_MS + 500))) {
-      return failedResult(
+      return failed(
         'BATON_WORKER_UNAVAILABLE',
         `no baton worker serves ${repo.root}; start one with 'baton worker --repo ${repo.root}' (or 'npm start' in it), or add '--worker inline' to apply this command here`,
       );
@@ -128,9 +128,9 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
     await client.enqueue(envelopeFor(event, repo, 'cli', eventId));
     const outcome = await client.waitFor(eventId, options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS);
     if (outcome.kind === 'completed') return outcome.value;
-    if (outcome.kind === 'failed') return failedResult('BATON_JOB_FAILED', `the worker could not apply job ${eventId}: ${outcome.reason}`);
+    if (outcome.kind === 'failed') return failed('BATON_JOB_FAILED', `the worker could not apply job ${eventId}: ${outcome.reason}`);
     const withdrawn = await client.withdraw(eventId);
-    return failedResult(
+    return failed(
       'BATON_TIMEOUT',
       withdrawn
         ? `no result within ${options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS} ms; job ${eventId} was withdrawn and nothing was applied`
@@ -139,7 +139,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   } catch (error) {
     if (/\bNOPERM\b/.test((error as Error).message)) {
       // A locked-down team Redis whose ACL does not cover this prefix or a command: not an outage.
-      return failedResult(
+      return failed(
         'BATON_REDIS_NO_PERMISSION',
         `the Redis user may not do what baton needs under prefix '${config.prefix}' (${(error as Error).message}); check the prefix, or grant the ACL rule in docs/teams.md`,
       );
@@ -149,7 +149,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
     const retry = options.idempotencyKey !== undefined
       ? 're-run the same command (same --idempotency-key) to get its result without applying it twice'
       : "see 'baton task <ref> status'; pass --idempotency-key to make a retried command apply at most once";
-    return failedResult(
+    return failed(
       'BATON_REDIS_UNAVAILABLE',
       `lost the connection to Redis (${(error as Error).message}) while applying job ${eventId}; it may or may not have been applied: ${retry}`,
     );

@@ -1,5 +1,6 @@
 // Lifecycle artifacts (docs/lifecycle.md §3): canonical names, the read-only per-family inventory of a task
 // directory, and which input a review says it reviewed.
+import type { ArtifactDiagnosticCode, ErrorCode } from './errorCodes.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -28,15 +29,7 @@ export type ArtifactIdentity = Readonly<{
   mtimeMs: number;
 }>;
 
-export type ArtifactDiagnosticCode =
-  | 'NONCANONICAL_NAME'
-  | 'ROUND_OUT_OF_RANGE'
-  | 'SYMBOLIC_LINK'
-  | 'NON_REGULAR_FILE'
-  | 'FILESYSTEM_RACE'
-  | 'MISSING_BASE'
-  | 'ROUND_GAP'
-  | 'BROKEN_REFERENCE';
+export type { ArtifactDiagnosticCode } from './errorCodes.ts';
 
 /** `name` is present when the diagnostic is about one directory entry. */
 export type ArtifactDiagnostic = Readonly<{ code: ArtifactDiagnosticCode; name?: string; message: string }>;
@@ -55,7 +48,7 @@ export type ArtifactInventory = Readonly<{
   next: Readonly<{ round: number; name: string }> | null;
   reviewedInput: ArtifactIdentity | null;
   diagnostics: readonly ArtifactDiagnostic[];
-  error: Readonly<{ code: string; message: string }> | null;
+  error: Readonly<{ code: ErrorCode; message: string }> | null;
 }>;
 
 type InventoryIdentity = { requestRef?: string; taskId?: string; taskState?: string };
@@ -126,7 +119,7 @@ export function reviewedFamilyOf(reviewFamily: string): ReviewedFamily {
   return 'code';
 }
 
-function failedInventory(taskDir: string, family: string, identity: InventoryIdentity, code: string, message: string): ArtifactInventory {
+function failedInventory(taskDir: string, family: string, identity: InventoryIdentity, code: ErrorCode, message: string): ArtifactInventory {
   return Object.freeze({
     status: 'failed',
     changed: false,

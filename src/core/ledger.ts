@@ -1,5 +1,6 @@
 // The Review Disagreement Ledger (docs/lifecycle.md §5): the six-column table in task.md where reviewers and
 // executors record findings and human decisions, and the gates that read it.
+import type { ErrorCode } from './errorCodes.ts';
 
 export type LedgerRow = { id: string; stage: string; round: string; severity: string; status: string; evidence: string };
 
@@ -79,7 +80,7 @@ export function parseLedger(content: string): LedgerRow[] {
 }
 
 /** The first problem in row order, with the §5.3 codes and messages; null when the ledger is valid. */
-export function validateLedgerRows(rows: readonly LedgerRow[]): { code: string; message: string } | null {
+export function validateLedgerRows(rows: readonly LedgerRow[]): { code: ErrorCode; message: string } | null {
   const seen = new Set<string>();
   for (const row of rows) {
     if (seen.has(row.id)) return { code: 'LEDGER_DUPLICATE_ID', message: `duplicate ledger id '${row.id}'` };

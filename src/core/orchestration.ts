@@ -1,3 +1,5 @@
+import type { ErrorCode } from './errorCodes.ts';
+import { failed } from './results.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveTaskRef } from './taskRef.ts';
@@ -55,9 +57,7 @@ export type OrchestrationContext = Readonly<{
 
 type Resolved = Extract<ReturnType<typeof resolveTaskRef>, { ok: true }>;
 
-export function failed(code: string, message: string, taskId: string | null = null): OrchestrationResult {
-  return { status: 'failed', changed: false, taskId, run: null, next: null, error: { code, message } };
-}
+export { failed } from './results.ts';
 
 function reportRun(taskId: string, run: OrchestrationRun, changed: boolean, next: OrchestrationNext | null = null): OrchestrationResult {
   return { status: run.status, changed, taskId, run, next, error: null };
@@ -308,7 +308,7 @@ export function nativeEventTarget(repoRoot: string, client: string, read: (taskD
 // ---------------------------------------------------------------------------------------------
 // spawn check and claim (PreToolUse, baton addition)
 
-export type SpawnRefusal = Readonly<{ code: string; message: string; taskId: string | null }>;
+export type SpawnRefusal = Readonly<{ code: ErrorCode; message: string; taskId: string | null }>;
 
 /**
  * Which prepared delegation a lifecycle spawn of `nativeAgent` by `client` may start, or why none:
@@ -483,7 +483,7 @@ async function turnAfterConsumed(ctx: OrchestrationContext, match: PendingMatch,
     return reportRun(match.taskId, match.run, false);
   }
   const forbidden = firstForbiddenReviewerPath(match.receipt, changed);
-  const [code, message] = forbidden !== undefined
+  const [code, message]: [ErrorCode, string] = forbidden !== undefined
     ? ['DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`]
     : [
       TURN_AFTER_CONSUMED_CODE,

@@ -1,6 +1,7 @@
 // Delegation receipts (docs/lifecycle.md §6): the evidence trail of one delegated stage,
 // prepared → activated → stage-completed → sealed → consumed (or aborted, a baton addition).
 // Every function is pure: it returns a new frozen receipt or a coded failure, and takes time from options.
+import type { ErrorCode } from './errorCodes.ts';
 import { stageAgentNames } from './clients.ts';
 import { ACTIVE_TASKS_PATH, RUN_FILE_NAME, TASK_FILE_NAME } from './taskLayout.ts';
 import type { DelegationReceipt, DelegationRole, DelegationStage, ReceiptOutcome, ReceiptStatus } from './types.ts';
@@ -43,7 +44,7 @@ export type StopEvent = { childId: string; exitCode: number; afterFingerprint: s
 
 type Clock = { now: () => string };
 
-function fail(code: string, message: string): ReceiptOutcome {
+function fail(code: ErrorCode, message: string): ReceiptOutcome {
   return Object.freeze({ ok: false, code, message });
 }
 

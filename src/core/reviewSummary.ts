@@ -1,5 +1,6 @@
 // Review summaries (docs/lifecycle.md §4): the verdict and finding-count lines of a review artifact, in their
 // English and Chinese forms, and the gates that compare them with the ledger.
+import type { ErrorCode } from './errorCodes.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -17,7 +18,7 @@ export type ReviewSummary = {
   countState: 'numeric' | 'placeholders';
 };
 
-export type ReviewSummaryFailure = { ok: false; code: string; message: string };
+export type ReviewSummaryFailure = { ok: false; code: ErrorCode; message: string };
 export type ReviewSummaryParse = { ok: true; summary: ReviewSummary; findingsStart: number; findingsEnd: number } | ReviewSummaryFailure;
 
 const SUMMARY_HEADINGS = new Set(['Review Summary', '审查摘要']);

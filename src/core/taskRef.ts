@@ -18,6 +18,7 @@ import {
   workspaceDir,
 } from './taskLayout.ts';
 import type { RunFiles } from './taskLayout.ts';
+import type { ErrorCode } from './errorCodes.ts';
 import type { ResolvedTaskRef, TaskState } from './types.ts';
 
 export const TASK_ID_PATTERN = /^TASK-\d{8}-\d{6}$/;
@@ -31,7 +32,7 @@ const MAX_SHORT_ID_LENGTH = 15;
 
 type Failure = Extract<ResolvedTaskRef, { ok: false }>;
 
-function failure(code: string, message: string, repoRoot: string | null, taskId: string | null): Failure {
+function failure(code: ErrorCode, message: string, repoRoot: string | null, taskId: string | null): Failure {
   return Object.freeze({ ok: false, code, message, repoRoot, taskId });
 }
 
@@ -54,7 +55,7 @@ export function readShortIdLength(repoRoot: string, files: RunFiles = nodeRunFil
   return DEFAULT_SHORT_ID_LENGTH;
 }
 
-type ShortIdKey = { ok: true; key: string } | { ok: false; code: string; message: string };
+type ShortIdKey = { ok: true; key: string } | { ok: false; code: ErrorCode; message: string };
 
 /** `^#?(\d+)$` → the registry key, zero-padded to `length` digits; null when the input is not a short id. */
 function normalizeShortId(input: string, length: number): ShortIdKey | null {
@@ -93,11 +94,11 @@ function registryEntrySchema(length: number) {
   ]);
 }
 
-type ShortIdLookup = { ok: true; taskId: string } | { ok: false; code: string; message: string; taskId: string | null };
+type ShortIdLookup = { ok: true; taskId: string } | { ok: false; code: ErrorCode; message: string; taskId: string | null };
 
 /** The registry's entries (key → TASK id, in file order) and the key of each task. */
 type ShortIdRegistry = { ok: true; ids: Record<string, unknown>; keyOfTask: Map<string, string> };
-type RegistryFailure = { ok: false; code: string; message: string | null; taskId: string | null };
+type RegistryFailure = { ok: false; code: ErrorCode; message: string | null; taskId: string | null };
 
 /**
  * Reads and checks `.short-ids.json`. A missing registry fails with SHORT_ID_REGISTRY_NOT_FOUND and no

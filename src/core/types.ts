@@ -1,3 +1,4 @@
+import type { ErrorCode } from './errorCodes.ts';
 // Shared vocabulary of the lifecycle engine (docs/lifecycle.md §6–§8). Types only: no behaviour here.
 
 export const DELEGATION_ROLES = ['executor', 'reviewer'] as const;
@@ -65,7 +66,7 @@ export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;
 /** Receipt functions are pure and return either a new receipt or a coded failure. */
 export type ReceiptOutcome =
   | Readonly<{ ok: true; receipt: DelegationReceipt }>
-  | Readonly<{ ok: false; code: string; message: string }>;
+  | Readonly<{ ok: false; code: ErrorCode; message: string }>;
 
 export type OrchestrationStatus = 'running' | 'paused' | 'completed';
 
@@ -108,7 +109,7 @@ export type OrchestrationNext = Readonly<{
   artifact: string;
 }>;
 
-export type ResultError = Readonly<{ code: string; message: string }>;
+export type ResultError = Readonly<{ code: ErrorCode; message: string }>;
 
 /** What every orchestration entry point returns (docs/lifecycle.md §7.2). */
 export type OrchestrationResult = Readonly<{
@@ -135,7 +136,7 @@ export type ResolvedTaskRef =
     }>
   | Readonly<{
       ok: false;
-      code: string;
+      code: ErrorCode;
       message: string;
       repoRoot: string | null;
       taskId: string | null;

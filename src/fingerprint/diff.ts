@@ -1,32 +1,37 @@
 // Changed paths between two fingerprints: what `git diff --name-only --no-renames <a> <b>` lists,
 // in git's order (a merge walk of both trees in tree order), skipping subtrees whose ids are equal.
-import { ObjectNotFoundError, peelToTree, type ObjectDatabase } from './objects.ts';
+import { NotATreeError, ObjectNotFoundError, peelToTree, type ObjectDatabase } from './objects.ts';
 import { compareTreeEntries, EMPTY_TREE_OID, MODE_TREE, parseTree, type TreeEntry } from './tree.ts';
 
 const OID_RE = /^[0-9a-fA-F]{40}$/;
 
+/** Why a fingerprint was refused: not a 40-hex id, not in the repository, or not a tree. */
+export type InvalidFingerprintReason = 'malformed' | 'unknown' | 'not-a-tree';
+
 /** Thrown for a fingerprint that is not a 40-hex id or not a tree in the repository. */
 export class InvalidFingerprintError extends Error {
-  constructor(message: string) {
+  readonly reason: InvalidFingerprintReason;
+  constructor(reason: InvalidFingerprintReason, message: string) {
     super(message);
     this.name = 'InvalidFingerprintError';
+    this.reason = reason;
   }
 }
 
 /** Resolves a fingerprint argument to a tree id (commits and tags are peeled, as `git diff` does). */
 export async function resolveTreeId(db: ObjectDatabase, id: string): Promise<string> {
   if (typeof id !== 'string' || !OID_RE.test(id)) {
-    throw new InvalidFingerprintError(`invalid fingerprint ${JSON.stringify(id)}: expected a 40-character hex tree id`);
+    throw new InvalidFingerprintError('malformed', `invalid fingerprint ${JSON.stringify(id)}: expected a 40-character hex tree id`);
   }
   const oid = id.toLowerCase();
   try {
     return await peelToTree(db, oid);
   } catch (error) {
     if (error instanceof ObjectNotFoundError) {
-      throw new InvalidFingerprintError(`unknown fingerprint ${oid}: no such object in the repository`);
+      throw new InvalidFingerprintError('unknown', `unknown fingerprint ${oid}: no such object in the repository`);
     }
-    if (error instanceof Error && /not a tree/.test(error.message)) {
-      throw new InvalidFingerprintError(`invalid fingerprint ${oid}: ${error.message}`);
+    if (error instanceof NotATreeError) {
+      throw new InvalidFingerprintError('not-a-tree', `invalid fingerprint ${oid}: ${error.message}`);
     }
     throw error;
   }

@@ -22,6 +22,18 @@ export class ObjectNotFoundError extends Error {
   }
 }
 
+/** Thrown when an id that should name a tree (after peeling commits and tags) names another object. */
+export class NotATreeError extends Error {
+  readonly oid: string;
+  readonly objectType: ObjectType;
+  constructor(oid: string, objectType: ObjectType) {
+    super(`${oid} is a ${objectType}, not a tree`);
+    this.name = 'NotATreeError';
+    this.oid = oid;
+    this.objectType = objectType;
+  }
+}
+
 type OneShotHash = (algorithm: string, data: Uint8Array, encoding: 'hex') => string;
 /** crypto.hash (Node ≥ 20.12) avoids creating a Hash object per call; fall back where missing. */
 const oneShot: OneShotHash | undefined = (cryptoModule as unknown as { hash?: OneShotHash }).hash;
@@ -218,7 +230,7 @@ export async function peelToTree(db: ObjectDatabase, oid: string): Promise<strin
       current = m[1];
       continue;
     }
-    throw new Error(`${oid} is a ${obj.type}, not a tree`);
+    throw new NotATreeError(oid, obj.type);
   }
   throw new Error(`tag chain too long at ${oid}`);
 }
