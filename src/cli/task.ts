@@ -4,14 +4,14 @@ import { MAX_ARTIFACT_BYTES } from '../core/stageArtifact.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
 import { envelopeFor, envelopeTaskRefSchema, eventIdForKey, randomEventId, repoIdentity } from '../queue/envelope.ts';
-import { failed } from '../core/results.ts';
+import { failed, payloadInvalid } from '../core/results.ts';
 import { resolveTaskRef } from '../core/taskRef.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
 import { lookupRepoRoot, printJson, queueConfigFrom, unusedOptionWarning } from './common.ts';
-import { TASK_USAGE, parseTaskCommand, payloadInvalidResult } from './taskArgs.ts';
+import { TASK_USAGE, parseTaskCommand } from './taskArgs.ts';
 import type { TaskCommonOptions } from './taskArgs.ts';
 
 // `baton task <task-ref|auto> <intent> [--flag value]...`: read-only intents read the files
@@ -34,19 +34,19 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (parsed.kind === 'usage-error') {
-    printJson(payloadInvalidResult(parsed.message));
+    printJson(payloadInvalid(parsed.message));
     process.stderr.write(TASK_USAGE);
     return 2;
   }
   if (parsed.options.contentFromStdin) {
     const content = await readArtifactContent();
     if (typeof content !== 'string') {
-      printJson(payloadInvalidResult(content.error));
+      printJson(payloadInvalid(content.error));
       return 2;
     }
     const withContent = lifecycleEventSchema.safeParse({ ...parsed.event, content });
     if (!withContent.success) {
-      printJson(payloadInvalidResult(withContent.error.issues[0]?.message ?? 'invalid artifact content'));
+      printJson(payloadInvalid(withContent.error.issues[0]?.message ?? 'invalid artifact content'));
       return 2;
     }
     parsed.event = withContent.data;

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ARTIFACT_DIAGNOSTIC_CODES, BATON_ERROR_CODES, ERROR_CODES, LIFECYCLE_ERROR_CODES, isErrorCode } from '../../src/core/errorCodes.ts';
-import { failed } from '../../src/core/results.ts';
+import { failed, payloadInvalid } from '../../src/core/results.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -78,5 +78,7 @@ describe('the error code vocabulary', () => {
       error: { code: 'ORCHESTRATION_RUN_MISSING', message: 'no orchestration run exists' },
     });
     expect(failed('BATON_TIMEOUT', 'no result in time')).toMatchObject({ taskId: null, error: { code: 'BATON_TIMEOUT' } });
+    // A usage error keeps upstream's shorter shape: no task was reached.
+    expect(payloadInvalid("unknown client 'x'")).toEqual({ status: 'failed', changed: false, error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message: "unknown client 'x'" } });
   });
 });
