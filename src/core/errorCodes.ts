@@ -109,3 +109,16 @@ const KNOWN: ReadonlySet<string> = new Set(ERROR_CODES);
 export function isErrorCode(code: string): code is ErrorCode {
   return KNOWN.has(code);
 }
+
+/**
+ * An error that says what went wrong with a code, so that callers classify it by type and code,
+ * never by matching its message text.
+ */
+export class CodedError<C extends string> extends Error {
+  readonly code: C;
+  constructor(name: string, code: C, message: string) {
+    super(message);
+    this.name = name;
+    this.code = code;
+  }
+}

@@ -1,18 +1,16 @@
 // task.md frontmatter (docs/lifecycle.md §2.2): a flat block of `key: value` lines whose values are YAML scalars.
 // Nested YAML is refused rather than half-understood, so every tool reads the same fields.
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
+import { CodedError } from './errorCodes.ts';
+import type { ErrorCode } from './errorCodes.ts';
 
 export type FrontmatterValue = string | number | boolean | null;
 
-export type FrontmatterErrorCode = 'TASK_DOCUMENT_INVALID' | 'MUTATION_INVALID';
+export type FrontmatterErrorCode = Extract<ErrorCode, 'TASK_DOCUMENT_INVALID' | 'MUTATION_INVALID'>;
 
-export class FrontmatterError extends Error {
-  readonly code: FrontmatterErrorCode;
-
+export class FrontmatterError extends CodedError<FrontmatterErrorCode> {
   constructor(code: FrontmatterErrorCode, message: string) {
-    super(message);
-    this.name = 'FrontmatterError';
-    this.code = code;
+    super('FrontmatterError', code, message);
   }
 }
 

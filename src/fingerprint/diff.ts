@@ -1,20 +1,18 @@
 // Changed paths between two fingerprints: what `git diff --name-only --no-renames <a> <b>` lists,
 // in git's order (a merge walk of both trees in tree order), skipping subtrees whose ids are equal.
+import { CodedError } from '../core/errorCodes.ts';
 import { NotATreeError, ObjectNotFoundError, peelToTree, type ObjectDatabase } from './objects.ts';
 import { compareTreeEntries, EMPTY_TREE_OID, MODE_TREE, parseTree, type TreeEntry } from './tree.ts';
 
 const OID_RE = /^[0-9a-fA-F]{40}$/;
 
 /** Why a fingerprint was refused: not a 40-hex id, not in the repository, or not a tree. */
-export type InvalidFingerprintReason = 'malformed' | 'unknown' | 'not-a-tree';
+export type InvalidFingerprintCode = 'malformed' | 'unknown' | 'not-a-tree';
 
 /** Thrown for a fingerprint that is not a 40-hex id or not a tree in the repository. */
-export class InvalidFingerprintError extends Error {
-  readonly reason: InvalidFingerprintReason;
-  constructor(reason: InvalidFingerprintReason, message: string) {
-    super(message);
-    this.name = 'InvalidFingerprintError';
-    this.reason = reason;
+export class InvalidFingerprintError extends CodedError<InvalidFingerprintCode> {
+  constructor(code: InvalidFingerprintCode, message: string) {
+    super('InvalidFingerprintError', code, message);
   }
 }
 

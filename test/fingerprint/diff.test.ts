@@ -83,10 +83,10 @@ describe('diff matches git diff --name-only --no-renames', () => {
     const blob = git(root, ['rev-parse', 'HEAD:a.txt']).trim();
     await expect(fp.diff(root, tree, blob)).rejects.toThrow(/is a blob, not a tree/);
     // Callers classify by type, not by message text.
-    await expect(fp.diff(root, 'nope', tree)).rejects.toMatchObject({ name: 'InvalidFingerprintError', reason: 'malformed' });
-    await expect(fp.diff(root, tree, '0123456789abcdef0123456789abcdef01234567')).rejects.toMatchObject({ reason: 'unknown' });
+    await expect(fp.diff(root, 'nope', tree)).rejects.toMatchObject({ name: 'InvalidFingerprintError', code: 'malformed' });
+    await expect(fp.diff(root, tree, '0123456789abcdef0123456789abcdef01234567')).rejects.toMatchObject({ code: 'unknown' });
     await expect(fp.diff(root, tree, blob)).rejects.toBeInstanceOf(InvalidFingerprintError);
-    await expect(fp.diff(root, tree, blob)).rejects.toMatchObject({ reason: 'not-a-tree', message: `invalid fingerprint ${blob}: ${blob} is a blob, not a tree` });
+    await expect(fp.diff(root, tree, blob)).rejects.toMatchObject({ code: 'not-a-tree', message: `invalid fingerprint ${blob}: ${blob} is a blob, not a tree` });
     expect(await fp.diff(root, tree.toUpperCase(), tree)).toEqual([]);
   });
 });
