@@ -1,5 +1,7 @@
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
-import { INTERNAL_INTENTS, LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
+import { lifecycleEventSchema } from '../core/events.ts';
+import { EVENT_FLAGS, INTERNAL_INTENTS, LIFECYCLE_INTENTS, intentUsageLines, requiredFlags } from '../core/intents.ts';
+import type { EventFlag } from '../core/intents.ts';
 import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
 
 // The grammar of `baton task <task-ref|auto> <intent> [--flag value]...`, kept from agent-infra's
@@ -10,21 +12,7 @@ import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
 export const TASK_USAGE = `usage: baton task <task-ref|auto> <intent> [--flag value]...
 
 intents:
-  begin-or-resume [--max-steps N]
-  route
-  status
-  prepare --client C [--requested-model M]
-  hook-start --native-agent A --child-id ID --parent-id ID --spawn-mode fresh [--client C (required with auto)]
-             [--actual-model M] [--fallback-reason R]
-  hook-stop  auto: --client C --native-agent A --child-id ID
-             <task-ref>: --child-id ID --exit-code N   (baton captures the fingerprint and changed paths)
-  stage-completed --agent A
-  complete-stage --stage S --round N --artifact F --agent A [--content -]
-                 (--content -: baton writes F from standard input, checked, with the stage completion)
-  validate-stage --stage S --round N --artifact F --role executor|reviewer
-  advance
-  pause --code X --message Y --recoverable true|false
-  abort [--reason R]
+${intentUsageLines().join('\n')}
 
 common options:
   --repo DIR             repository (default: nearest ancestor of the working directory holding .git)
@@ -36,18 +24,13 @@ common options:
   --help                 this text
 `;
 
-const EVENT_FLAGS = [
-  'max-steps', 'client', 'requested-model', 'native-agent', 'child-id', 'parent-id', 'spawn-mode',
-  'actual-model', 'fallback-reason', 'exit-code', 'agent', 'code', 'message', 'recoverable',
-  'stage', 'round', 'artifact', 'role', 'reason', 'content',
-] as const;
 const COMMON_FLAGS = ['repo', 'redis', 'timeout', 'worker', 'idempotency-key'] as const;
 /** Known to 0.9.2's parser, used by no intent: accepted and ignored, as upstream does. */
 const IGNORED_FLAGS = ['before-fingerprint'] as const;
 /** Accepted by 0.9.2's hook-stop, refused by baton: a caller-supplied list could dodge the reviewer write gate. */
 const REFUSED_FLAGS = ['after-fingerprint', 'changed-paths'] as const;
 
-type Flag = (typeof EVENT_FLAGS)[number] | (typeof COMMON_FLAGS)[number];
+type Flag = EventFlag | (typeof COMMON_FLAGS)[number];
 const KNOWN_FLAGS: ReadonlySet<string> = new Set<string>([...EVENT_FLAGS, ...COMMON_FLAGS, ...IGNORED_FLAGS, ...REFUSED_FLAGS]);
 const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 
@@ -70,27 +53,6 @@ class UsageError extends Error {}
 
 function usage(message: string): never {
   throw new UsageError(message);
-}
-
-function requiredFlags(intent: LifecycleIntent, auto: boolean): Flag[] {
-  switch (intent) {
-    case 'prepare':
-      return ['client'];
-    case 'hook-start':
-      return [...(auto ? (['client'] as const) : []), 'native-agent', 'child-id', 'parent-id', 'spawn-mode'];
-    case 'hook-stop':
-      return auto ? ['client', 'native-agent', 'child-id'] : ['child-id', 'exit-code'];
-    case 'stage-completed':
-      return ['agent'];
-    case 'complete-stage':
-      return ['stage', 'round', 'artifact', 'agent'];
-    case 'validate-stage':
-      return ['stage', 'round', 'artifact', 'role'];
-    case 'pause':
-      return ['code', 'message', 'recoverable'];
-    default:
-      return [];
-  }
 }
 
 // Upstream reads numbers with Number() and checks Number.isInteger, so any integer-valued spelling

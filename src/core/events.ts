@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
+import { FINGERPRINT_INTENTS } from './intents.ts';
 
 // The events the engine applies: one per `baton task` intent (docs/lifecycle.md §10.4 plus baton's
 // complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
@@ -87,29 +88,10 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
 export type LifecycleEvent = z.infer<typeof lifecycleEventSchema>;
 export type LifecycleIntent = LifecycleEvent['intent'];
 
-export const LIFECYCLE_INTENTS = [
-  'begin-or-resume',
-  'route',
-  'status',
-  'prepare',
-  'hook-start',
-  'hook-stop',
-  'claim-spawn',
-  'stage-completed',
-  'complete-stage',
-  'validate-stage',
-  'advance',
-  'pause',
-  'abort',
-] as const satisfies readonly LifecycleIntent[];
-
-/** Intents only baton's own hooks send; `baton task` does not offer them. */
-export const INTERNAL_INTENTS: ReadonlySet<LifecycleIntent> = new Set(['claim-spawn']);
-
-/** Intents that never change a run: the CLI may answer them by reading files, without the queue. */
-export const READ_ONLY_INTENTS: ReadonlySet<LifecycleIntent> = new Set(['route', 'status']);
+// The intent list, the internal and read-only sets are derived from the intent table (intents.ts).
+export { INTERNAL_INTENTS, LIFECYCLE_INTENTS, READ_ONLY_INTENTS } from './intents.ts';
 
 /** Intents whose application captures a workspace fingerprint (slow on big trees). */
 export function eventCapturesFingerprint(event: LifecycleEvent): boolean {
-  return event.intent === 'prepare' || event.intent === 'hook-stop';
+  return FINGERPRINT_INTENTS.has(event.intent);
 }

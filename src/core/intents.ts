@@ -1,0 +1,115 @@
+import type { LifecycleIntent } from './events.ts';
+
+// The intent table: each `baton task` intent once, with its flags, which of them are required (for a
+// task ref and for `auto`, the two forms of one intent), whether it changes a run, whether only
+// baton's hooks send it, and its usage lines. The CLI's flag tables, required-flag checks and usage
+// text, and the engine's read-only and fingerprint sets are derived from it. The event schema in
+// events.ts holds the value types; a Record keyed by LifecycleIntent keeps the two in step: an intent
+// added to the schema does not compile until it is placed here.
+
+/** `baton task` flags that carry an event field (the common options are the CLI's own). */
+export const EVENT_FLAGS = [
+  'max-steps', 'client', 'requested-model', 'native-agent', 'child-id', 'parent-id', 'spawn-mode',
+  'actual-model', 'fallback-reason', 'exit-code', 'agent', 'code', 'message', 'recoverable',
+  'stage', 'round', 'artifact', 'role', 'reason', 'content',
+] as const;
+export type EventFlag = (typeof EVENT_FLAGS)[number];
+
+export type IntentSpec = {
+  /** The flags this intent reads; any other event flag is accepted and ignored, as upstream does. */
+  readonly flags: readonly EventFlag[];
+  /** Required with a task ref, in the order upstream reports the first missing one. */
+  readonly required: readonly EventFlag[];
+  /** Required with `auto` (a native hook event); the same as `required` unless the forms differ. */
+  readonly requiredWithAuto?: readonly EventFlag[];
+  /** Never changes a run: the CLI may answer it by reading files, and a failure pauses nothing. */
+  readonly readOnly?: true;
+  /** Sent only by baton's own hooks; `baton task` does not offer it. */
+  readonly internal?: true;
+  /** Applying it captures a workspace fingerprint (slow on big trees). */
+  readonly capturesFingerprint?: true;
+  /** Its lines under "intents:" in `baton task --help` (none for internal intents). */
+  readonly usage: readonly string[];
+};
+
+export const INTENTS = {
+  'begin-or-resume': { flags: ['max-steps'], required: [], usage: ['begin-or-resume [--max-steps N]'] },
+  route: { flags: [], required: [], readOnly: true, usage: ['route'] },
+  status: { flags: [], required: [], readOnly: true, usage: ['status'] },
+  prepare: {
+    flags: ['client', 'requested-model'],
+    required: ['client'],
+    capturesFingerprint: true,
+    usage: ['prepare --client C [--requested-model M]'],
+  },
+  'hook-start': {
+    flags: ['client', 'native-agent', 'child-id', 'parent-id', 'spawn-mode', 'actual-model', 'fallback-reason'],
+    required: ['native-agent', 'child-id', 'parent-id', 'spawn-mode'],
+    requiredWithAuto: ['client', 'native-agent', 'child-id', 'parent-id', 'spawn-mode'],
+    usage: [
+      'hook-start --native-agent A --child-id ID --parent-id ID --spawn-mode fresh [--client C (required with auto)]',
+      '           [--actual-model M] [--fallback-reason R]',
+    ],
+  },
+  'hook-stop': {
+    flags: ['client', 'native-agent', 'child-id', 'exit-code'],
+    required: ['child-id', 'exit-code'],
+    requiredWithAuto: ['client', 'native-agent', 'child-id'],
+    capturesFingerprint: true,
+    usage: [
+      'hook-stop  auto: --client C --native-agent A --child-id ID',
+      '           <task-ref>: --child-id ID --exit-code N   (baton captures the fingerprint and changed paths)',
+    ],
+  },
+  'claim-spawn': { flags: [], required: [], internal: true, usage: [] },
+  'stage-completed': { flags: ['agent'], required: ['agent'], usage: ['stage-completed --agent A'] },
+  'complete-stage': {
+    flags: ['stage', 'round', 'artifact', 'agent', 'content'],
+    required: ['stage', 'round', 'artifact', 'agent'],
+    usage: [
+      'complete-stage --stage S --round N --artifact F --agent A [--content -]',
+      '               (--content -: baton writes F from standard input, checked, with the stage completion)',
+    ],
+  },
+  'validate-stage': {
+    flags: ['stage', 'round', 'artifact', 'role'],
+    required: ['stage', 'round', 'artifact', 'role'],
+    usage: ['validate-stage --stage S --round N --artifact F --role executor|reviewer'],
+  },
+  advance: { flags: [], required: [], usage: ['advance'] },
+  pause: {
+    flags: ['code', 'message', 'recoverable'],
+    required: ['code', 'message', 'recoverable'],
+    usage: ['pause --code X --message Y --recoverable true|false'],
+  },
+  abort: { flags: ['reason'], required: [], usage: ['abort [--reason R]'] },
+} as const satisfies Record<LifecycleIntent, IntentSpec>;
+
+const specs = INTENTS as Record<LifecycleIntent, IntentSpec>;
+
+/** Every intent, in the table's order (the order of the usage text and the install instructions). */
+export const LIFECYCLE_INTENTS = Object.keys(INTENTS) as (keyof typeof INTENTS)[];
+
+function intentsWhere(test: (spec: IntentSpec) => boolean): ReadonlySet<LifecycleIntent> {
+  return new Set(LIFECYCLE_INTENTS.filter((intent) => test(specs[intent])));
+}
+
+/** Intents only baton's own hooks send; `baton task` does not offer them. */
+export const INTERNAL_INTENTS = intentsWhere((spec) => spec.internal === true);
+
+/** Intents that never change a run: the CLI may answer them by reading files, without the queue. */
+export const READ_ONLY_INTENTS = intentsWhere((spec) => spec.readOnly === true);
+
+/** Intents whose application captures a workspace fingerprint (slow on big trees). */
+export const FINGERPRINT_INTENTS = intentsWhere((spec) => spec.capturesFingerprint === true);
+
+/** The flags `baton task <ref> <intent>` must be given; `auto` selects the native hook form. */
+export function requiredFlags(intent: LifecycleIntent, auto: boolean): readonly EventFlag[] {
+  const spec = specs[intent];
+  return auto ? spec.requiredWithAuto ?? spec.required : spec.required;
+}
+
+/** The "intents:" section of `baton task --help`, one block per offered intent. */
+export function intentUsageLines(): string[] {
+  return LIFECYCLE_INTENTS.flatMap((intent) => specs[intent].usage.map((line) => `  ${line}`));
+}
