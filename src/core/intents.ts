@@ -30,19 +30,25 @@ export type IntentSpec = {
   readonly capturesFingerprint?: true;
   /** Its lines under "intents:" in `baton task --help` (none for internal intents). */
   readonly usage: readonly string[];
+  /** Who runs it, as `baton install-hooks` tells the agents. */
+  readonly audience: IntentAudience;
 };
 
+export type IntentAudience = 'orchestrator' | 'subagent' | 'hooks' | 'recovery';
+
 export const INTENTS = {
-  'begin-or-resume': { flags: ['max-steps'], required: [], usage: ['begin-or-resume [--max-steps N]'] },
-  route: { flags: [], required: [], readOnly: true, usage: ['route'] },
-  status: { flags: [], required: [], readOnly: true, usage: ['status'] },
+  'begin-or-resume': { audience: 'orchestrator', flags: ['max-steps'], required: [], usage: ['begin-or-resume [--max-steps N]'] },
+  route: { audience: 'orchestrator', flags: [], required: [], readOnly: true, usage: ['route'] },
+  status: { audience: 'orchestrator', flags: [], required: [], readOnly: true, usage: ['status'] },
   prepare: {
+    audience: 'orchestrator',
     flags: ['client', 'requested-model'],
     required: ['client'],
     capturesFingerprint: true,
     usage: ['prepare --client C [--requested-model M]'],
   },
   'hook-start': {
+    audience: 'hooks',
     flags: ['client', 'native-agent', 'child-id', 'parent-id', 'spawn-mode', 'actual-model', 'fallback-reason'],
     required: ['native-agent', 'child-id', 'parent-id', 'spawn-mode'],
     requiredWithAuto: ['client', 'native-agent', 'child-id', 'parent-id', 'spawn-mode'],
@@ -52,6 +58,7 @@ export const INTENTS = {
     ],
   },
   'hook-stop': {
+    audience: 'hooks',
     flags: ['client', 'native-agent', 'child-id', 'exit-code'],
     required: ['child-id', 'exit-code'],
     requiredWithAuto: ['client', 'native-agent', 'child-id'],
@@ -61,9 +68,10 @@ export const INTENTS = {
       '           <task-ref>: --child-id ID --exit-code N   (baton captures the fingerprint and changed paths)',
     ],
   },
-  'claim-spawn': { flags: [], required: [], internal: true, usage: [] },
-  'stage-completed': { flags: ['agent'], required: ['agent'], usage: ['stage-completed --agent A'] },
+  'claim-spawn': { audience: 'hooks', flags: [], required: [], internal: true, usage: [] },
+  'stage-completed': { audience: 'subagent', flags: ['agent'], required: ['agent'], usage: ['stage-completed --agent A'] },
   'complete-stage': {
+    audience: 'subagent',
     flags: ['stage', 'round', 'artifact', 'agent', 'content'],
     required: ['stage', 'round', 'artifact', 'agent'],
     usage: [
@@ -72,17 +80,19 @@ export const INTENTS = {
     ],
   },
   'validate-stage': {
+    audience: 'subagent',
     flags: ['stage', 'round', 'artifact', 'role'],
     required: ['stage', 'round', 'artifact', 'role'],
     usage: ['validate-stage --stage S --round N --artifact F --role executor|reviewer'],
   },
-  advance: { flags: [], required: [], usage: ['advance'] },
+  advance: { audience: 'orchestrator', flags: [], required: [], usage: ['advance'] },
   pause: {
+    audience: 'recovery',
     flags: ['code', 'message', 'recoverable'],
     required: ['code', 'message', 'recoverable'],
     usage: ['pause --code X --message Y --recoverable true|false'],
   },
-  abort: { flags: ['reason'], required: [], usage: ['abort [--reason R]'] },
+  abort: { audience: 'recovery', flags: ['reason'], required: [], usage: ['abort [--reason R]'] },
 } as const satisfies Record<LifecycleIntent, IntentSpec>;
 
 const specs = INTENTS as Record<LifecycleIntent, IntentSpec>;
@@ -102,6 +112,11 @@ export const READ_ONLY_INTENTS = intentsWhere((spec) => spec.readOnly === true);
 
 /** Intents whose application captures a workspace fingerprint (slow on big trees). */
 export const FINGERPRINT_INTENTS = intentsWhere((spec) => spec.capturesFingerprint === true);
+
+/** Who runs each intent (the install instructions' intent → audience table). */
+export const INTENT_AUDIENCE = Object.fromEntries(LIFECYCLE_INTENTS.map((intent) => [intent, specs[intent].audience])) as Readonly<
+  Record<LifecycleIntent, IntentAudience>
+>;
 
 /** The flags `baton task <ref> <intent>` must be given; `auto` selects the native hook form. */
 export function requiredFlags(intent: LifecycleIntent, auto: boolean): readonly EventFlag[] {
