@@ -7,19 +7,43 @@ import type { LifecycleIntent } from './events.ts';
 // events.ts holds the value types; a Record keyed by LifecycleIntent keeps the two in step: an intent
 // added to the schema does not compile until it is placed here.
 
+/** How a flag's value is read; the CLI owns the parsing and upstream's messages for each kind. */
+export type FlagValue = 'text' | 'integer' | 'positive-integer' | 'stage' | 'role' | 'boolean' | 'stdin';
+
 /** `baton task` flags that carry an event field (the common options are the CLI's own). */
-export const EVENT_FLAGS = [
-  'max-steps', 'client', 'requested-model', 'native-agent', 'child-id', 'parent-id', 'spawn-mode',
-  'actual-model', 'fallback-reason', 'exit-code', 'agent', 'code', 'message', 'recoverable',
-  'stage', 'round', 'artifact', 'role', 'reason', 'content',
-] as const;
-export type EventFlag = (typeof EVENT_FLAGS)[number];
+export const EVENT_FLAG_SPECS = {
+  'max-steps': { field: 'maxSteps', value: 'positive-integer' },
+  client: { field: 'client', value: 'text' },
+  'requested-model': { field: 'requestedModel', value: 'text' },
+  'native-agent': { field: 'nativeAgent', value: 'text' },
+  'child-id': { field: 'childId', value: 'text' },
+  'parent-id': { field: 'parentId', value: 'text' },
+  'spawn-mode': { field: 'spawnMode', value: 'text' },
+  'actual-model': { field: 'actualModel', value: 'text' },
+  'fallback-reason': { field: 'fallbackReason', value: 'text' },
+  'exit-code': { field: 'exitCode', value: 'integer' },
+  agent: { field: 'agent', value: 'text' },
+  code: { field: 'code', value: 'text' },
+  message: { field: 'message', value: 'text' },
+  recoverable: { field: 'recoverable', value: 'boolean' },
+  stage: { field: 'stage', value: 'stage' },
+  round: { field: 'round', value: 'positive-integer' },
+  artifact: { field: 'artifact', value: 'text' },
+  role: { field: 'role', value: 'role' },
+  reason: { field: 'reason', value: 'text' },
+  /** `--content -`: the artifact's text comes on standard input; the caller reads it into `content`. */
+  content: { field: 'content', value: 'stdin' },
+} as const satisfies Record<string, { field: string; value: FlagValue }>;
+export type EventFlag = keyof typeof EVENT_FLAG_SPECS;
+export const EVENT_FLAGS = Object.keys(EVENT_FLAG_SPECS) as EventFlag[];
 
 export type IntentSpec = {
   /** The flags this intent reads; any other event flag is accepted and ignored, as upstream does. */
   readonly flags: readonly EventFlag[];
   /** Required with a task ref, in the order upstream reports the first missing one. */
   readonly required: readonly EventFlag[];
+  /** Read only in the `auto` form: with a task ref upstream ignores them (even an unknown client). */
+  readonly autoOnly?: readonly EventFlag[];
   /** Required with `auto` (a native hook event); the same as `required` unless the forms differ. */
   readonly requiredWithAuto?: readonly EventFlag[];
   /** Never changes a run: the CLI may answer it by reading files, and a failure pauses nothing. */
@@ -51,6 +75,7 @@ export const INTENTS = {
     audience: 'hooks',
     flags: ['client', 'native-agent', 'child-id', 'parent-id', 'spawn-mode', 'actual-model', 'fallback-reason'],
     required: ['native-agent', 'child-id', 'parent-id', 'spawn-mode'],
+    autoOnly: ['client'],
     requiredWithAuto: ['client', 'native-agent', 'child-id', 'parent-id', 'spawn-mode'],
     usage: [
       'hook-start --native-agent A --child-id ID --parent-id ID --spawn-mode fresh [--client C (required with auto)]',
@@ -61,6 +86,7 @@ export const INTENTS = {
     audience: 'hooks',
     flags: ['client', 'native-agent', 'child-id', 'exit-code'],
     required: ['child-id', 'exit-code'],
+    autoOnly: ['client', 'native-agent'],
     requiredWithAuto: ['client', 'native-agent', 'child-id'],
     capturesFingerprint: true,
     usage: [
@@ -123,6 +149,15 @@ export function requiredFlags(intent: LifecycleIntent, auto: boolean): readonly 
   const spec = specs[intent];
   return auto ? spec.requiredWithAuto ?? spec.required : spec.required;
 }
+
+/** The flags `baton task <ref> <intent>` reads into the event, in the order their values are checked. */
+export function intentFlags(intent: LifecycleIntent, auto: boolean): readonly EventFlag[] {
+  const spec = specs[intent];
+  return auto ? spec.flags : spec.flags.filter((flag) => !spec.autoOnly?.includes(flag));
+}
+
+/** The intents that take `--content -`. */
+export const CONTENT_INTENTS = intentsWhere((spec) => spec.flags.includes('content'));
 
 /** The "intents:" section of `baton task --help`, one block per offered intent. */
 export function intentUsageLines(): string[] {

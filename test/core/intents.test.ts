@@ -42,3 +42,30 @@ describe('the intent table', () => {
     expect(parseTaskCommand(['T1', 'claim-spawn'])).toEqual({ kind: 'usage-error', message: "unknown intent 'claim-spawn'" });
   });
 });
+
+describe('the event builder follows the table', () => {
+  it('reads the auto-only flags only in the auto form (upstream ignores them with a task ref)', () => {
+    const explicit = parseTaskCommand(['T1', 'hook-stop', '--client', 'nobody', '--native-agent', 'a', '--child-id', 'c', '--exit-code', '0']);
+    expect(explicit).toMatchObject({ kind: 'ok', event: { intent: 'hook-stop', taskRef: 'T1', childId: 'c', exitCode: 0 } });
+    expect(explicit.kind === 'ok' && 'client' in explicit.event).toBe(false);
+    expect(parseTaskCommand(['auto', 'hook-stop', '--client', 'nobody', '--native-agent', 'a', '--child-id', 'c'])).toEqual({
+      kind: 'usage-error',
+      message: "unknown client 'nobody'",
+    });
+  });
+
+  it('checks values in the order of the intent\'s flags, with upstream\'s messages', () => {
+    const args = ['T1', 'validate-stage', '--role', 'judge', '--round', '0', '--stage', 'nope', '--artifact', 'a.md'];
+    expect(parseTaskCommand(args)).toEqual({ kind: 'usage-error', message: expect.stringMatching(/^--stage must be one of /) });
+    expect(parseTaskCommand([...args.slice(0, 7), 'analysis', '--artifact', 'a.md'])).toEqual({ kind: 'usage-error', message: '--round must be a positive integer' });
+    expect(parseTaskCommand(['T1', 'validate-stage', '--role', 'judge', '--round', '1', '--stage', 'analysis', '--artifact', 'a.md'])).toEqual({
+      kind: 'usage-error',
+      message: '--role must be executor or reviewer',
+    });
+    expect(parseTaskCommand(['T1', 'pause', '--code', 'X', '--message', 'm', '--recoverable', 'yes'])).toEqual({
+      kind: 'usage-error',
+      message: '--recoverable must be true or false',
+    });
+    expect(parseTaskCommand(['T1', 'advance', '--content', '-'])).toEqual({ kind: 'usage-error', message: "option '--content' is only accepted by complete-stage" });
+  });
+});
