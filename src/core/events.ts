@@ -88,6 +88,28 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
 export type LifecycleEvent = z.infer<typeof lifecycleEventSchema>;
 export type LifecycleIntent = LifecycleEvent['intent'];
 
+// The two forms of a hook event as separate variants: `auto` (a native hook, correlated by client)
+// and a task ref. The schema's refinements above guarantee the fields each form needs; these guards
+// carry that guarantee to the type checker, so the engine reads the fields without assertions.
+type HookStart = Extract<LifecycleEvent, { intent: 'hook-start' }>;
+type HookStop = Extract<LifecycleEvent, { intent: 'hook-stop' }>;
+type Client = NonNullable<HookStart['client']>;
+export type AutoHookStart = HookStart & { taskRef: 'auto'; client: Client };
+export type AutoHookStop = HookStop & { taskRef: 'auto'; client: Client; nativeAgent: string };
+export type ExplicitHookStop = HookStop & { exitCode: number };
+
+export function isAutoHookStart(event: HookStart): event is AutoHookStart {
+  return event.taskRef === 'auto' && event.client !== undefined;
+}
+
+export function isAutoHookStop(event: HookStop): event is AutoHookStop {
+  return event.taskRef === 'auto' && event.client !== undefined && event.nativeAgent !== undefined;
+}
+
+export function isExplicitHookStop(event: HookStop): event is ExplicitHookStop {
+  return event.taskRef !== 'auto' && event.exitCode !== undefined;
+}
+
 // The intent list, the internal and read-only sets are derived from the intent table (intents.ts).
 export { INTERNAL_INTENTS, LIFECYCLE_INTENTS, READ_ONLY_INTENTS } from './intents.ts';
 

@@ -69,3 +69,19 @@ describe('the event builder follows the table', () => {
     expect(parseTaskCommand(['T1', 'advance', '--content', '-'])).toEqual({ kind: 'usage-error', message: "option '--content' is only accepted by complete-stage" });
   });
 });
+
+describe('the auto and task-ref forms of hook events', () => {
+  it('the guards tell the forms apart on parsed events', async () => {
+    const { isAutoHookStart, isAutoHookStop, isExplicitHookStop } = await import('../../src/core/events.ts');
+    const stop = (event: unknown) => lifecycleEventSchema.parse(event) as Extract<ReturnType<typeof lifecycleEventSchema.parse>, { intent: 'hook-stop' }>;
+    const auto = stop({ intent: 'hook-stop', taskRef: 'auto', client: 'codex', nativeAgent: 'a', childId: 'c' });
+    const explicit = stop({ intent: 'hook-stop', taskRef: 'T1', childId: 'c', exitCode: 3 });
+    expect([isAutoHookStop(auto), isExplicitHookStop(auto)]).toEqual([true, false]);
+    expect([isAutoHookStop(explicit), isExplicitHookStop(explicit)]).toEqual([false, true]);
+    const start = lifecycleEventSchema.parse({ intent: 'hook-start', taskRef: 'T1', nativeAgent: 'a', childId: 'c', parentId: 'p', spawnMode: 'fresh' });
+    expect(start.intent === 'hook-start' && isAutoHookStart(start)).toBe(false);
+    expect(lifecycleEventSchema.safeParse({ intent: 'hook-stop', taskRef: 'auto', client: 'codex', childId: 'c' }).error?.issues[0]?.message).toBe(
+      "intent 'hook-stop' requires '--native-agent'",
+    );
+  });
+});
