@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
-import { FINGERPRINT_INTENTS } from './intents.ts';
+import { EVENT_FLAG_SPECS, FINGERPRINT_INTENTS, requiredFlags } from './intents.ts';
 
 // The events the engine applies: one per `baton task` intent (docs/lifecycle.md §10.4 plus baton's
 // complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
@@ -73,15 +73,14 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
   z.strictObject({ intent: z.literal('pause'), taskRef, code: text, message: z.string(), recoverable: z.boolean() }),
   z.strictObject({ intent: z.literal('abort'), taskRef, reason: text.optional() }),
 ]).superRefine((event, context) => {
-  // Native hook events carry no task: `auto` correlates by client, so the client must be known.
-  if (event.taskRef === 'auto' && (event.intent === 'hook-start' || event.intent === 'hook-stop') && !event.client) {
-    context.addIssue({ code: 'custom', path: ['client'], message: `intent '${event.intent}' requires '--client'` });
-  }
-  if (event.intent === 'hook-stop' && event.taskRef === 'auto' && !event.nativeAgent) {
-    context.addIssue({ code: 'custom', path: ['nativeAgent'], message: "intent 'hook-stop' requires '--native-agent'" });
-  }
-  if (event.intent === 'hook-stop' && event.taskRef !== 'auto' && event.exitCode === undefined) {
-    context.addIssue({ code: 'custom', path: ['exitCode'], message: "intent 'hook-stop' requires '--exit-code'" });
+  // The flags one form of an intent requires that the schema leaves optional (the intent table says
+  // which): native hook events carry no task, so `auto` correlates by client and needs it, and the
+  // two forms of hook-stop need different fields.
+  for (const flag of requiredFlags(event.intent, event.taskRef === 'auto')) {
+    const field = EVENT_FLAG_SPECS[flag].field;
+    if ((event as Record<string, unknown>)[field] === undefined) {
+      context.addIssue({ code: 'custom', path: [field], message: `intent '${event.intent}' requires '--${flag}'` });
+    }
   }
 });
 

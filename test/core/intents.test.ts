@@ -84,4 +84,17 @@ describe('the auto and task-ref forms of hook events', () => {
       "intent 'hook-stop' requires '--native-agent'",
     );
   });
+
+  it('the schema requires the fields of each form, named by their flags, as the table says', () => {
+    const issues = (event: unknown) => lifecycleEventSchema.safeParse(event).error?.issues.map((issue) => [issue.path.join('.'), issue.message]);
+    expect(issues({ intent: 'hook-stop', taskRef: 'auto', childId: 'c' })).toEqual([
+      ['client', "intent 'hook-stop' requires '--client'"],
+      ['nativeAgent', "intent 'hook-stop' requires '--native-agent'"],
+    ]);
+    expect(issues({ intent: 'hook-stop', taskRef: 'T1', childId: 'c' })).toEqual([['exitCode', "intent 'hook-stop' requires '--exit-code'"]]);
+    expect(issues({ intent: 'hook-start', taskRef: 'auto', nativeAgent: 'a', childId: 'c', parentId: 'p', spawnMode: 'fresh' })).toEqual([
+      ['client', "intent 'hook-start' requires '--client'"],
+    ]);
+    expect(issues({ intent: 'hook-stop', taskRef: 'T1', childId: 'c', exitCode: 0 })).toBeUndefined();
+  });
 });
