@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { INTENTS, INTERNAL_INTENTS, LIFECYCLE_INTENTS, READ_ONLY_INTENTS, requiredFlags } from '../../src/core/intents.ts';
+import { EVENT_FLAG_SPECS, INTENTS, INTERNAL_INTENTS, LIFECYCLE_INTENTS, READ_ONLY_INTENTS, intentFlags, requiredFlags } from '../../src/core/intents.ts';
 import { lifecycleEventSchema } from '../../src/core/events.ts';
 import { TASK_USAGE, parseTaskCommand } from '../../src/cli/taskArgs.ts';
 
@@ -96,5 +96,15 @@ describe('the auto and task-ref forms of hook events', () => {
       ['client', "intent 'hook-start' requires '--client'"],
     ]);
     expect(issues({ intent: 'hook-stop', taskRef: 'T1', childId: 'c', exitCode: 0 })).toBeUndefined();
+  });
+});
+
+describe('the table and the schema agree', () => {
+  it("every flag an intent reads names a field of that intent's event", () => {
+    for (const option of lifecycleEventSchema.options) {
+      const intent = option.shape.intent.value;
+      const fields = Object.keys(option.shape);
+      for (const flag of intentFlags(intent, true)) expect(fields).toContain(EVENT_FLAG_SPECS[flag].field);
+    }
   });
 });
