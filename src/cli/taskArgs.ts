@@ -1,5 +1,7 @@
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
-import { INTERNAL_INTENTS, LIFECYCLE_INTENTS, lifecycleEventSchema } from '../core/events.ts';
+import { lifecycleEventSchema } from '../core/events.ts';
+import { CONTENT_INTENTS, EVENT_FLAGS, EVENT_FLAG_SPECS, INTERNAL_INTENTS, LIFECYCLE_INTENTS, intentFlags, intentUsageLines, requiredFlags } from '../core/intents.ts';
+import type { EventFlag } from '../core/intents.ts';
 import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
 
 // The grammar of `baton task <task-ref|auto> <intent> [--flag value]...`, kept from agent-infra's
@@ -10,21 +12,7 @@ import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
 export const TASK_USAGE = `usage: baton task <task-ref|auto> <intent> [--flag value]...
 
 intents:
-  begin-or-resume [--max-steps N]
-  route
-  status
-  prepare --client C [--requested-model M]
-  hook-start --native-agent A --child-id ID --parent-id ID --spawn-mode fresh [--client C (required with auto)]
-             [--actual-model M] [--fallback-reason R]
-  hook-stop  auto: --client C --native-agent A --child-id ID
-             <task-ref>: --child-id ID --exit-code N   (baton captures the fingerprint and changed paths)
-  stage-completed --agent A
-  complete-stage --stage S --round N --artifact F --agent A [--content -]
-                 (--content -: baton writes F from standard input, checked, with the stage completion)
-  validate-stage --stage S --round N --artifact F --role executor|reviewer
-  advance
-  pause --code X --message Y --recoverable true|false
-  abort [--reason R]
+${intentUsageLines().join('\n')}
 
 common options:
   --repo DIR             repository (default: nearest ancestor of the working directory holding .git)
@@ -36,18 +24,12 @@ common options:
   --help                 this text
 `;
 
-const EVENT_FLAGS = [
-  'max-steps', 'client', 'requested-model', 'native-agent', 'child-id', 'parent-id', 'spawn-mode',
-  'actual-model', 'fallback-reason', 'exit-code', 'agent', 'code', 'message', 'recoverable',
-  'stage', 'round', 'artifact', 'role', 'reason', 'content',
-] as const;
 const COMMON_FLAGS = ['repo', 'redis', 'timeout', 'worker', 'idempotency-key'] as const;
 /** Known to 0.9.2's parser, used by no intent: accepted and ignored, as upstream does. */
 const IGNORED_FLAGS = ['before-fingerprint'] as const;
 /** Accepted by 0.9.2's hook-stop, refused by baton: a caller-supplied list could dodge the reviewer write gate. */
 const REFUSED_FLAGS = ['after-fingerprint', 'changed-paths'] as const;
 
-type Flag = (typeof EVENT_FLAGS)[number] | (typeof COMMON_FLAGS)[number];
 const KNOWN_FLAGS: ReadonlySet<string> = new Set<string>([...EVENT_FLAGS, ...COMMON_FLAGS, ...IGNORED_FLAGS, ...REFUSED_FLAGS]);
 const HELP_FLAGS: ReadonlySet<string> = new Set(['--help', '-h']);
 
@@ -70,27 +52,6 @@ class UsageError extends Error {}
 
 function usage(message: string): never {
   throw new UsageError(message);
-}
-
-function requiredFlags(intent: LifecycleIntent, auto: boolean): Flag[] {
-  switch (intent) {
-    case 'prepare':
-      return ['client'];
-    case 'hook-start':
-      return [...(auto ? (['client'] as const) : []), 'native-agent', 'child-id', 'parent-id', 'spawn-mode'];
-    case 'hook-stop':
-      return auto ? ['client', 'native-agent', 'child-id'] : ['child-id', 'exit-code'];
-    case 'stage-completed':
-      return ['agent'];
-    case 'complete-stage':
-      return ['stage', 'round', 'artifact', 'agent'];
-    case 'validate-stage':
-      return ['stage', 'round', 'artifact', 'role'];
-    case 'pause':
-      return ['code', 'message', 'recoverable'];
-    default:
-      return [];
-  }
 }
 
 // Upstream reads numbers with Number() and checks Number.isInteger, so any integer-valued spelling
@@ -123,74 +84,35 @@ function parseFlags(tokens: readonly string[]): Map<string, string> {
   return flags;
 }
 
+/** Reads one flag's value as the intent table says; the messages are upstream's. */
+function flagValue(flag: EventFlag, value: string): string | number | boolean {
+  switch (EVENT_FLAG_SPECS[flag].value) {
+    case 'integer':
+      return integer(value, `--${flag} must be an integer`);
+    case 'positive-integer':
+      return positiveInteger(value, `--${flag} must be a positive integer`);
+    case 'stage':
+      if (!(DELEGATION_STAGES as readonly string[]).includes(value)) usage(`--stage must be one of ${DELEGATION_STAGES.join(', ')}`);
+      return value;
+    case 'role':
+      if (!(DELEGATION_ROLES as readonly string[]).includes(value)) usage('--role must be executor or reviewer');
+      return value;
+    case 'boolean':
+      if (value !== 'true' && value !== 'false') usage(`--${flag} must be true or false`);
+      return value === 'true';
+    case 'text':
+    case 'stdin':
+      return value;
+  }
+}
+
 function buildEvent(taskRef: string, intent: LifecycleIntent, flags: Map<string, string>): Record<string, unknown> {
-  const get = (name: Flag) => flags.get(name);
   const event: Record<string, unknown> = { intent, taskRef };
-  const copy = (name: Flag, field: string) => {
-    const value = get(name);
-    if (value !== undefined) event[field] = value;
-  };
-  switch (intent) {
-    case 'begin-or-resume': {
-      const maxSteps = get('max-steps');
-      if (maxSteps !== undefined) event.maxSteps = positiveInteger(maxSteps, '--max-steps must be a positive integer');
-      break;
-    }
-    case 'prepare':
-      copy('client', 'client');
-      copy('requested-model', 'requestedModel');
-      break;
-    case 'hook-start':
-      // With a task ref the client is not needed, and upstream ignores it (even an unknown one).
-      if (taskRef === 'auto') copy('client', 'client');
-      copy('native-agent', 'nativeAgent');
-      copy('child-id', 'childId');
-      copy('parent-id', 'parentId');
-      copy('spawn-mode', 'spawnMode');
-      copy('actual-model', 'actualModel');
-      copy('fallback-reason', 'fallbackReason');
-      break;
-    case 'hook-stop': {
-      if (taskRef === 'auto') {
-        copy('client', 'client');
-        copy('native-agent', 'nativeAgent');
-      }
-      copy('child-id', 'childId');
-      const exitCode = get('exit-code');
-      if (exitCode !== undefined) event.exitCode = integer(exitCode, '--exit-code must be an integer');
-      break;
-    }
-    case 'stage-completed':
-      copy('agent', 'agent');
-      break;
-    case 'complete-stage':
-    case 'validate-stage': {
-      const stage = get('stage')!;
-      if (!(DELEGATION_STAGES as readonly string[]).includes(stage)) usage(`--stage must be one of ${DELEGATION_STAGES.join(', ')}`);
-      event.stage = stage;
-      event.round = positiveInteger(get('round')!, '--round must be a positive integer');
-      copy('artifact', 'artifact');
-      if (intent === 'complete-stage') copy('agent', 'agent');
-      else {
-        const role = get('role')!;
-        if (!(DELEGATION_ROLES as readonly string[]).includes(role)) usage('--role must be executor or reviewer');
-        event.role = role;
-      }
-      break;
-    }
-    case 'pause': {
-      copy('code', 'code');
-      copy('message', 'message');
-      const recoverable = get('recoverable');
-      if (recoverable !== 'true' && recoverable !== 'false') usage('--recoverable must be true or false');
-      event.recoverable = recoverable === 'true';
-      break;
-    }
-    case 'abort':
-      copy('reason', 'reason');
-      break;
-    default:
-      break;
+  for (const flag of intentFlags(intent, taskRef === 'auto')) {
+    const value = flags.get(flag);
+    // `--content -` is an instruction, not a value: the caller puts the text read from stdin there.
+    if (value === undefined || EVENT_FLAG_SPECS[flag].value === 'stdin') continue;
+    event[EVENT_FLAG_SPECS[flag].field] = flagValue(flag, value);
   }
   const client = event.client;
   if (typeof client === 'string' && !(AGENT_CLIENT_IDS as readonly string[]).includes(client)) usage(`unknown client '${client}'`);
@@ -245,7 +167,7 @@ export function parseTaskCommand(argv: readonly string[]): ParsedTaskCommand {
     const options = commonOptions(flags);
     const content = flags.get('content');
     if (content !== undefined) {
-      if (typedIntent !== 'complete-stage') usage("option '--content' is only accepted by complete-stage");
+      if (!CONTENT_INTENTS.has(typedIntent)) usage("option '--content' is only accepted by complete-stage");
       if (content !== '-') usage("--content must be '-': the artifact's content is read from standard input");
       options.contentFromStdin = true;
     }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import * as orchestration from './orchestration.ts';
 import { RunTransaction, commitWrites, readRunFile } from './runStore.ts';
 import type { RunRead, RunWrite } from './runStore.ts';
+import { isAutoHookStart, isAutoHookStop, isExplicitHookStop } from './events.ts';
 import type { LifecycleEvent } from './events.ts';
 import type { OrchestrationResult, WorkspaceFingerprinter } from './types.ts';
 
@@ -74,14 +75,15 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
         actualModel: event.actualModel ?? null,
         modelFallbackReason: event.fallbackReason ?? null,
       };
-      return event.taskRef === 'auto'
-        ? orchestration.activateMatching(ctx, event.client!, activation)
+      return isAutoHookStart(event)
+        ? orchestration.activateMatching(ctx, event.client, activation)
         : orchestration.activate(ctx, event.taskRef, activation);
     }
     case 'hook-stop':
-      return event.taskRef === 'auto'
-        ? orchestration.sealMatching(ctx, event.client!, { nativeAgent: event.nativeAgent!, childId: event.childId })
-        : orchestration.sealExplicit(ctx, event.taskRef, { childId: event.childId, exitCode: event.exitCode! });
+      if (isAutoHookStop(event)) return orchestration.sealMatching(ctx, event.client, { nativeAgent: event.nativeAgent, childId: event.childId });
+      if (isExplicitHookStop(event)) return orchestration.sealExplicit(ctx, event.taskRef, { childId: event.childId, exitCode: event.exitCode });
+      // Unreachable for a parsed event: the schema refuses either form without its fields.
+      throw new Error(`hook-stop event for '${event.taskRef}' lacks the fields of its form`);
     case 'claim-spawn':
       return orchestration.claimSpawn(ctx, event.client, { nativeAgent: event.nativeAgent, toolCallId: event.toolCallId, notAfter: event.notAfter });
     case 'stage-completed':

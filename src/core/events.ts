@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
+import { EVENT_FLAG_SPECS, FINGERPRINT_INTENTS, requiredFlags } from './intents.ts';
 
 // The events the engine applies: one per `baton task` intent (docs/lifecycle.md §10.4 plus baton's
 // complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
@@ -72,44 +73,46 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
   z.strictObject({ intent: z.literal('pause'), taskRef, code: text, message: z.string(), recoverable: z.boolean() }),
   z.strictObject({ intent: z.literal('abort'), taskRef, reason: text.optional() }),
 ]).superRefine((event, context) => {
-  // Native hook events carry no task: `auto` correlates by client, so the client must be known.
-  if (event.taskRef === 'auto' && (event.intent === 'hook-start' || event.intent === 'hook-stop') && !event.client) {
-    context.addIssue({ code: 'custom', path: ['client'], message: `intent '${event.intent}' requires '--client'` });
-  }
-  if (event.intent === 'hook-stop' && event.taskRef === 'auto' && !event.nativeAgent) {
-    context.addIssue({ code: 'custom', path: ['nativeAgent'], message: "intent 'hook-stop' requires '--native-agent'" });
-  }
-  if (event.intent === 'hook-stop' && event.taskRef !== 'auto' && event.exitCode === undefined) {
-    context.addIssue({ code: 'custom', path: ['exitCode'], message: "intent 'hook-stop' requires '--exit-code'" });
+  // The flags one form of an intent requires that the schema leaves optional (the intent table says
+  // which): native hook events carry no task, so `auto` correlates by client and needs it, and the
+  // two forms of hook-stop need different fields.
+  for (const flag of requiredFlags(event.intent, event.taskRef === 'auto')) {
+    const field = EVENT_FLAG_SPECS[flag].field;
+    if ((event as Record<string, unknown>)[field] === undefined) {
+      context.addIssue({ code: 'custom', path: [field], message: `intent '${event.intent}' requires '--${flag}'` });
+    }
   }
 });
 
 export type LifecycleEvent = z.infer<typeof lifecycleEventSchema>;
 export type LifecycleIntent = LifecycleEvent['intent'];
 
-export const LIFECYCLE_INTENTS = [
-  'begin-or-resume',
-  'route',
-  'status',
-  'prepare',
-  'hook-start',
-  'hook-stop',
-  'claim-spawn',
-  'stage-completed',
-  'complete-stage',
-  'validate-stage',
-  'advance',
-  'pause',
-  'abort',
-] as const satisfies readonly LifecycleIntent[];
+// The two forms of a hook event as separate variants: `auto` (a native hook, correlated by client)
+// and a task ref. The schema's refinements above guarantee the fields each form needs; these guards
+// carry that guarantee to the type checker, so the engine reads the fields without assertions.
+type HookStart = Extract<LifecycleEvent, { intent: 'hook-start' }>;
+type HookStop = Extract<LifecycleEvent, { intent: 'hook-stop' }>;
+type Client = NonNullable<HookStart['client']>;
+export type AutoHookStart = HookStart & { taskRef: 'auto'; client: Client };
+export type AutoHookStop = HookStop & { taskRef: 'auto'; client: Client; nativeAgent: string };
+export type ExplicitHookStop = HookStop & { exitCode: number };
 
-/** Intents only baton's own hooks send; `baton task` does not offer them. */
-export const INTERNAL_INTENTS: ReadonlySet<LifecycleIntent> = new Set(['claim-spawn']);
+export function isAutoHookStart(event: HookStart): event is AutoHookStart {
+  return event.taskRef === 'auto' && event.client !== undefined;
+}
 
-/** Intents that never change a run: the CLI may answer them by reading files, without the queue. */
-export const READ_ONLY_INTENTS: ReadonlySet<LifecycleIntent> = new Set(['route', 'status']);
+export function isAutoHookStop(event: HookStop): event is AutoHookStop {
+  return event.taskRef === 'auto' && event.client !== undefined && event.nativeAgent !== undefined;
+}
+
+export function isExplicitHookStop(event: HookStop): event is ExplicitHookStop {
+  return event.taskRef !== 'auto' && event.exitCode !== undefined;
+}
+
+// The intent list, the internal and read-only sets are derived from the intent table (intents.ts).
+export { INTERNAL_INTENTS, LIFECYCLE_INTENTS, READ_ONLY_INTENTS } from './intents.ts';
 
 /** Intents whose application captures a workspace fingerprint (slow on big trees). */
 export function eventCapturesFingerprint(event: LifecycleEvent): boolean {
-  return event.intent === 'prepare' || event.intent === 'hook-stop';
+  return FINGERPRINT_INTENTS.has(event.intent);
 }

@@ -5,6 +5,7 @@ import { applyEvent, applyEventNow, nativeEventTarget } from '../core/engine.ts'
 import { workspaceDir } from '../core/taskLayout.ts';
 import { parseEnvelope } from '../queue/envelope.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
+import { READ_ONLY_INTENTS } from '../core/intents.ts';
 import { EventJournal } from './journal.ts';
 import type { OrchestrationResult, WorkspaceFingerprinter } from '../core/types.ts';
 import type { LifecycleEvent } from '../core/events.ts';
@@ -79,7 +80,7 @@ export async function processJobData(repository: ServedRepository, data: unknown
 
 /** A state-applying event that cannot be applied pauses its run, so nobody proceeds past it. */
 async function pauseAfterFailure(repository: ServedRepository, event: LifecycleEvent, envelope: JobEnvelope, error: unknown): Promise<void> {
-  if (event.taskRef === 'auto' || event.intent === 'route' || event.intent === 'status') return;
+  if (event.taskRef === 'auto' || READ_ONLY_INTENTS.has(event.intent)) return;
   const reason = error instanceof Error ? error.message : String(error);
   try {
     await applyEventNow(

@@ -1,5 +1,5 @@
-import type { LifecycleIntent } from '../../core/events.ts';
-import { LIFECYCLE_INTENTS } from '../../core/events.ts';
+import type { IntentAudience } from '../../core/intents.ts';
+import { INTENT_AUDIENCE, LIFECYCLE_INTENTS } from '../../core/intents.ts';
 import { stageAgentNames, type LifecycleClientId } from '../../core/clients.ts';
 
 // What `baton install-hooks` tells the agents, generated here so it follows baton's intents and
@@ -9,22 +9,8 @@ import { stageAgentNames, type LifecycleClientId } from '../../core/clients.ts';
 
 export type InstructionClient = LifecycleClientId;
 
-/** Who runs each intent. A Record, so a new intent does not compile until it is placed here. */
-export const INTENT_OWNERS: Readonly<Record<LifecycleIntent, 'orchestrator' | 'subagent' | 'hooks' | 'recovery'>> = {
-  'begin-or-resume': 'orchestrator',
-  route: 'orchestrator',
-  prepare: 'orchestrator',
-  advance: 'orchestrator',
-  status: 'orchestrator',
-  'complete-stage': 'subagent',
-  'stage-completed': 'subagent',
-  'validate-stage': 'subagent',
-  'hook-start': 'hooks',
-  'hook-stop': 'hooks',
-  'claim-spawn': 'hooks',
-  abort: 'recovery',
-  pause: 'recovery',
-};
+/** Who runs each intent: the intent table's audience column. */
+export const INTENT_OWNERS = INTENT_AUDIENCE;
 
 /** The agent name `complete-stage --agent` accepts for each client. */
 export const STAGE_AGENT: Readonly<Record<InstructionClient, string>> = { 'claude-code': stageAgentNames('claude-code')[0]!, codex: stageAgentNames('codex')[0]! };
@@ -49,7 +35,7 @@ export const CODE_ADVICE: ReadonlyArray<readonly [code: string, advice: string]>
   ['ORCHESTRATION_LEDGER_BLOCKED', 'unresolved review findings need a human decision: stop and report.'],
 ];
 
-function intentsOf(owner: (typeof INTENT_OWNERS)[LifecycleIntent]): string {
+function intentsOf(owner: IntentAudience): string {
   return LIFECYCLE_INTENTS.filter((intent) => INTENT_OWNERS[intent] === owner).map((intent) => `\`${intent}\``).join(', ');
 }
 
