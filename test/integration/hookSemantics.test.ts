@@ -121,7 +121,7 @@ describe('spawn claim (PreToolUse)', () => {
   it('with Redis unreachable, the read-only check of the run files decides, and the hook says so', async () => {
     await setUp('claim-noredis');
     await task('begin-or-resume');
-    const deadRedis = { ...env, REDIS_URL: `unix://${path.join(repo.root, '.git', 'no-such-redis.sock')}`, BATON_HOOK_BUDGET_MS: '1500' };
+    const deadRedis = { ...env, REDIS_URL: `unix://${path.join(repo.root, '.git', 'no-such-redis.sock')}`, BATON_HOOK_BUDGET_MS: '5000' };
     fs.rmSync(path.join(repo.root, '.git', 'baton', 'endpoint.json'));
     const blocked = await spawn('claude-code', 'toolu_1', undefined, {}, deadRedis);
     expect(blocked.code).toBe(2);
