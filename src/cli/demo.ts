@@ -100,20 +100,20 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 /** The demo repository is deleted on exit: drop its queue and its entry in the repository list too. */
-async function forgetDemoQueue(config: { redisUrl: string; prefix: string }, repoId: string): Promise<void> {
+async function forgetDemoQueue(config: { redisUrl: string; prefix: string }, checkoutId: string): Promise<void> {
   const { connectFast } = await import('../queue/connection.ts');
   const { heartbeatKey, repositoriesKey } = await import('../queue/keys.ts');
   const { queueNameFor } = await import('../queue/envelope.ts');
   const redis = await connectFast(config.redisUrl, 1_000);
   try {
-    const name = queueNameFor(repoId);
+    const name = queueNameFor(checkoutId);
     const queue = new Queue(name, { connection: redis, prefix: config.prefix, skipVersionCheck: true });
     await queue.obliterate({ force: true });
     await queue.close();
-    await redis.hdel(repositoriesKey(config.prefix), repoId);
+    await redis.hdel(repositoriesKey(config.prefix), checkoutId);
     await redis.del(heartbeatKey(config.prefix, name));
     const { forgetRepositoryMetrics } = await import('../workers/jobRecords.ts');
-    await forgetRepositoryMetrics(redis, config.prefix, repoId);
+    await forgetRepositoryMetrics(redis, config.prefix, checkoutId);
   } finally {
     redis.disconnect();
   }

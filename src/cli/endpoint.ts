@@ -5,7 +5,7 @@ import { gitDirOf } from '../core/repoRoot.ts';
 import { DEFAULT_PREFIX } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 
-// Which Redis a repository's worker uses (issue 9 item 8). A hook started by an agent has whatever
+// Which Redis a repository's worker uses (docs/hooks.md "Which Redis"). A hook started by an agent has whatever
 // environment the agent has, often no REDIS_URL; falling back to 127.0.0.1:6379 could reach a
 // different Redis from the worker's, and the event would sit on a queue nobody serves. So every
 // worker records the Redis URL and key prefix it serves a repository with in

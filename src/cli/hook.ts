@@ -6,7 +6,8 @@ import { managedDelegationRole } from '../core/receipts.ts';
 import { isLifecycleClientId, type LifecycleClientId } from '../core/clients.ts';
 import { RUN_FILE_NAME, stateDir } from '../core/taskLayout.ts';
 import type { LifecycleEvent } from '../core/events.ts';
-// The fast path imports no zod and no Redis client until it has an event to deliver.
+// The fast path loads only zod/mini (for a managed payload) and no Redis client until it has an
+// event to deliver.
 import { envelopeFor, eventIdForNative, repoIdentity } from '../queue/eventIds.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { queueConfigFrom } from './common.ts';
@@ -48,8 +49,8 @@ const MANAGED_PREFIX = 'agent-infra-lifecycle-';
 // The payload of a managed event is validated with zod's small build (zod/mini, ~5 ms to load)
 // rather than the full one (~30 ms): the hook starts for every agent event and must stay near the
 // bare runtime start-up (bench/results/hook.md). test/fuzz/hook.test.ts checks it against the full
-// zod schema. Payloads of agents baton does not manage are never validated (issue 10 item 6: they
-// exit 0 silently whatever their fields hold, as upstream does).
+// zod schema. Payloads of agents baton does not manage are never validated: they exit 0 silently
+// whatever their fields hold, as upstream does (docs/hooks.md "Fields baton relies on").
 const optionalText = z.nullish(z.string());
 const payloadSchema = z.looseObject({
   hook_event_name: optionalText,
@@ -127,7 +128,7 @@ export type HookDecision =
 
 /**
  * How a lifecycle spawn would start its child, from the spawning tool's input: null when fresh,
- * else a description of the fork (issue 9 item 5). Codex v1 `spawn_agent` forks with
+ * else a description of the fork (docs/hooks.md "Spawn claim (PreToolUse)"). Codex v1 `spawn_agent` forks with
  * `fork_context: true`; v2 `collaboration.spawn_agent` copies `fork_turns` turns of the parent's
  * conversation and copies all of them when it is left out, so only `"none"` (or 0) is fresh.
  * Claude Code forks only with `subagent_type: "fork"`, which is never a lifecycle agent.
@@ -158,7 +159,7 @@ export function decideHook(client: HookClient, payload: HookPayload, eventOption
   const valid = validateManagedPayload(payload);
   if (!valid.ok) return { kind: 'error', message: valid.message };
   if (!role) return { kind: 'error', message: `baton: DELEGATION_IGNORED: subagent '${nativeAgent}' is not lifecycle-managed` };
-  // Upstream's precedence (issue 10 item 4).
+  // Upstream's precedence (docs/hooks.md "Fields baton relies on").
   const childId = firstText(payload.child_id, payload.agent_id, payload.thread_id);
   // 0.9.2 passed an empty id on to the CLI, whose usage error (exit 2) kept a stopping Claude
   // subagent running; baton reports it as a plain error instead (docs/differences.md).
@@ -411,7 +412,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   // The delegation the event targets is part of its id: the same native ids for a later delegation
   // (a reused child id) are a new event, which neither BullMQ's job ids nor the journal may take
-  // for a duplicate (issue 10 item 2; the worker's journal checks the target again).
+  // for a duplicate (docs/hooks.md "Duplicates"; the worker's journal checks the target again).
   const target = pendingReceiptOf(root, args.client);
   const eventId = target ? eventIdForNative([...decision.idParts, `receipt:${target}`]) : decision.eventId;
   const envelope = envelopeFor(decision.event, repo, 'hook', eventId);
@@ -446,7 +447,7 @@ function flushNotices(exitCode: number): number {
 const NO_REDIS_ADVICE = (root: string) =>
   `no Redis is configured for ${root}: no --redis, no endpoint recorded by a worker (.git/baton/endpoint.json) and no REDIS_URL. Start the repository's worker (baton start, or baton worker --repo ${root}) or set REDIS_URL for the agent`;
 
-/** Nothing says which Redis the worker uses: guessing could feed a queue nobody serves (issue 9 item 8). */
+/** Nothing says which Redis the worker uses: guessing could feed a queue nobody serves (docs/hooks.md "Which Redis"). */
 async function spoolUnconfigured(envelope: JobEnvelope): Promise<number> {
   const { spoolEvent } = await import('../queue/spool.ts');
   const file = spoolEvent(envelope.repo.root, envelope);
@@ -458,7 +459,7 @@ type SpawnConfig = Awaited<ReturnType<typeof import('./endpoint.ts').clientQueue
 
 /**
  * PreToolUse: claim the prepared delegation for this tool call through the serialized worker and
- * wait for its answer within the budget (issue 9 item 4). Refused → exit 2 with the reason. No
+ * wait for its answer within the budget (docs/hooks.md "Spawn claim (PreToolUse)"). Refused → exit 2 with the reason. No
  * worker answering → exit 2 naming `baton worker` (the claim would only apply later). Redis down or
  * not configured → the read-only check of the run files, said on stderr.
  */

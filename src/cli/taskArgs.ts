@@ -179,7 +179,3 @@ export function parseTaskCommand(argv: readonly string[]): ParsedTaskCommand {
     throw error;
   }
 }
-
-export function payloadInvalidResult(message: string) {
-  return { status: 'failed', changed: false, error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message } } as const;
-}

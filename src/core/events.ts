@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
-import { EVENT_FLAG_SPECS, FINGERPRINT_INTENTS, requiredFlags } from './intents.ts';
+import { EVENT_FLAG_SPECS, requiredFlags } from './intents.ts';
 
 // The events the engine applies: one per `baton task` intent (docs/lifecycle.md §10.4 plus baton's
 // complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
@@ -111,8 +111,3 @@ export function isExplicitHookStop(event: HookStop): event is ExplicitHookStop {
 
 // The intent list, the internal and read-only sets are derived from the intent table (intents.ts).
 export { INTERNAL_INTENTS, LIFECYCLE_INTENTS, READ_ONLY_INTENTS } from './intents.ts';
-
-/** Intents whose application captures a workspace fingerprint (slow on big trees). */
-export function eventCapturesFingerprint(event: LifecycleEvent): boolean {
-  return FINGERPRINT_INTENTS.has(event.intent);
-}

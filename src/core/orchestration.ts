@@ -297,8 +297,8 @@ function isResult(value: PendingMatch | OrchestrationResult): value is Orchestra
 /**
  * The id of the receipt a native hook event of `client` would be applied to: the repository's one
  * pending delegation of that client, or null. The worker's journal stores it with each native event
- * so a repeated event id is replayed only when it still targets the same delegation (issue 10
- * item 2: a reused child id for a later delegation is a new event, not a duplicate).
+ * so a repeated event id is replayed only when it still targets the same delegation: a reused child
+ * id for a later delegation is a new event, not a duplicate (docs/hooks.md "Duplicates").
  */
 export function nativeEventTarget(repoRoot: string, client: string, read: (taskDir: string) => RunRead = readRunFile): string | null {
   const matches = scanPending(repoRoot, read, [], (receipt) => receipt.client === client);

@@ -16,7 +16,7 @@ import { boardJobPath, boardQueuePath } from './repositories.ts';
 import type { DashboardRepository } from './repositories.ts';
 
 // The run view beside bull-board: /runs lists every run of every repository the dashboard knows,
-// /runs/<repository id>/<task id> shows one run as a pipeline of stages and a receipt timeline.
+// /runs/<checkout id>/<task id> shows one run as a pipeline of stages and a receipt timeline.
 // Server-rendered (hono/html); each page keeps itself current over server-sent events: the server
 // looks at the run files every `pollMs` and pushes the re-rendered part when they changed.
 

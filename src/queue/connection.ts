@@ -9,13 +9,7 @@ import type { RedisTarget } from './redisUrl.ts';
 // defaults) lives in redisUrl.ts, which loads no Redis client: hooks decide what to do before they
 // pay for loading one.
 
-export { DEFAULT_REDIS_URL, isClusterUrl, redactRedisUrl, redisOptionsFromUrl, redisTargetFromUrl, redisUrlFrom } from './redisUrl.ts';
-
-/**
- * A connection to whatever the URL names. baton only uses commands both classes have, with every key
- * of one call under one hash-tagged prefix on a Cluster, so callers treat a Cluster as a Redis.
- */
-export type RedisConnection = Redis;
+export { DEFAULT_REDIS_URL, isClusterUrl, redactRedisUrl, redisOptionsFromUrl, redisTargetFromUrl } from './redisUrl.ts';
 
 export const PREFIX_NEEDS_HASH_TAG_CODE = 'BATON_PREFIX_NOT_HASH_TAGGED';
 
@@ -39,6 +33,10 @@ export function assertPrefixFits(url: string, prefix: string): void {
 
 type Tuning = { fast: boolean; timeoutMs?: number; name?: string };
 
+/**
+ * A connection to whatever the target names. baton only uses commands both classes have, with every
+ * key of one call under one hash-tagged prefix on a Cluster, so callers treat a Cluster as a Redis.
+ */
 function createClient(target: RedisTarget, tuning: Tuning): Redis {
   const common: RedisOptions = tuning.fast
     ? {

@@ -18,16 +18,17 @@ export const EVENT_ID_PATTERN = /^[a-z]-[A-Za-z0-9_.-]{1,120}$/;
 export type RepoIdentity = Readonly<{ id: string; root: string; host: string }>;
 
 /**
- * repoId = the checkout's random id (`<gitdir>/baton/checkout.json`, see checkoutId.ts), never a
- * function of the path: two machines with a checkout at the same path get two queues.
+ * The checkout id (`id`) is the checkout's random id (`<gitdir>/baton/checkout.json`, see
+ * checkoutId.ts), never a function of the path: two machines with a checkout at the same path get
+ * two queues.
  */
 export function repoIdentity(root: string): RepoIdentity {
   const real = fs.realpathSync.native(root);
   return { id: checkoutRecord(real).id, root: real, host: os.hostname() };
 }
 
-export function queueNameFor(repoId: string): string {
-  return `baton-${repoId}`;
+export function queueNameFor(checkoutId: string): string {
+  return `baton-${checkoutId}`;
 }
 
 export function randomEventId(): string {

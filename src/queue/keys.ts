@@ -16,7 +16,7 @@ export function discoveryRootsKey(prefix: string): string {
 }
 
 /**
- * Every repository that has had a job: field = repoId (the checkout id), value = JSON
+ * Every repository that has had a job: field = the checkout id, value = JSON
  * `{ root, host }`, which machine and path the queue belongs to (older entries: the bare root).
  */
 export function repositoriesKey(prefix: string): string {

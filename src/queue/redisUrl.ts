@@ -18,10 +18,6 @@ import type { RedisOptions } from 'ioredis';
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-export function redisUrlFrom(option: string | undefined, env: Record<string, string | undefined>): string {
-  return option ?? env.REDIS_URL ?? DEFAULT_REDIS_URL;
-}
-
 export type RedisNode = Readonly<{ host: string; port: number }>;
 
 /** How to reach Redis: one server (maybe behind Sentinel, which ioredis' Redis class handles) or a Cluster. */

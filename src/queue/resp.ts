@@ -241,11 +241,3 @@ export function withDeadline<T>(promise: Promise<T>, ms: number, message: string
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
-
-/** HGETALL's flat [field, value, ...] reply as a record. */
-export function pairsToRecord(reply: RespReply): Record<string, string> {
-  const record: Record<string, string> = {};
-  if (!Array.isArray(reply)) return record;
-  for (let index = 0; index + 1 < reply.length; index += 2) record[String(reply[index])] = String(reply[index + 1]);
-  return record;
-}

@@ -11,15 +11,15 @@ import type { ProcessedJob, ServedRepository } from './processor.ts';
 // receipt steps to jobs), the job's name in bull-board (a hook job names the task `auto` resolved
 // to), and the counters behind /metrics. None of it may fail the job: the event is applied already.
 
-/** Field of the events hash: repository id, intent and outcome, tab-separated. */
-export function eventsField(repoId: string, intent: string, outcome: string): string {
-  return `${repoId}\t${intent}\t${outcome}`;
+/** Field of the events hash: checkout id, intent and outcome, tab-separated. */
+export function eventsField(checkoutId: string, intent: string, outcome: string): string {
+  return `${checkoutId}\t${intent}\t${outcome}`;
 }
 
 /** Field of the latency hash: the count of the smallest bucket holding the value (`+Inf` beyond). */
-export function latencyBucketField(repoId: string, seconds: number): string {
+export function latencyBucketField(checkoutId: string, seconds: number): string {
   const bucket = LATENCY_BUCKETS_S.find((bound) => seconds <= bound);
-  return `${repoId}\t${bucket === undefined ? '+Inf' : String(bucket)}`;
+  return `${checkoutId}\t${bucket === undefined ? '+Inf' : String(bucket)}`;
 }
 
 /** `intent · TASK-…`: what bull-board lists for the job once its task is known. */
@@ -80,10 +80,10 @@ export async function recordFailed(connection: Redis, prefix: string, repository
 }
 
 /** Drops a repository's counters (a demo repository that is deleted again leaves nothing behind). */
-export async function forgetRepositoryMetrics(connection: Pick<Redis, 'hkeys' | 'hdel'>, prefix: string, repoId: string): Promise<void> {
+export async function forgetRepositoryMetrics(connection: Pick<Redis, 'hkeys' | 'hdel'>, prefix: string, checkoutId: string): Promise<void> {
   for (const metric of ['events', 'latency'] as const) {
     const key = metricsKey(prefix, metric);
-    const fields = (await connection.hkeys(key)).filter((field) => field.startsWith(`${repoId}\t`));
+    const fields = (await connection.hkeys(key)).filter((field) => field.startsWith(`${checkoutId}\t`));
     if (fields.length > 0) await connection.hdel(key, ...fields);
   }
 }
