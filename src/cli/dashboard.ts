@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
-import { queueConfigFrom } from './common.ts';
+import { queueConfigFrom } from '../queue/endpoint.ts';
 import { dashboardOptions, dashboardToken, EXIT_FAILURE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton dashboard`: bull-board over every repository queue recorded in Redis, refreshed as new

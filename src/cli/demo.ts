@@ -1,10 +1,9 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import { Queue } from 'bullmq';
 import { Command, Option } from 'commander';
 import { LIFECYCLE_CLIENT_IDS, type LifecycleClientId } from '../core/clients.ts';
-import { runFilePath } from '../core/runStore.ts';
-import { queueConfigFrom } from './common.ts';
+import { runFilePath } from '../core/taskLayout.ts';
+import { queueConfigFrom } from '../queue/endpoint.ts';
 import { parseCommand, portNumber } from './options.ts';
 import { dashboardToken, EXIT_FAILURE, EXIT_OK, queueOptions, REDIS_HELP, ServiceHost, timestampedLog, untilSignal } from './serviceHost.ts';
 

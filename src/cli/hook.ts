@@ -1,16 +1,17 @@
 import fs from 'node:fs';
-import path from 'node:path';
 import * as z from 'zod/mini';
-import { findRepoRoot } from '../core/repoRoot.ts';
+import { repositoryOf } from '../core/repoRoot.ts';
 import { managedDelegationRole } from '../core/receipts.ts';
 import { isLifecycleClientId, type LifecycleClientId } from '../core/clients.ts';
-import { RUN_FILE_NAME, stateDir } from '../core/taskLayout.ts';
+import { activeTaskDirs, runFilePath } from '../core/taskLayout.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 // The fast path loads only zod/mini (for a managed payload) and no Redis client until it has an
 // event to deliver.
 import { envelopeFor, eventIdForNative, repoIdentity } from '../queue/eventIds.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
-import { queueConfigFrom } from './common.ts';
+import { queueConfigFrom } from '../queue/endpoint.ts';
+import { DEFAULT_PREFIX } from '../queue/keys.ts';
+import { withDeadline } from '../queue/deadline.ts';
 import type { HookQueue } from '../queue/hookTransport.ts';
 import type { JobOutcome } from '../queue/outcome.ts';
 
@@ -302,51 +303,16 @@ PreToolUse of the spawning tool claims the prepared delegation for that tool cal
 BATON_HOOK_VERBOSE=1 waits for the worker and prints the orchestration result on stderr.
 `;
 
-/** The repository a hook's working directory belongs to; a linked worktree maps to its main repository. */
-export function hookRepository(start: string): { root: string; worktree: string | null } | null {
-  const root = findRepoRoot(path.resolve(start));
-  if (!root) return null;
-  const main = mainRepositoryOf(root);
-  return main ? { root: main, worktree: root } : { root, worktree: null };
-}
-
-/**
- * For a linked worktree (`.git` is a file `gitdir: <main>/.git/worktrees/<name>`, whose `commondir`
- * names the main `.git`), the main repository's root; null for anything else.
- */
-export function mainRepositoryOf(root: string): string | null {
-  let gitdir: string;
-  try {
-    const dotGit = path.join(root, '.git');
-    if (fs.statSync(dotGit).isDirectory()) return null;
-    const match = /^gitdir:\s*(.+?)\s*$/m.exec(fs.readFileSync(dotGit, 'utf8'));
-    if (!match?.[1]) return null;
-    gitdir = path.resolve(root, match[1]);
-    const common = path.resolve(gitdir, fs.readFileSync(path.join(gitdir, 'commondir'), 'utf8').trim());
-    if (path.basename(common) !== '.git' || !fs.statSync(common).isDirectory()) return null;
-    return path.dirname(common);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The id of the one pending delegation of `client` in the repository, read without validation (the
  * hook's fast path loads no schema library); null when there is none or several. Only an input to
  * the event id: the worker validates everything it applies.
  */
 export function pendingReceiptOf(root: string, client: string): string | null {
-  const activeRoot = stateDir(root, 'active');
-  let names: string[];
-  try {
-    names = fs.readdirSync(activeRoot);
-  } catch {
-    return null;
-  }
   const found: string[] = [];
-  for (const name of names) {
+  for (const { dir } of activeTaskDirs(root)) {
     try {
-      const pending = record(record(JSON.parse(fs.readFileSync(path.join(activeRoot, name, RUN_FILE_NAME), 'utf8'))).pendingDelegation);
+      const pending = record(record(JSON.parse(fs.readFileSync(runFilePath(dir), 'utf8'))).pendingDelegation);
       if (pending.client === client && typeof pending.id === 'string') found.push(pending.id);
     } catch {
       // No run, or not readable: the worker reports it.
@@ -389,7 +355,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const start = args.repo ?? (firstText(input.payload.cwd) || process.cwd());
-  const repository = hookRepository(start);
+  const repository = repositoryOf(start);
   if (!repository) {
     process.stderr.write(`baton hook: ${start} is not inside a git repository; the event was not recorded\n`);
     return decision.kind === 'spawn-check' ? 2 : 1;
@@ -400,11 +366,10 @@ export async function run(argv: string[]): Promise<number> {
       `baton: ${repository.worktree} is a linked worktree of ${root}; the event goes to ${root}'s queue, but changes made in the worktree are not measured there`,
     );
   }
-  const { clientQueueConfig } = await import('./endpoint.ts');
-  const { privateRedisUrl } = await import('./common.ts');
+  const { clientQueueConfig, privateRedisUrl } = await import('../queue/endpoint.ts');
   const config = clientQueueConfig(root, args.redis, () => {
     const local = privateRedisUrl(root);
-    return local ? { redisUrl: local, prefix: process.env.BATON_PREFIX || 'baton' } : null;
+    return local ? { redisUrl: local, prefix: process.env.BATON_PREFIX || DEFAULT_PREFIX } : null;
   });
   const repo = repoIdentity(root);
   if (decision.kind === 'spawn-check') {
@@ -455,7 +420,7 @@ async function spoolUnconfigured(envelope: JobEnvelope): Promise<number> {
   return 0;
 }
 
-type SpawnConfig = Awaited<ReturnType<typeof import('./endpoint.ts').clientQueueConfig>>;
+type SpawnConfig = Awaited<ReturnType<typeof import('../queue/endpoint.ts').clientQueueConfig>>;
 
 /**
  * PreToolUse: claim the prepared delegation for this tool call through the serialized worker and
@@ -528,7 +493,7 @@ export type DeliverOptions = Readonly<{
 export async function deliver(envelope: JobEnvelope, args: { redis?: string; prefix?: string; budgetMs: number }, options: DeliverOptions): Promise<HookRun> {
   const deadline = Date.now() + args.budgetMs;
   const config = queueConfigFrom(args.redis, args.prefix, envelope.repo.root);
-  const { connectHookQueue, withDeadline } = await import('../queue/hookTransport.ts');
+  const { connectHookQueue } = await import('../queue/hookTransport.ts');
   const { drainSpool, spoolEvent } = await import('../queue/spool.ts');
   const repo = envelope.repo;
   let client: HookQueue | null = null;

@@ -9,6 +9,7 @@ import { AGENTS_PATH } from '../core/taskLayout.ts';
 import { lookupRepoRoot } from './common.ts';
 import { batonCommandLine } from './runtime.ts';
 import { gitDirOf } from '../core/repoRoot.ts';
+import { shimDir } from '../core/batonDir.ts';
 import { claudeProfile, codexProfile, orchestratorInstructions, profiles, withInstructionBlock } from './install/instructions.ts';
 import { ClaudeConfigError, claudeGlobalConfigFile, claudeWorkspaceTrusted, withClaudeWorkspaceTrust } from './install/claudeTrust.ts';
 import { TomlConfigError, codexHome, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings } from './install/codexConfig.ts';
@@ -198,11 +199,6 @@ function userFile(file: string, current: string | null, content: string): Planne
     // a new file
   }
   return { path: file, content, outcome: current === null ? 'created' : current === content ? 'unchanged' : 'updated', mode };
-}
-
-/** Where the `agent-infra-internal` shim goes: machine-local, next to baton's other repository state. */
-export function shimDir(repoRoot: string): string {
-  return path.join(gitDirOf(repoRoot), 'baton', 'bin');
 }
 
 /**

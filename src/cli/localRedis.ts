@@ -2,9 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { connectFast, redactRedisUrl, redisOptionsFromUrl, redisTargetFromUrl, withTimeout } from '../queue/connection.ts';
+import { connectFast, redactRedisUrl, redisOptionsFromUrl, redisTargetFromUrl } from '../queue/connection.ts';
+import { withDeadline } from '../queue/deadline.ts';
 import { writeFileAtomic } from '../core/runStore.ts';
-import { defaultRedisUrl, privateRedisDir, privateRedisUrl } from './common.ts';
+import { defaultRedisUrl, privateRedisUrl } from '../queue/endpoint.ts';
+import { privateRedisDir } from '../core/batonDir.ts';
 import { RedisServerError, findRedisServer, launchRedisServer } from '../redisServer/launch.ts';
 
 // Finding a Redis for `baton start` and `baton demo`: the configured one (--redis, $REDIS_URL), else
@@ -46,8 +48,8 @@ async function answers(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boole
   }
   client.on('error', () => undefined);
   try {
-    await withTimeout(client.connect(), timeoutMs, 'no answer');
-    return (await withTimeout(client.ping(), timeoutMs, 'no answer')) === 'PONG';
+    await withDeadline(client.connect(), timeoutMs, 'no answer');
+    return (await withDeadline(client.ping(), timeoutMs, 'no answer')) === 'PONG';
   } catch {
     return false;
   } finally {

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { queueConfigFrom } from './common.ts';
+import { queueConfigFrom } from '../queue/endpoint.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
 import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 

@@ -10,7 +10,8 @@ import type { RepoIdentity } from '../queue/envelope.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
-import { lookupRepoRoot, printJson, queueConfigFrom, unusedOptionWarning } from './common.ts';
+import { lookupRepoRoot, printJson, unusedOptionWarning } from './common.ts';
+import { queueConfigFrom } from '../queue/endpoint.ts';
 import { TASK_USAGE, parseTaskCommand } from './taskArgs.ts';
 import type { TaskCommonOptions } from './taskArgs.ts';
 
@@ -98,7 +99,7 @@ type PrintableResult = { status: string } & Record<string, unknown>;
 
 export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentity, options: TaskCommonOptions): Promise<PrintableResult> {
   // `--redis` > $REDIS_URL > the endpoint the repository's worker recorded > private/default Redis.
-  const { clientQueueConfig } = await import('./endpoint.ts');
+  const { clientQueueConfig } = await import('../queue/endpoint.ts');
   const config = clientQueueConfig(repo.root, options.redis, () => queueConfigFrom(undefined, undefined, repo.root))!;
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { drainSpool } = await import('../queue/spool.ts');

@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
-import { queueConfigFrom } from './common.ts';
+import { queueConfigFrom } from '../queue/endpoint.ts';
 import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton worker`: serve repositories until SIGINT/SIGTERM, then finish the active job and exit

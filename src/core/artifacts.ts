@@ -3,22 +3,23 @@
 import type { ArtifactDiagnosticCode, ErrorCode } from './errorCodes.ts';
 import fs from 'node:fs';
 import path from 'node:path';
+import { DELEGATION_STAGES } from './types.ts';
+import type { DelegationStage } from './types.ts';
 
+/** The stages that leave an artifact: every stage but commit. */
+type ArtifactStage = Exclude<DelegationStage, 'commit'>;
+
+/** The stages' artifacts (in stage order), then the families no stage delegates. */
 export const ARTIFACT_FAMILIES = [
-  'analysis',
-  'review-analysis',
-  'plan',
-  'review-plan',
-  'code',
-  'review-code',
+  ...DELEGATION_STAGES.filter((stage): stage is ArtifactStage => stage !== 'commit'),
   'manual-validation',
   'validation-run',
   'pr-review',
 ] as const;
 export type ArtifactFamily = (typeof ARTIFACT_FAMILIES)[number];
 
-export type ReviewFamily = 'review-analysis' | 'review-plan' | 'review-code';
-export type ReviewedFamily = 'analysis' | 'plan' | 'code';
+export type ReviewFamily = Extract<ArtifactStage, `review-${string}`>;
+export type ReviewedFamily = Exclude<ArtifactStage, ReviewFamily>;
 
 export type ArtifactIdentity = Readonly<{
   family: ArtifactFamily;

@@ -3,7 +3,7 @@ import { failed } from './results.ts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveTaskRef } from './taskRef.ts';
-import { isActiveRunFilePath, stateDir } from './taskLayout.ts';
+import { activeTaskDirs, isActiveRunFilePath } from './taskLayout.ts';
 import { isLifecycleClientId } from './clients.ts';
 import { parseTypedTaskFrontmatter } from './frontmatter.ts';
 import { parseLedger, summarizeLedgerStage, validateLedgerRows } from './ledger.ts';
@@ -252,24 +252,16 @@ function scanPending(
   warnings: string[],
   predicate: (receipt: DelegationReceipt) => boolean,
 ): PendingMatch[] {
-  const activeRoot = stateDir(repoRoot, 'active');
-  let entries: fs.Dirent[];
-  try {
-    entries = fs.readdirSync(activeRoot, { withFileTypes: true });
-  } catch {
-    return [];
-  }
   const matches: PendingMatch[] = [];
-  for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
-    if (!entry.isDirectory()) continue;
-    const run = read(path.join(activeRoot, entry.name));
+  for (const { taskId, dir } of activeTaskDirs(repoRoot)) {
+    const run = read(dir);
     if (run.kind === 'invalid') {
       warnings.push(`skipped corrupt run state: ${run.message}`);
       continue;
     }
     if (run.kind === 'missing') continue;
     const receipt = run.run.pendingDelegation;
-    if (receipt && predicate(receipt)) matches.push({ taskId: entry.name, run: run.run, receipt });
+    if (receipt && predicate(receipt)) matches.push({ taskId, run: run.run, receipt });
   }
   return matches;
 }
@@ -389,17 +381,10 @@ export function claimSpawn(
 type RunEntry = { taskId: string; run: OrchestrationRun };
 
 function activeRuns(ctx: OrchestrationContext): RunEntry[] {
-  const activeRoot = stateDir(ctx.repoRoot, 'active');
-  let names: string[];
-  try {
-    names = fs.readdirSync(activeRoot, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort();
-  } catch {
-    return [];
-  }
   const runs: RunEntry[] = [];
-  for (const name of names) {
-    const read = ctx.tx.read(path.join(activeRoot, name));
-    if (read.kind === 'ok') runs.push({ taskId: name, run: read.run });
+  for (const { taskId, dir } of activeTaskDirs(ctx.repoRoot)) {
+    const read = ctx.tx.read(dir);
+    if (read.kind === 'ok') runs.push({ taskId, run: read.run });
   }
   return runs;
 }

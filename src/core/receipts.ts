@@ -4,7 +4,7 @@
 import type { ErrorCode } from './errorCodes.ts';
 import { stageAgentNames } from './clients.ts';
 import { ACTIVE_TASKS_PATH, RUN_FILE_NAME, TASK_FILE_NAME } from './taskLayout.ts';
-import type { DelegationReceipt, DelegationRole, DelegationStage, ReceiptOutcome, ReceiptStatus } from './types.ts';
+import type { DelegationReceipt, DelegationRole, ReceiptOutcome, ReceiptStatus } from './types.ts';
 
 const MANAGED_AGENTS: Readonly<Record<string, DelegationRole>> = Object.freeze({
   'agent-infra-lifecycle-executor': 'executor',
@@ -17,17 +17,11 @@ export function managedDelegationRole(nativeAgent: string | null | undefined): D
   return MANAGED_AGENTS[nativeAgent] ?? null;
 }
 
-export type PrepareDelegationInput = {
-  taskId: string;
-  runId: string;
-  role: DelegationRole;
-  stage: DelegationStage;
-  round: number;
-  artifact: string;
-  client: string;
-  requestedModel: string | null;
-  beforeFingerprint: string;
-};
+/** What a new receipt starts from: its input fields, the rest is evidence added by later transitions. */
+export type PrepareDelegationInput = Pick<
+  DelegationReceipt,
+  'taskId' | 'runId' | 'role' | 'stage' | 'round' | 'artifact' | 'client' | 'requestedModel' | 'beforeFingerprint'
+>;
 
 export type ActivationEvent = {
   nativeAgent: string;

@@ -31,3 +31,41 @@ export function gitDirOf(repoRoot: string): string {
   if (!match?.[1]) throw new Error(`${dotGit} is not a git directory or a 'gitdir:' file`);
   return path.resolve(repoRoot, match[1]);
 }
+
+/** The common git directory of `gitDir`: what its `commondir` names (a linked worktree's), else itself. */
+export function commonDirOf(gitDir: string): string {
+  try {
+    const text = fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim();
+    if (text) return path.resolve(gitDir, text);
+  } catch {
+    // not a linked worktree
+  }
+  return gitDir;
+}
+
+/**
+ * For a linked worktree (`.git` is a file `gitdir: <main>/.git/worktrees/<name>`, whose `commondir`
+ * names the main `.git`), the main repository's root; null for anything else.
+ */
+export function mainRepositoryOf(root: string): string | null {
+  try {
+    if (fs.statSync(path.join(root, '.git')).isDirectory()) return null;
+    const gitDir = gitDirOf(root);
+    const common = commonDirOf(gitDir);
+    if (common === gitDir || path.basename(common) !== '.git' || !fs.statSync(common).isDirectory()) return null;
+    return path.dirname(common);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The repository a working directory belongs to, found without git; a linked worktree maps to its
+ * main repository (whose queue and worker serve it), named in `worktree`. Null outside any repository.
+ */
+export function repositoryOf(start: string): { root: string; worktree: string | null } | null {
+  const root = findRepoRoot(path.resolve(start));
+  if (!root) return null;
+  const main = mainRepositoryOf(root);
+  return main ? { root: main, worktree: root } : { root, worktree: null };
+}

@@ -1,13 +1,14 @@
 import { hasReviewAfterArtifact, looseArtifactName, looseHighestRound } from './artifacts.ts';
 import { latestReviewVerdict } from './reviewSummary.ts';
+import type { ReviewFamily, ReviewedFamily } from './artifacts.ts';
 import type { NextAction, OrchestrationNext } from './types.ts';
 
 // The routing decision table of docs/lifecycle.md §7.3: the next lifecycle action follows purely from
 // the artifact files in the task directory (task.md fields are not read).
 
 type WorkStage = Readonly<{
-  family: 'analysis' | 'plan' | 'code';
-  reviewFamily: 'review-analysis' | 'review-plan' | 'review-code';
+  family: ReviewedFamily;
+  reviewFamily: ReviewFamily;
   action: NextAction;
   reviewAction: NextAction;
 }>;

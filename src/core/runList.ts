@@ -1,9 +1,9 @@
 import path from 'node:path';
 import { applyEvent } from './engine.ts';
 import { parseTaskFrontmatter } from './frontmatter.ts';
-import { parseRunText, runFilePath } from './runStore.ts';
+import { parseRunText } from './runStore.ts';
 import type { RunRead } from './runStore.ts';
-import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, stateDir, taskFilePath } from './taskLayout.ts';
+import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, runFilePath, stateDir, taskFilePath } from './taskLayout.ts';
 import type { RunFiles } from './taskLayout.ts';
 import { shortIdsByTask } from './taskRef.ts';
 import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from './types.ts';

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import type { OrchestrationResult, ReceiptStatus } from './types.ts';
+import { batonEntryIn } from './batonDir.ts';
 
 // The job log of a run: one JSON line per queue job the worker applied to the task, so the run view
 // can link each receipt transition to the job that made it (bull-board shows the job). The worker
@@ -21,8 +22,9 @@ export type RunLogEntry = Readonly<{
   receipt: Readonly<{ id: string; status: ReceiptStatus }> | null;
 }>;
 
+/** The job log of a task, in a checkout's baton directory (`batonDir`). */
 export function runLogFile(stateDir: string, taskId: string): string {
-  return path.join(stateDir, 'runlog', `${taskId.replace(/[^A-Za-z0-9_.-]/g, '_')}.jsonl`);
+  return path.join(batonEntryIn(stateDir, 'runLog'), `${taskId.replace(/[^A-Za-z0-9_.-]/g, '_')}.jsonl`);
 }
 
 /** The entry for a job that changed a run, or null when the result names no task or changed nothing. */

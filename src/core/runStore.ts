@@ -2,14 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from './atomicFile.ts';
 import { describeSchemaError, orchestrationRunSchema } from './runSchema.ts';
-import { RUN_FILE_NAME } from './taskLayout.ts';
+import { runFilePath } from './taskLayout.ts';
 import type { OrchestrationRun } from './types.ts';
-
-export { RUN_FILE_NAME };
-
-export function runFilePath(taskDir: string): string {
-  return path.join(taskDir, RUN_FILE_NAME);
-}
 
 export type RunRead =
   | Readonly<{ kind: 'missing' }>

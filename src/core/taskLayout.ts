@@ -54,6 +54,10 @@ export function taskFilePath(taskDir: string): string {
   return path.join(taskDir, TASK_FILE_NAME);
 }
 
+export function runFilePath(taskDir: string): string {
+  return path.join(taskDir, RUN_FILE_NAME);
+}
+
 export function shortIdRegistryPath(repoRoot: string): string {
   return path.join(stateDir(repoRoot, 'active'), SHORT_ID_REGISTRY_NAME);
 }
@@ -95,6 +99,15 @@ export const nodeRunFiles: RunFiles = {
     }
   },
 };
+
+/**
+ * The active task directories, sorted by task id: the one walk over active runs (the engine's scans
+ * of pending delegations and later turns, the hook's look at the pending receipt).
+ */
+export function activeTaskDirs(repoRoot: string, files: Pick<RunFiles, 'subdirs'> = nodeRunFiles): { taskId: string; dir: string }[] {
+  const active = stateDir(repoRoot, 'active');
+  return files.subdirs(active).map((taskId) => ({ taskId, dir: path.join(active, taskId) }));
+}
 
 /** Every name in `dir` (files too: the lookup follows upstream's `readdirSync`); none when unreadable. */
 function entryNames(dir: string): string[] {

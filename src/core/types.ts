@@ -101,13 +101,8 @@ export const NEXT_ACTIONS = [
 ] as const;
 export type NextAction = (typeof NEXT_ACTIONS)[number];
 
-export type OrchestrationNext = Readonly<{
-  action: NextAction;
-  role: DelegationRole;
-  stage: DelegationStage;
-  round: number;
-  artifact: string;
-}>;
+/** The routed next step: the skill to run, and the receipt fields a delegation of it gets. */
+export type OrchestrationNext = Readonly<{ action: NextAction } & Pick<DelegationReceipt, 'role' | 'stage' | 'round' | 'artifact'>>;
 
 export type ResultError = Readonly<{ code: ErrorCode; message: string }>;
 

@@ -4,7 +4,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import type { Redis } from 'ioredis';
 import { listRuns } from '../core/runList.ts';
 import type { RunRow } from '../core/runList.ts';
-import { HEARTBEAT_TTL_MS, LATENCY_BUCKETS_S, heartbeatKey, metricsKey } from '../queue/keys.ts';
+import { DEFAULT_PREFIX, HEARTBEAT_TTL_MS, LATENCY_BUCKETS_S, heartbeatKey, metricsKey } from '../queue/keys.ts';
 import { spooledFiles } from '../queue/spool.ts';
 import type { DashboardRepository } from './repositories.ts';
 
@@ -44,38 +44,36 @@ export function createMetrics(repositories: () => readonly DashboardRepository[]
   const byId = () => new Map((snapshot?.repositories ?? []).map((repo) => [repo.id, repo] as const));
   const labelsOf = (repo: DashboardRepository) => ({ repository: repo.root, machine: repo.machine });
 
-  new Counter({
-    name: 'baton_events_applied_total',
-    help: 'Events a worker applied, by repository, intent and the orchestration status of the result (failed = refused by the lifecycle rules).',
-    labelNames: ['repository', 'machine', 'intent', 'result'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const repos = byId();
-      for (const [field, value] of Object.entries(snapshot?.events ?? {})) {
-        const [id, intent, outcome] = field.split('\t');
-        const repo = repos.get(id ?? '');
-        if (!repo || !intent || !outcome?.startsWith('applied:')) continue;
-        this.inc({ ...labelsOf(repo), intent, result: outcome.slice('applied:'.length) }, Number(value));
-      }
-    },
-  });
-  new Counter({
-    name: 'baton_events_failed_total',
-    help: 'Jobs a worker could not apply (the job failed; its run is paused with BATON_EVENT_FAILED), by repository and intent.',
-    labelNames: ['repository', 'machine', 'intent'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      const repos = byId();
-      for (const [field, value] of Object.entries(snapshot?.events ?? {})) {
-        const [id, intent, outcome] = field.split('\t');
-        const repo = repos.get(id ?? '');
-        if (!repo || !intent || outcome !== 'failed') continue;
-        this.inc({ ...labelsOf(repo), intent }, Number(value));
-      }
-    },
-  });
+  /** A metric labelled by repository and machine, then `extra`. */
+  const perRepository = (name: string, help: string, extra: readonly string[]) => ({ name, help, labelNames: ['repository', 'machine', ...extra], registers: [registry] });
+
+  /** A counter over the workers' events hash (`<checkout id>\t<intent>\t<outcome>` → count); `labels` picks the outcomes it counts. */
+  const eventCounter = (name: string, help: string, extra: readonly string[], labels: (intent: string, outcome: string) => Labels | null) =>
+    new Counter({
+      ...perRepository(name, help, extra),
+      collect() {
+        this.reset();
+        const repos = byId();
+        for (const [field, value] of Object.entries(snapshot?.events ?? {})) {
+          const [id, intent, outcome] = field.split('\t');
+          const repo = repos.get(id ?? '');
+          const counted = repo && intent && outcome !== undefined ? labels(intent, outcome) : null;
+          if (repo && counted) this.inc({ ...labelsOf(repo), ...counted }, Number(value));
+        }
+      },
+    });
+  eventCounter(
+    'baton_events_applied_total',
+    'Events a worker applied, by repository, intent and the orchestration status of the result (failed = refused by the lifecycle rules).',
+    ['intent', 'result'],
+    (intent, outcome) => (outcome.startsWith('applied:') ? { intent, result: outcome.slice('applied:'.length) } : null),
+  );
+  eventCounter(
+    'baton_events_failed_total',
+    'Jobs a worker could not apply (the job failed; its run is paused with BATON_EVENT_FAILED), by repository and intent.',
+    ['intent'],
+    (intent, outcome) => (outcome === 'failed' ? { intent } : null),
+  );
   // The histogram's buckets are counted by the workers; prom-client formats them.
   registry.registerMetric({
     name: 'baton_event_latency_seconds',
@@ -90,99 +88,62 @@ export function createMetrics(repositories: () => readonly DashboardRepository[]
       values: latencyValues(snapshot),
     }),
   } as unknown as Parameters<Registry['registerMetric']>[0]);
-  new Gauge({
-    name: 'baton_queue_jobs',
-    help: 'Jobs in each repository queue by state; waiting + prioritized + delayed is the backlog.',
-    labelNames: ['repository', 'machine', 'state'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const repo of snapshot?.repositories ?? []) {
-        const counts = snapshot?.queueCounts.get(repo.id);
-        if (!counts) continue;
-        for (const state of QUEUE_STATES) this.set({ ...labelsOf(repo), state }, counts[state] ?? 0);
-      }
-    },
-  });
-  new Gauge({
-    name: 'baton_runs',
-    help: 'Orchestration runs by status (corrupt = run file unreadable), per repository whose files this dashboard can read.',
-    labelNames: ['repository', 'machine', 'status'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const repo of snapshot?.repositories ?? []) {
-        const rows = snapshot?.runs.get(repo.id);
-        if (!rows) continue;
-        for (const status of ['running', 'paused', 'completed', 'corrupt']) this.set({ ...labelsOf(repo), status }, rows.filter((row) => row.status === status).length);
-      }
-    },
-  });
-  new Gauge({
-    name: 'baton_pending_delegations',
-    help: 'Runs with a pending delegation (prepared and not yet consumed), per repository.',
-    labelNames: ['repository', 'machine'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const repo of snapshot?.repositories ?? []) {
-        const rows = snapshot?.runs.get(repo.id);
-        if (rows) this.set(labelsOf(repo), rows.filter((row) => row.status !== 'corrupt' && row.pending !== null).length);
-      }
-    },
-  });
-  new Gauge({
-    name: 'baton_oldest_pending_delegation_age_seconds',
-    help: 'Age of the oldest pending delegation (since prepare), per repository; 0 when none is pending.',
-    labelNames: ['repository', 'machine'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const repo of snapshot?.repositories ?? []) {
-        const rows = snapshot?.runs.get(repo.id);
-        if (!rows) continue;
-        const since = rows.flatMap((row) => (row.status !== 'corrupt' && row.pending ? [Date.parse(row.pending.since)] : [])).filter((at) => !Number.isNaN(at));
-        this.set(labelsOf(repo), since.length === 0 ? 0 : Math.max(0, (snapshot!.now - Math.min(...since)) / 1000));
-      }
-    },
-  });
-  new Gauge({
-    name: 'baton_spool_events',
-    help: 'Events hooks spooled to .git/baton/spool/ while Redis was down, not yet queued.',
-    labelNames: ['repository', 'machine'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const repo of snapshot?.repositories ?? []) {
-        const count = snapshot?.spool.get(repo.id);
-        if (count !== null && count !== undefined) this.set(labelsOf(repo), count);
-      }
-    },
-  });
-  new Gauge({
-    name: 'baton_workers',
-    help: 'Worker processes with a live heartbeat for the repository queue.',
-    labelNames: ['repository', 'machine'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const repo of snapshot?.repositories ?? []) this.set(labelsOf(repo), snapshot?.heartbeats.get(repo.id)?.length ?? 0);
-    },
-  });
-  new Gauge({
-    name: 'baton_worker_heartbeat_age_seconds',
-    help: 'Seconds since each live worker last beat for the repository queue (beats every 1.5 s; gone after 5 s).',
-    labelNames: ['repository', 'machine', 'worker'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const repo of snapshot?.repositories ?? []) {
-        for (const [worker, expiry] of snapshot?.heartbeats.get(repo.id) ?? []) {
-          this.set({ ...labelsOf(repo), worker }, Math.max(0, (snapshot!.now - (expiry - HEARTBEAT_TTL_MS)) / 1000));
+  /** A gauge of per-repository samples (`extra` labels after repository and machine), read from the snapshot. */
+  const repositoryGauge = (
+    name: string,
+    help: string,
+    extra: readonly string[],
+    samples: (repo: DashboardRepository, taken: MetricsSnapshot) => Iterable<readonly [Labels, number]>,
+  ) =>
+    new Gauge({
+      ...perRepository(name, help, extra),
+      collect() {
+        this.reset();
+        if (!snapshot) return;
+        for (const repo of snapshot.repositories) {
+          for (const [labels, value] of samples(repo, snapshot)) this.set({ ...labelsOf(repo), ...labels }, value);
         }
-      }
-    },
+      },
+    });
+  repositoryGauge('baton_queue_jobs', 'Jobs in each repository queue by state; waiting + prioritized + delayed is the backlog.', ['state'], (repo, taken) => {
+    const counts = taken.queueCounts.get(repo.id);
+    return counts ? QUEUE_STATES.map((state) => [{ state }, counts[state] ?? 0] as const) : [];
   });
+  repositoryGauge(
+    'baton_runs',
+    'Orchestration runs by status (corrupt = run file unreadable), per repository whose files this dashboard can read.',
+    ['status'],
+    (repo, taken) => {
+      const rows = taken.runs.get(repo.id);
+      return rows ? ['running', 'paused', 'completed', 'corrupt'].map((status) => [{ status }, rows.filter((row) => row.status === status).length] as const) : [];
+    },
+  );
+  repositoryGauge('baton_pending_delegations', 'Runs with a pending delegation (prepared and not yet consumed), per repository.', [], (repo, taken) => {
+    const rows = taken.runs.get(repo.id);
+    return rows ? [[{}, rows.filter((row) => row.status !== 'corrupt' && row.pending !== null).length]] : [];
+  });
+  repositoryGauge(
+    'baton_oldest_pending_delegation_age_seconds',
+    'Age of the oldest pending delegation (since prepare), per repository; 0 when none is pending.',
+    [],
+    (repo, taken) => {
+      const rows = taken.runs.get(repo.id);
+      if (!rows) return [];
+      const since = rows.flatMap((row) => (row.status !== 'corrupt' && row.pending ? [Date.parse(row.pending.since)] : [])).filter((at) => !Number.isNaN(at));
+      return [[{}, since.length === 0 ? 0 : Math.max(0, (taken.now - Math.min(...since)) / 1000)]];
+    },
+  );
+  repositoryGauge('baton_spool_events', 'Events hooks spooled to .git/baton/spool/ while Redis was down, not yet queued.', [], (repo, taken) => {
+    const count = taken.spool.get(repo.id);
+    return count !== null && count !== undefined ? [[{}, count]] : [];
+  });
+  repositoryGauge('baton_workers', 'Worker processes with a live heartbeat for the repository queue.', [], (repo, taken) => [[{}, taken.heartbeats.get(repo.id)?.length ?? 0]]);
+  repositoryGauge(
+    'baton_worker_heartbeat_age_seconds',
+    'Seconds since each live worker last beat for the repository queue (beats every 1.5 s; gone after 5 s).',
+    ['worker'],
+    (repo, taken) => (taken.heartbeats.get(repo.id) ?? []).map(([worker, expiry]) => [{ worker }, Math.max(0, (taken.now - (expiry - HEARTBEAT_TTL_MS)) / 1000)] as const),
+  );
 
   let scraping: Promise<string> = Promise.resolve('');
   return {
@@ -222,7 +183,7 @@ async function takeSnapshot(repositories: readonly DashboardRepository[]): Promi
   const now = Date.now();
   const first = repositories[0];
   const redis: Redis | null = first ? await redisOf(first) : null;
-  const prefix = first?.queue.opts.prefix ?? 'baton';
+  const prefix = first?.queue.opts.prefix ?? DEFAULT_PREFIX;
   const [events, latency] = redis ? await Promise.all([redis.hgetall(metricsKey(prefix, 'events')), redis.hgetall(metricsKey(prefix, 'latency'))]) : [{}, {}];
   const queueCounts = new Map<string, Record<string, number>>();
   const heartbeats = new Map<string, (readonly [string, number])[]>();

@@ -9,9 +9,9 @@ import type { RunRow } from '../core/runList.ts';
 import { parseRunLog, runLogFile } from '../core/runLog.ts';
 import { describeRun } from '../core/runView.ts';
 import type { RunView, StageView, TimelineStep } from '../core/runView.ts';
-import { runFilePath } from '../core/runStore.ts';
+import { runFilePath } from '../core/taskLayout.ts';
 import type { OrchestrationRun, TaskState } from '../core/types.ts';
-import { batonStateDir } from '../queue/spool.ts';
+import { batonDir } from '../core/batonDir.ts';
 import { boardJobPath, boardQueuePath } from './repositories.ts';
 import type { DashboardRepository } from './repositories.ts';
 
@@ -60,7 +60,7 @@ function findTaskDir(root: string, taskId: string): { state: TaskState; dir: str
 
 function logFileOf(root: string, taskId: string): string | null {
   try {
-    return runLogFile(batonStateDir(root), taskId);
+    return runLogFile(batonDir(root), taskId);
   } catch {
     return null;
   }

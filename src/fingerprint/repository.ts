@@ -2,7 +2,7 @@
 // a fingerprint needs, straight from the files (no git binary, no environment variables).
 import fs from 'node:fs';
 import path from 'node:path';
-import { gitDirOf } from '../core/repoRoot.ts';
+import { commonDirOf, gitDirOf } from '../core/repoRoot.ts';
 
 export type RepoConfig = {
   /** core.fileMode (default true): whether the executable bit of the work tree is trusted. */
@@ -69,15 +69,7 @@ function isGitDirectory(gitDir: string): boolean {
 }
 
 /** The common git directory of `gitDir` (itself unless it is a linked worktree's git dir). */
-export function readCommonDir(gitDir: string): string {
-  try {
-    const text = fs.readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim();
-    if (text) return path.resolve(gitDir, text);
-  } catch {
-    // not a linked worktree
-  }
-  return gitDir;
-}
+export const readCommonDir = commonDirOf;
 
 /**
  * A deliberately small reader of git's config format: `[core]` booleans and the repository format

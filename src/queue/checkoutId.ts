@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomHex } from '../core/digest.ts';
-import { gitDirOf } from '../core/repoRoot.ts';
+import { checkoutFile } from '../core/batonDir.ts';
 
 // Which checkout this is, as opposed to which path it sits at. Two machines (dev containers,
 // identical home layouts) often have a checkout at the same path and the same host name; a queue
@@ -20,11 +20,6 @@ export const CHECKOUT_FILE_VERSION = 1;
 export const CHECKOUT_ID_PATTERN = /^[0-9a-f]{16}$/;
 
 export type CheckoutRecord = Readonly<{ v: 1; id: string; root: string; host: string; createdAt: string; movedFrom?: string; copiedFrom?: string }>;
-
-/** The checkout file of a repository root. */
-export function checkoutFile(repoRoot: string): string {
-  return path.join(gitDirOf(repoRoot), 'baton', 'checkout.json');
-}
 
 function newRecord(root: string, extra: Partial<CheckoutRecord> = {}): CheckoutRecord {
   return { v: CHECKOUT_FILE_VERSION, id: randomHex(8), root, host: os.hostname(), createdAt: new Date().toISOString(), ...extra };

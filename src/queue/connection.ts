@@ -1,5 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
+import { withDeadline } from './deadline.ts';
 import { hasHashTag } from './keys.ts';
 import { isClusterUrl, redactRedisUrl, redisTargetFromUrl } from './redisUrl.ts';
 import type { RedisTarget } from './redisUrl.ts';
@@ -87,7 +88,7 @@ export async function connectFast(url: string, timeoutMs: number): Promise<Redis
     cause = error;
   });
   try {
-    await withTimeout(client.connect(), timeoutMs, `Redis at ${redactRedisUrl(url)} did not answer within ${timeoutMs} ms`);
+    await withDeadline(client.connect(), timeoutMs, `Redis at ${redactRedisUrl(url)} did not answer within ${timeoutMs} ms`);
   } catch (error) {
     client.disconnect();
     // ioredis rejects with "Connection is closed." when TLS or AUTH failed: say why instead.
@@ -101,12 +102,4 @@ export async function connectFast(url: string, timeoutMs: number): Promise<Redis
 /** A connection for long-lived workers: BullMQ needs maxRetriesPerRequest null; reconnects forever. */
 export function connectDurable(url: string, name?: string): Redis {
   return createClient(redisTargetFromUrl(url), { fast: false, name });
-}
-
-export function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

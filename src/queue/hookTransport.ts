@@ -12,8 +12,6 @@ import type { JobOutcome } from './outcome.ts';
 import { RedisReplyError, RespClient, rawRedisTarget } from './resp.ts';
 import type { RespArg, RespReply, RespTarget } from './resp.ts';
 
-export { withDeadline } from './resp.ts';
-
 // The hook's side of a repository queue over the raw RESP client (resp.ts): what
 // RepositoryQueueClient (client.ts) does for enqueue / worker check / wait, without loading ioredis,
 // BullMQ or zod. The job is added by BullMQ's own script (addJob.ts), so it is the job Queue.add

@@ -1,5 +1,6 @@
 import net from 'node:net';
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
+import { withDeadline } from './deadline.ts';
 import { redactRedisUrl, redisOptionsFromUrl } from './redisUrl.ts';
 
 // A minimal RESP2 client for the hook path. Written here rather than using ioredis because of
@@ -232,12 +233,4 @@ async function openSocket(target: RespTarget, timeoutMs: number): Promise<net.So
       resolve(socket);
     });
   });
-}
-
-export function withDeadline<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

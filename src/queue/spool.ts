@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { gitDirOf } from '../core/repoRoot.ts';
+import { spoolDir } from '../core/batonDir.ts';
 import { writeFileAtomic } from '../core/atomicFile.ts';
 import type { JobEnvelope } from './envelope.ts';
 
@@ -10,14 +10,6 @@ import type { JobEnvelope } from './envelope.ts';
 // adding anything of its own. A file is removed only after its job was added, so a later drainer
 // can never overtake it; adding the same event twice is harmless (job ids and the worker journal
 // deduplicate).
-
-export function batonStateDir(repoRoot: string): string {
-  return path.join(gitDirOf(repoRoot), 'baton');
-}
-
-export function spoolDir(repoRoot: string): string {
-  return path.join(batonStateDir(repoRoot), 'spool');
-}
 
 let sequence = 0;
 

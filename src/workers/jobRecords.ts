@@ -4,7 +4,7 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { runLogEntryFor, runLogFile } from '../core/runLog.ts';
 import { LATENCY_BUCKETS_S, jobKey, metricsKey } from '../queue/keys.ts';
-import { batonStateDir } from '../queue/spool.ts';
+import { batonDir } from '../core/batonDir.ts';
 import type { ProcessedJob, ServedRepository } from './processor.ts';
 
 // What the worker records about each job besides applying it: the task's job log (run view links
@@ -51,7 +51,7 @@ export function recordApplied(
     );
     if (entry) {
       try {
-        const file = runLogFile(batonStateDir(repository.root), entry.taskId);
+        const file = runLogFile(batonDir(repository.root), entry.taskId);
         fs.mkdirSync(path.dirname(file), { recursive: true });
         fs.appendFileSync(file, `${JSON.stringify(entry)}\n`);
       } catch (error) {

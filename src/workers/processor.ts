@@ -1,8 +1,8 @@
 import os from 'node:os';
-import path from 'node:path';
 import { UnrecoverableError } from 'bullmq';
 import { applyEvent, applyEventNow, nativeEventTarget } from '../core/engine.ts';
 import { workspaceDir } from '../core/taskLayout.ts';
+import { batonEntryIn } from '../core/batonDir.ts';
 import { parseEnvelope } from '../queue/envelope.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { READ_ONLY_INTENTS } from '../core/intents.ts';
@@ -22,7 +22,7 @@ export type ServedRepository = Readonly<{
 }>;
 
 export function servedRepository(id: string, root: string, fingerprinter: WorkspaceFingerprinter, stateDir: string): ServedRepository {
-  return { id, root, fingerprinter, journal: new EventJournal(path.join(stateDir, 'journal'), workspaceDir(root)) };
+  return { id, root, fingerprinter, journal: new EventJournal(batonEntryIn(stateDir, 'journal'), workspaceDir(root)) };
 }
 
 export type ProcessedJob = Readonly<{ envelope: JobEnvelope; result: OrchestrationResult; replayed: boolean }>;

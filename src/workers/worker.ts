@@ -19,11 +19,12 @@ import {
   repositoryEntryValue,
 } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
-import { batonStateDir, drainSpool, spooledFiles } from '../queue/spool.ts';
+import { drainSpool, spooledFiles } from '../queue/spool.ts';
+import { batonDir } from '../core/batonDir.ts';
 import { processJobData, servedRepository } from './processor.ts';
 import { recordApplied, recordFailed } from './jobRecords.ts';
 import { LIFECYCLE_INTENTS } from '../core/events.ts';
-import { recordEndpoint } from '../cli/endpoint.ts';
+import { recordEndpoint } from '../queue/endpoint.ts';
 import type { ProcessedJob, ServedRepository } from './processor.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
 
@@ -85,7 +86,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
 
   async function serve(identity: RepoIdentity): Promise<void> {
     if (serving.has(identity.id) || closing) return;
-    const repository = servedRepository(identity.id, identity.root, options.createFingerprinter(), batonStateDir(identity.root));
+    const repository = servedRepository(identity.id, identity.root, options.createFingerprinter(), batonDir(identity.root));
     // Hooks and `baton task` of this repository find this Redis and prefix there (docs/hooks.md "Which Redis").
     try {
       recordEndpoint(identity.root, options.queue);

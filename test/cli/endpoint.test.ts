@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clientQueueConfig, endpointFile, readEndpoint, recordEndpoint, withTlsFiles } from '../../src/cli/endpoint.ts';
+import { clientQueueConfig, readEndpoint, recordEndpoint, withTlsFiles } from '../../src/queue/endpoint.ts';
+import { endpointFile } from '../../src/core/batonDir.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 

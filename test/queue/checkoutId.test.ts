@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkoutFile, checkoutRecord } from '../../src/queue/checkoutId.ts';
+import { checkoutRecord } from '../../src/queue/checkoutId.ts';
+import { checkoutFile } from '../../src/core/batonDir.ts';
 import { repoIdentity } from '../../src/queue/eventIds.ts';
 import { fileURLToPath } from 'node:url';
 

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { applyEventNow } from '../../src/core/engine.ts';
-import { runFilePath } from '../../src/core/runStore.ts';
+import { runFilePath } from '../../src/core/taskLayout.ts';
 import { activeTaskDir, taskFilePath } from '../../src/core/taskLayout.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
 import type { OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../../src/core/types.ts';

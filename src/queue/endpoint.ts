@@ -1,9 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-// Light imports only: the hook reads this on every event.
-import { gitDirOf } from '../core/repoRoot.ts';
-import { DEFAULT_PREFIX } from '../queue/keys.ts';
-import type { QueueConfig } from '../queue/keys.ts';
+// Light imports only: the hook reads this on every event (no zod, no Redis client here).
+import { endpointFile, privateRedisDir } from '../core/batonDir.ts';
+import { DEFAULT_PREFIX } from './keys.ts';
+import type { QueueConfig } from './keys.ts';
+import { DEFAULT_REDIS_URL } from './redisUrl.ts';
 
 // Which Redis a repository's worker uses (docs/hooks.md "Which Redis"). A hook started by an agent has whatever
 // environment the agent has, often no REDIS_URL; falling back to 127.0.0.1:6379 could reach a
@@ -16,10 +17,6 @@ import type { QueueConfig } from '../queue/keys.ts';
 // (`?ca=` etc.), so a hook without those variables still trusts the same CA.
 
 export type RecordedEndpoint = Readonly<{ redisUrl: string; prefix: string; recordedAt: string; pid: number }>;
-
-export function endpointFile(repoRoot: string): string {
-  return path.join(gitDirOf(repoRoot), 'baton', 'endpoint.json');
-}
 
 /** Records (atomically, mode 0600) the endpoint a worker serves `repoRoot` with. */
 export function recordEndpoint(repoRoot: string, queue: QueueConfig, now: Date = new Date()): string {
@@ -94,4 +91,31 @@ export function clientQueueConfig(
   if (recorded) return { redisUrl: recorded.redisUrl, prefix: recorded.prefix, source: 'endpoint' };
   const other = fallback();
   return other ? { ...other, source: 'fallback' } : null;
+}
+
+/**
+ * Where Redis is: `--redis`, else $REDIS_URL, else the private redis-server `baton start` runs for
+ * this repository (when `repoRoot` is given and one is running), else $BATON_DEFAULT_REDIS_URL,
+ * else redis://127.0.0.1:6379.
+ */
+export function queueConfigFrom(redisOption: string | undefined, prefixOption?: string, repoRoot?: string): QueueConfig {
+  const env = process.env;
+  return {
+    redisUrl: redisOption ?? env.REDIS_URL ?? (repoRoot !== undefined ? privateRedisUrl(repoRoot) : null) ?? defaultRedisUrl(env),
+    prefix: prefixOption ?? env.BATON_PREFIX ?? DEFAULT_PREFIX,
+  };
+}
+
+/** The address probed when nothing is configured ($BATON_DEFAULT_REDIS_URL exists for tests and odd setups). */
+export function defaultRedisUrl(env: Record<string, string | undefined> = process.env): string {
+  return env.BATON_DEFAULT_REDIS_URL || DEFAULT_REDIS_URL;
+}
+
+/** The private Redis `baton start` recorded for this repository while it runs, if any. */
+export function privateRedisUrl(repoRoot: string): string | null {
+  try {
+    return fs.readFileSync(path.join(privateRedisDir(repoRoot), 'url'), 'utf8').trim() || null;
+  } catch {
+    return null;
+  }
 }
