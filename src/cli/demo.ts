@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { Queue } from 'bullmq';
 import { Command, Option } from 'commander';
-import { LIFECYCLE_CLIENT_IDS, type LifecycleClientId } from '../core/clients.ts';
+import { CLIENT_IDS, type ClientId } from '../clients/registry.ts';
 import { runFilePath } from '../core/taskLayout.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
 import { parseCommand, portNumber } from './options.ts';
@@ -17,7 +17,7 @@ type DemoOptions = {
   port: number;
   redis?: string;
   prefix?: string;
-  client: LifecycleClientId;
+  client: ClientId;
 };
 
 export async function run(argv: string[]): Promise<number> {
@@ -25,7 +25,7 @@ export async function run(argv: string[]): Promise<number> {
     .description('Drive a complete lifecycle in a temporary repository through a worker, the queue and real hooks.')
     .option('--keep-open', 'keep the dashboard (and the temporary repository) up until Ctrl-C')
     .option('--port <n>', 'dashboard port (default: a free port)', portNumber, 0);
-  queueOptions(program, REDIS_HELP.startsOne).addOption(new Option('--client <client>', 'which client the hooks pretend to be').choices(LIFECYCLE_CLIENT_IDS).default('claude-code'));
+  queueOptions(program, REDIS_HELP.startsOne).addOption(new Option('--client <client>', 'which client the hooks pretend to be').choices(CLIENT_IDS).default(CLIENT_IDS[0]));
   const exit = parseCommand(program, argv, { repo: 'baton demo creates its own temporary repository' });
   if (exit !== null) return exit;
   const options = program.opts<DemoOptions>();

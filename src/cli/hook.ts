@@ -3,6 +3,8 @@ import * as z from 'zod/mini';
 import { repositoryOf } from '../core/repoRoot.ts';
 import { managedDelegationRole } from '../core/receipts.ts';
 import { isLifecycleClientId, type LifecycleClientId } from '../core/clients.ts';
+import { CLIENT_ADAPTERS, CLIENT_IDS } from '../clients/registry.ts';
+import type { SpawnTool } from '../clients/adapter.ts';
 import { activeTaskDirs, runFilePath } from '../core/taskLayout.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 // The fast path loads only zod/mini (for a managed payload) and no Redis client until it has an
@@ -103,9 +105,11 @@ export type HookClient = LifecycleClientId;
 
 export type HookRun = { exitCode: number; stdout: string; stderr: string };
 
-const SPAWN_TOOLS = new Set(['task', 'agent', 'spawn_agent', 'collaborationspawn_agent', 'collaboration.spawn_agent']);
-/** Codex multi-agent v2 spawning tools: `fork_turns` defaults to the whole conversation. */
-const V2_SPAWN_TOOLS = new Set(['collaborationspawn_agent', 'collaboration.spawn_agent']);
+/**
+ * The subagent-spawning tools of every registered client, by name. A hook recognises them whatever
+ * client it runs for (install-hooks' matchers only ever send a client its own tools).
+ */
+const SPAWN_TOOLS: ReadonlyMap<string, SpawnTool> = new Map(CLIENT_ADAPTERS.flatMap((client) => client.hooks.spawnTools.map((tool) => [tool.name, tool] as const)));
 
 /** A field read without validation: its value when it is a string, else undefined. */
 function text(value: unknown): string | undefined {
@@ -129,15 +133,14 @@ export type HookDecision =
 
 /**
  * How a lifecycle spawn would start its child, from the spawning tool's input: null when fresh,
- * else a description of the fork (docs/hooks.md "Spawn claim (PreToolUse)"). Codex v1 `spawn_agent` forks with
- * `fork_context: true`; v2 `collaboration.spawn_agent` copies `fork_turns` turns of the parent's
- * conversation and copies all of them when it is left out, so only `"none"` (or 0) is fresh.
- * Claude Code forks only with `subagent_type: "fork"`, which is never a lifecycle agent.
+ * else a description of the fork (docs/hooks.md "Spawn claim (PreToolUse)"). `fork_context: true`
+ * forks; `fork_turns` copies that many turns of the parent's conversation, so only `"none"` (or 0)
+ * is fresh, and a tool whose adapter says so copies all of them when it is left out.
  */
 export function spawnFork(toolName: string, input: Record<string, unknown>): string | null {
   const forkTurns = input.fork_turns;
   const freshTurns = forkTurns === 'none' || forkTurns === 0 || forkTurns === '0';
-  if (V2_SPAWN_TOOLS.has(toolName) && (forkTurns === undefined || forkTurns === null)) {
+  if (SPAWN_TOOLS.get(toolName)?.forkTurnsDefaultToAll && (forkTurns === undefined || forkTurns === null)) {
     return 'fork_turns is not set, so the child would inherit the whole parent conversation';
   }
   if (forkTurns !== undefined && forkTurns !== null && !freshTurns) return `fork_turns is ${JSON.stringify(forkTurns)}, so the child would inherit parent turns`;
@@ -203,7 +206,8 @@ function turnIdentity(payload: HookPayload, options: DecideOptions): string {
 
 function decideSpawn(client: HookClient, payload: HookPayload, options: DecideOptions): HookDecision {
   const toolName = firstText(payload.tool_name).toLowerCase();
-  if (!SPAWN_TOOLS.has(toolName)) return { kind: 'ignore' };
+  const tool = SPAWN_TOOLS.get(toolName);
+  if (!tool) return { kind: 'ignore' };
   const input = record(payload.tool_input);
   const nativeAgent = firstText(input.subagent_type, input.agent_type, input.agent, input.name);
   if (!managedDelegationRole(nativeAgent)) return { kind: 'ignore' };
@@ -213,7 +217,7 @@ function decideSpawn(client: HookClient, payload: HookPayload, options: DecideOp
   if (fork) {
     return {
       kind: 'spawn-refused',
-      reason: `baton: DELEGATION_FORK_FORBIDDEN: spawn mode 'fork' is not fresh: ${fork}. Spawn ${nativeAgent} fresh${V2_SPAWN_TOOLS.has(toolName) ? ' (fork_turns: "none")' : toolName === 'spawn_agent' ? ' (fork_context: false)' : ''}.`,
+      reason: `baton: DELEGATION_FORK_FORBIDDEN: spawn mode 'fork' is not fresh: ${fork}. Spawn ${nativeAgent} fresh${tool.freshHint ?? ''}.`,
     };
   }
   const isolation = text(input.isolation);
@@ -294,7 +298,7 @@ function parseHookArgs(argv: readonly string[]): HookArgs | { help: true } | { e
   return args;
 }
 
-const HOOK_USAGE = `usage: baton hook <claude-code|codex> [--event NAME] [--repo DIR] [--redis URL] [--budget MS]
+const HOOK_USAGE = `usage: baton hook <${CLIENT_IDS.join('|')}> [--event NAME] [--repo DIR] [--redis URL] [--budget MS]
 
 Reads a native hook payload on stdin. SubagentStart/SubagentStop of agent-infra-lifecycle-executor
 or -reviewer become hook-start/hook-stop events on the repository queue (stdout stays empty);

@@ -1,5 +1,6 @@
 // Entry point of the `baton` command. Each command lives in its own module and is imported only
 // when it runs, so hooks (which start for every agent event) load nothing they do not use.
+import { CLIENT_IDS } from '../clients/registry.ts';
 
 type CommandModule = { run(argv: string[]): Promise<number> };
 
@@ -15,18 +16,22 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   start: () => import('./start.ts'),
 };
 
+/** A usage line: the command and its arguments, then what it does from column 52. */
+const line = (synopsis: string, what: string) => `  ${synopsis.padEnd(49)} ${what}`;
+const clients = `<${CLIENT_IDS.join('|')}>`;
+
 const USAGE = `usage: baton <command> [options]
 
 commands:
   task <task-ref|auto> <intent> [--flag value]...   apply a lifecycle intent
-  hook <claude-code|codex> [--event NAME]           native hook: payload on stdin
+${line(`hook ${clients} [--event NAME]`, 'native hook: payload on stdin')}
   worker [--repo DIR]... [--discover --allow-root DIR]... [--dashboard]   serve repository queues
   fingerprint [--diff A B]                          workspace fingerprint, or paths changed between two
   start [--repo DIR] [--port N] [--host H]          worker + dashboard for this repository (npm start);
                                                     starts a private redis-server when none answers
   dashboard [--port N] [--host H] [--token T]       queue dashboard over every repository in Redis
   runs [--json] [--watch]                           every run of the repository, one line each
-  install-hooks <claude-code|codex>                 wire an agent client's hooks and subagent profiles
+${line(`install-hooks ${clients}`, "wire an agent client's hooks and subagent profiles")}
   demo [--keep-open]                                a complete lifecycle in a temporary repository
 
 common options: --repo DIR, --redis URL and --help work with every command; a command that has no

@@ -1,4 +1,5 @@
 import { Command } from 'commander';
+import { CLIENT_IDS, clientIdList } from '../clients/registry.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
 import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
@@ -58,7 +59,7 @@ export async function run(argv: string[]): Promise<number> {
       `  redis      ${redis.describe}`,
       `  worker     ${worker.id}`,
       `  ${describeDashboard(dashboard).replace('dashboard: ', 'dashboard  ')}`,
-      `  agents     wire a client once per repository: baton install-hooks claude-code (or codex)`,
+      `  agents     wire a client once per repository: baton install-hooks ${CLIENT_IDS[0]} (or ${clientIdList(CLIENT_IDS.slice(1))})`,
       `baton ready in ${ms} ms (Ctrl-C to stop)`,
       '',
     ].join('\n'),

@@ -1,4 +1,5 @@
-import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
+import { DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
+import { AGENT_CLIENT_IDS } from '../core/clients.ts';
 import { lifecycleEventSchema } from '../core/events.ts';
 import { CONTENT_INTENTS, EVENT_FLAGS, EVENT_FLAG_SPECS, INTERNAL_INTENTS, LIFECYCLE_INTENTS, intentFlags, intentUsageLines, requiredFlags } from '../core/intents.ts';
 import type { EventFlag } from '../core/intents.ts';

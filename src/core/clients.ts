@@ -1,24 +1,21 @@
 // Agent client capability registry (docs/lifecycle.md §8): which coding-agent clients can run a
-// lifecycle orchestration. Adapters must declare every capability; nothing is defaulted.
-import { AGENT_CLIENT_IDS } from './types.ts';
-import type { AgentClientId } from './types.ts';
-
-export const CAPABILITY_IDS = [
-  'instructions',
-  'skills',
-  'commands',
-  'hooks',
-  'subagents',
-  'orchestration',
-  'sandbox',
-  'verification',
-] as const;
-export type CapabilityId = (typeof CAPABILITY_IDS)[number];
-
-export const SUPPORT_LEVELS = ['compatible', 'integrated', 'verified', 'experimental', 'unsupported'] as const;
-export type SupportLevel = (typeof SUPPORT_LEVELS)[number];
+// lifecycle orchestration. The clients and their levels come from the client registry
+// (src/clients/registry.ts: baton's adapters, plus the 0.9.2 clients it has no adapter for), which is
+// plain data; here they are checked (every capability declared, nothing defaulted) and queried.
+import { CAPABILITY_IDS, SUPPORT_LEVELS } from '../clients/adapter.ts';
+import type { AgentClientProfile, CapabilityId, SupportLevel } from '../clients/adapter.ts';
+import { CLIENT_ADAPTERS, CLIENT_IDS, UNADAPTED_CLIENTS, clientAdapter, isClientId } from '../clients/registry.ts';
+import type { ClientId } from '../clients/registry.ts';
 
 export type CapabilitySupport = Readonly<{ level: SupportLevel }>;
+
+/** Every client 0.9.2's registry knows: baton's adapted clients, then the others. */
+const KNOWN_CLIENTS: readonly AgentClientProfile[] = [...CLIENT_ADAPTERS, ...UNADAPTED_CLIENTS];
+
+export type AgentClientId = ClientId | (typeof UNADAPTED_CLIENTS)[number]['id'];
+
+/** Every client id `prepare --client` accepts, registry order (a tuple, for z.enum). */
+export const AGENT_CLIENT_IDS = KNOWN_CLIENTS.map((client) => client.id) as unknown as readonly [AgentClientId, ...AgentClientId[]];
 
 export type AgentClientAdapter = Readonly<{
   id: AgentClientId;
@@ -62,31 +59,10 @@ export function defineAgentClientAdapter(adapter: {
   return Object.freeze({ id: adapter.id, displayName: adapter.displayName, capabilities: Object.freeze(capabilities) });
 }
 
-// The 0.9.2 matrix, one column per client. Only subagents/orchestration are behaviourally relevant
-// to baton; the other levels describe what each client's integration offers and are informational.
-const DISPLAY_NAMES: Readonly<Record<AgentClientId, string>> = {
-  'claude-code': 'Claude Code',
-  codex: 'Codex',
-  'gemini-cli': 'Gemini CLI',
-  opencode: 'OpenCode',
-};
-
-/** Support levels per capability, in AGENT_CLIENT_IDS order: claude-code, codex, gemini-cli, opencode. */
-const MATRIX: Readonly<Record<CapabilityId, readonly [SupportLevel, SupportLevel, SupportLevel, SupportLevel]>> = {
-  instructions: ['integrated', 'integrated', 'integrated', 'integrated'],
-  skills: ['integrated', 'integrated', 'compatible', 'compatible'],
-  commands: ['integrated', 'compatible', 'integrated', 'integrated'],
-  hooks: ['integrated', 'experimental', 'unsupported', 'unsupported'],
-  subagents: ['experimental', 'experimental', 'unsupported', 'unsupported'],
-  orchestration: ['experimental', 'experimental', 'unsupported', 'unsupported'],
-  sandbox: ['compatible', 'compatible', 'compatible', 'compatible'],
-  verification: ['compatible', 'compatible', 'compatible', 'compatible'],
-};
-
 const ADAPTERS: ReadonlyMap<AgentClientId, AgentClientAdapter> = new Map(
-  AGENT_CLIENT_IDS.map((id, column) => {
-    const capabilities = Object.fromEntries(CAPABILITY_IDS.map((capability) => [capability, { level: MATRIX[capability][column]! }]));
-    return [id, defineAgentClientAdapter({ id, displayName: DISPLAY_NAMES[id], capabilities })] as const;
+  KNOWN_CLIENTS.map((client) => {
+    const capabilities = Object.fromEntries(CAPABILITY_IDS.map((capability) => [capability, { level: client.capabilities[capability] }]));
+    return [client.id as AgentClientId, defineAgentClientAdapter({ id: client.id, displayName: client.displayName, capabilities })] as const;
   }),
 );
 
@@ -111,17 +87,16 @@ export function supportsOrchestration(id: AgentClientId): boolean {
 }
 
 /**
- * The clients baton runs a lifecycle with through native hooks: exactly those of the matrix that
- * support orchestration (test/core/clients.test.ts holds the two together).
+ * The clients baton runs a lifecycle with through native hooks: the registry's adapters, which are
+ * exactly those of the matrix that support orchestration (test/core/clients.test.ts holds the two
+ * together).
  */
-export const LIFECYCLE_CLIENT_IDS = ['claude-code', 'codex'] as const satisfies readonly AgentClientId[];
-export type LifecycleClientId = (typeof LIFECYCLE_CLIENT_IDS)[number];
+export const LIFECYCLE_CLIENT_IDS = CLIENT_IDS;
+export type LifecycleClientId = ClientId;
 
-export function isLifecycleClientId(value: unknown): value is LifecycleClientId {
-  return typeof value === 'string' && (LIFECYCLE_CLIENT_IDS as readonly string[]).includes(value);
-}
+export const isLifecycleClientId = isClientId;
 
-/** Agent names a client may report on stage completion, the usual one first: Claude Code skills say `claude`. */
+/** Agent names a client may report on stage completion, the usual one first (its adapter's; else its id). */
 export function stageAgentNames(client: string): readonly string[] {
-  return client === 'claude-code' ? ['claude', 'claude-code'] : [client];
+  return clientAdapter(client)?.stageAgents ?? [client];
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { AGENT_CLIENT_IDS, DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
+import { DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
+import { AGENT_CLIENT_IDS } from './clients.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
 import { EVENT_FLAG_SPECS, requiredFlags } from './intents.ts';
 

@@ -26,9 +26,6 @@ export const RECEIPT_STATUSES = [
 ] as const;
 export type ReceiptStatus = (typeof RECEIPT_STATUSES)[number];
 
-export const AGENT_CLIENT_IDS = ['claude-code', 'codex', 'gemini-cli', 'opencode'] as const;
-export type AgentClientId = (typeof AGENT_CLIENT_IDS)[number];
-
 /** A delegation receipt. Key order matches what agent-infra 0.9.2 writes, so files stay byte-compatible. */
 export type DelegationReceipt = Readonly<{
   taskId: string;

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { CLIENT_IDS, clientAdapter } from '../clients/registry.ts';
 import { stageAgentNames, type LifecycleClientId } from '../core/clients.ts';
 import { activeTaskDir } from '../core/taskLayout.ts';
 
@@ -52,7 +53,7 @@ export function nativePayload(client: HookClient, phase: 'SubagentStart' | 'Suba
     hook_event_name: phase,
     agent_id: childId,
     agent_type: `agent-infra-lifecycle-${role}`,
-    ...(client === 'codex' ? { turn_id: 'turn-1', permission_mode: 'default', model: 'gpt-5-codex' } : {}),
+    ...clientAdapter(client)?.demo.payloadFields,
   };
   return JSON.stringify(phase === 'SubagentStop' ? { ...base, stop_hook_active: false, last_assistant_message: 'done' } : base);
 }
@@ -88,7 +89,7 @@ function expectStatus(what: string, result: JsonResult, expected: string): void 
 }
 
 export async function driveLifecycle(options: DriveOptions): Promise<{ steps: string[]; final: JsonResult; stages: StageReport[] }> {
-  const client = options.client ?? 'claude-code';
+  const client = options.client ?? CLIENT_IDS[0]!;
   const agent = stageAgentNames(client)[0]!;
   const { io } = options;
   // A native hook only enqueues (docs/hooks.md): it exits 0 with an empty stdout, the output both

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from '@decimalturn/toml-patch';
-import { TomlConfigError, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings } from '../../src/cli/install/codexConfig.ts';
+import { TomlConfigError, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings } from '../../src/clients/codex/config.ts';
 
 // The Codex trust entries and sandbox settings install-hooks writes (test/ops/codexTrust.test.ts
 // checks them against the real Codex; these are the edge cases of merging into a user's file).

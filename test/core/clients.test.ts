@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
+import { CAPABILITY_IDS, SUPPORT_LEVELS } from '../../src/clients/adapter.ts';
 import {
-  CAPABILITY_IDS,
-  SUPPORT_LEVELS,
+  AGENT_CLIENT_IDS,
   defineAgentClientAdapter,
   getAgentClientAdapter,
   getAgentClientCapability,
@@ -12,8 +12,7 @@ import {
   stageAgentNames,
   supportsOrchestration,
 } from '../../src/core/clients.ts';
-import type { CapabilityId } from '../../src/core/clients.ts';
-import { AGENT_CLIENT_IDS } from '../../src/core/types.ts';
+import type { CapabilityId } from '../../src/clients/adapter.ts';
 
 function allCapabilities(level: string): Record<string, { level: string }> {
   return Object.fromEntries(CAPABILITY_IDS.map((capability) => [capability, { level }]));

@@ -1,19 +1,23 @@
+import type { ClientAdapter, Profile } from '../../clients/adapter.ts';
+import { clientAdapter } from '../../clients/registry.ts';
 import type { IntentAudience } from '../../core/intents.ts';
 import { INTENT_AUDIENCE, LIFECYCLE_INTENTS } from '../../core/intents.ts';
-import { stageAgentNames, type LifecycleClientId } from '../../core/clients.ts';
 
 // What `baton install-hooks` tells the agents, generated here so it follows baton's intents and
-// codes: the orchestrator instructions (a delimited block in CLAUDE.md / AGENTS.md) and the two
-// lifecycle subagent profiles (.claude/agents/*.md, .codex/agents/*.toml). `baton` in the text is
-// the absolute command line of this checkout, so an agent runs exactly what the hooks run.
-
-export type InstructionClient = LifecycleClientId;
+// codes: the orchestrator instructions (a delimited block in the client's instructions file, e.g.
+// CLAUDE.md / AGENTS.md) and the two lifecycle subagent profiles (the client's adapter gives the file
+// and its format). What differs per client (how to spawn, why to hand the artifact over, the agent
+// name) comes from its adapter. `baton` in the text is the absolute command line of this checkout,
+// so an agent runs exactly what the hooks run.
 
 /** Who runs each intent: the intent table's audience column. */
 export const INTENT_OWNERS = INTENT_AUDIENCE;
 
-/** The agent name `complete-stage --agent` accepts for each client. */
-export const STAGE_AGENT: Readonly<Record<InstructionClient, string>> = { 'claude-code': stageAgentNames('claude-code')[0]!, codex: stageAgentNames('codex')[0]! };
+function adapterOf(id: string): ClientAdapter {
+  const adapter = clientAdapter(id);
+  if (!adapter) throw new Error(`no agent client '${id}'`);
+  return adapter;
+}
 
 export const EXECUTOR = 'agent-infra-lifecycle-executor';
 export const REVIEWER = 'agent-infra-lifecycle-reviewer';
@@ -39,18 +43,11 @@ function intentsOf(owner: IntentAudience): string {
   return LIFECYCLE_INTENTS.filter((intent) => INTENT_OWNERS[intent] === owner).map((intent) => `\`${intent}\``).join(', ');
 }
 
-const SPAWN: Readonly<Record<InstructionClient, string>> = {
-  'claude-code':
-    'Use the Agent tool with `subagent_type` set to that name and `run_in_background: false` (Claude Code runs subagents in the background unless told otherwise). Do not set `isolation`, do not resume an earlier subagent (SendMessage), and spawn one subagent per message.',
-  codex:
-    'Use `spawn_agent` with `agent_type` set to that name and no inherited context (`fork_turns: "none"`; with the older tool, `fork_context: false`), then `wait_agent` until it has finished. Do not send it follow-up input.',
-};
-
 export const BLOCK_BEGIN = '<!-- baton:orchestrator:begin -->';
 export const BLOCK_END = '<!-- baton:orchestrator:end -->';
 
 /** The orchestrator instructions, as Markdown (without the delimiters). */
-export function orchestratorInstructions(client: InstructionClient, baton: string): string {
+export function orchestratorInstructions(client: string, baton: string): string {
   const task = `${baton} task`;
   const codes = CODE_ADVICE.map(([code, advice]) => `- \`${code}\`: ${advice}`).join('\n');
   return `## Agent-infra task lifecycle (driven by baton)
@@ -66,7 +63,7 @@ Each command prints one line of JSON: read \`status\` (\`running\`, \`paused\`, 
 2. \`${task} <task> route\`: \`next\` names the \`action\` (skill), \`role\`, \`stage\`, \`round\` and \`artifact\`.
 3. \`${task} <task> prepare --client ${client}\`
 4. Spawn one new subagent of type \`${EXECUTOR}\` when \`next.role\` is \`executor\`, or
-   \`${REVIEWER}\` when it is \`reviewer\`: fresh, in the foreground. ${SPAWN[client]}
+   \`${REVIEWER}\` when it is \`reviewer\`: fresh, in the foreground. ${adapterOf(client).instructions.spawnAdvice}
    Its prompt gives only the task id, the skill (\`next.action\`), stage, round and artifact.
 5. Wait until the subagent has returned. Its SubagentStop hook seals the delegation.
 6. \`${task} <task> advance\`, then go back to 2 while \`status\` is \`running\`. Stop when it is \`completed\`.
@@ -100,18 +97,12 @@ export function withInstructionBlock(text: string | null, block: string): string
 // ---------------------------------------------------------------------------------------------
 // Subagent profiles (docs/lifecycle.md §10.1, plus how to hand the artifact to baton)
 
-export type Profile = Readonly<{ name: string; description: string; instructions: string }>;
-
-function handOver(client: InstructionClient, baton: string, what: string): string {
-  const why =
-    client === 'claude-code'
-      ? 'Claude Code refuses a subagent\'s Write of report-like files such as `analysis.md`'
-      : "Codex's sandbox keeps `.agents/` read-only";
-  return `- Do not write ${what} with a file tool (${why}). Hand its full text to baton, which checks it,
+function handOver(client: ClientAdapter, baton: string, what: string): string {
+  return `- Do not write ${what} with a file tool (${client.instructions.handOverReason}). Hand its full text to baton, which checks it,
   writes it and records the stage in one step:
 
   \`\`\`sh
-  ${baton} task <task> complete-stage --stage <stage> --round <round> --artifact <artifact> --agent ${STAGE_AGENT[client]} --content - <<'BATON_ARTIFACT'
+  ${baton} task <task> complete-stage --stage <stage> --round <round> --artifact <artifact> --agent ${client.stageAgents[0]} --content - <<'BATON_ARTIFACT'
   …the whole artifact, in Markdown…
   BATON_ARTIFACT
   \`\`\`
@@ -121,8 +112,9 @@ function handOver(client: InstructionClient, baton: string, what: string): strin
   written: fix what \`error.message\` says and run it again. On any other failure, stop and report it.`;
 }
 
-export function profiles(client: InstructionClient, baton: string): readonly Profile[] {
-  const agent = STAGE_AGENT[client];
+export function profiles(id: string, baton: string): readonly Profile[] {
+  const client = adapterOf(id);
+  const agent = client.stageAgents[0];
   return [
     {
       name: EXECUTOR,
@@ -162,13 +154,4 @@ ${handOver(client, baton, 'the review')}
 `,
     },
   ];
-}
-
-export function claudeProfile(profile: Profile): string {
-  return `---\nname: ${profile.name}\ndescription: ${JSON.stringify(profile.description)}\n---\n\n${profile.instructions}`;
-}
-
-export function codexProfile(profile: Profile): string {
-  // A TOML literal multi-line string: no escapes (the text never holds ''').
-  return `name = ${JSON.stringify(profile.name)}\ndescription = ${JSON.stringify(profile.description)}\ndeveloper_instructions = '''\n${profile.instructions}'''\n`;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { parse, patch } from '@decimalturn/toml-patch';
+import { ClientConfigError } from '../adapter.ts';
 
 // Codex runs a project's hooks only when the project is trusted
 // (`[projects."<root>"] trust_level = "trusted"` in $CODEX_HOME/config.toml) and each hook is trusted
@@ -58,7 +59,7 @@ export function codexHookKey(hooksFile: string, event: string, groupIndex: numbe
 
 export type TrustEntry = Readonly<{ key: string; hash: string }>;
 
-export class TomlConfigError extends Error {}
+export class TomlConfigError extends ClientConfigError {}
 
 function parseToml(text: string, label: string): Record<string, any> {
   try {

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { ClientConfigError } from '../adapter.ts';
 
 // Claude Code ignores a project's `permissions.allow` until the workspace is trusted, and says so
 // only on stderr ("Ignoring 1 permissions.allow entry from .claude/settings.json: this workspace has
@@ -24,7 +25,7 @@ export function claudeGlobalConfigFile(env: NodeJS.ProcessEnv = process.env): st
   return path.join(env.CLAUDE_CONFIG_DIR || os.homedir(), '.claude.json');
 }
 
-export class ClaudeConfigError extends Error {}
+export class ClaudeConfigError extends ClientConfigError {}
 
 function parseConfig(text: string | null, label: string): Record<string, unknown> {
   if (text === null || text.trim() === '') return {};

@@ -1,0 +1,49 @@
+import { systemMessageNotice, type ClientAdapter, type Profile } from '../adapter.ts';
+
+// Codex (docs/clients.md, docs/wiring.md "Codex"): hooks in .codex/hooks.json (each with `--event`,
+// since baton names the event itself), agent profiles as TOML, the orchestrator instructions in
+// AGENTS.md; its installer writes the sandbox settings baton needs and, with --trust, Codex's trust.
+
+const LIFECYCLE_AGENTS = '^agent-infra-lifecycle-(executor|reviewer)$';
+
+export const codex = {
+  id: 'codex',
+  displayName: 'Codex',
+  // 0.9.2's capability matrix column (docs/lifecycle.md §8).
+  capabilities: { instructions: 'integrated', skills: 'integrated', commands: 'compatible', hooks: 'experimental', subagents: 'experimental', orchestration: 'experimental', sandbox: 'compatible', verification: 'compatible' },
+  stageAgents: ['codex'],
+  hooks: {
+    registrations: [
+      { event: 'SubagentStart', matcher: LIFECYCLE_AGENTS, args: ['--event', 'subagent-start'] },
+      { event: 'SubagentStop', matcher: LIFECYCLE_AGENTS, args: ['--event', 'subagent-stop'] },
+      { event: 'PreToolUse', matcher: '^(spawn_agent|collaborationspawn_agent|collaboration\\.spawn_agent)$', args: ['--event', 'pre-tool'] },
+    ],
+    // v1 `spawn_agent` forks with `fork_context: true`; the v2 collaboration tools copy `fork_turns`
+    // turns of the parent's conversation, all of them when it is left out.
+    spawnTools: [
+      { name: 'spawn_agent', freshHint: ' (fork_context: false)' },
+      { name: 'collaborationspawn_agent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' },
+      { name: 'collaboration.spawn_agent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' },
+    ],
+    notice: systemMessageNotice,
+  },
+  instructions: {
+    file: 'AGENTS.md',
+    spawnAdvice:
+      'Use `spawn_agent` with `agent_type` set to that name and no inherited context (`fork_turns: "none"`; with the older tool, `fork_context: false`), then `wait_agent` until it has finished. Do not send it follow-up input.',
+    handOverReason: "Codex's sandbox keeps `.agents/` read-only",
+  },
+  install: {
+    settingsFile: '.codex/hooks.json',
+    agentFile: (name: string) => `.codex/agents/${name}.toml`,
+    // A TOML literal multi-line string: no escapes (the text never holds ''').
+    agentProfile: (profile: Profile) =>
+      `name = ${JSON.stringify(profile.name)}\ndescription = ${JSON.stringify(profile.description)}\ndeveloper_instructions = '''\n${profile.instructions}'''\n`,
+    also: 'the sandbox settings baton needs',
+    trust: "the project and baton's hooks in $CODEX_HOME/config.toml",
+    options: [{ flags: '--no-sandbox-config', description: "leave .codex/config.toml alone (baton's commands then need another way to reach Redis)" }],
+    installer: async () => (await import('./install.ts')).installer,
+  },
+  // Codex payloads carry the turn, the permission mode and the model (docs/hooks.md "Fields baton relies on").
+  demo: { payloadFields: { turn_id: 'turn-1', permission_mode: 'default', model: 'gpt-5-codex' } },
+} as const satisfies ClientAdapter<'codex'>;

@@ -1,0 +1,50 @@
+import type { AgentClientProfile, ClientAdapter } from './adapter.ts';
+import { claudeCode } from './claude-code/index.ts';
+import { codex } from './codex/index.ts';
+
+// The registry: the agent clients baton drives a lifecycle with, one adapter each (adapter.ts), in
+// the order help texts list them (the first is the default of `baton demo`). Adding a client is its
+// folder plus its entry here; the hook, install-hooks, the demo, the help texts and the lifecycle
+// rules (core/clients.ts) all read this list.
+const ADAPTERS = [claudeCode, codex] as const;
+
+export type ClientId = (typeof ADAPTERS)[number]['id'];
+export const CLIENT_ADAPTERS: readonly ClientAdapter<ClientId>[] = ADAPTERS;
+
+/** The column both unadapted clients have in 0.9.2's matrix: no hooks, subagents or orchestration. */
+const NO_ORCHESTRATION = {
+  instructions: 'integrated',
+  skills: 'compatible',
+  commands: 'integrated',
+  hooks: 'unsupported',
+  subagents: 'unsupported',
+  orchestration: 'unsupported',
+  sandbox: 'compatible',
+  verification: 'compatible',
+} as const;
+
+/**
+ * Clients 0.9.2's Agent Client registry knows that baton has no adapter for (docs/lifecycle.md §8):
+ * `prepare --client` accepts their ids and refuses them as unable to orchestrate.
+ */
+export const UNADAPTED_CLIENTS = [
+  { id: 'gemini-cli', displayName: 'Gemini CLI', capabilities: NO_ORCHESTRATION },
+  { id: 'opencode', displayName: 'OpenCode', capabilities: NO_ORCHESTRATION },
+] as const satisfies readonly AgentClientProfile[];
+
+/** The ids of the adapted clients, registry order. */
+export const CLIENT_IDS: readonly ClientId[] = CLIENT_ADAPTERS.map((adapter) => adapter.id);
+
+export function isClientId(value: unknown): value is ClientId {
+  return typeof value === 'string' && (CLIENT_IDS as readonly string[]).includes(value);
+}
+
+/** The adapter of a client id (undefined for anything else). */
+export function clientAdapter(id: string): ClientAdapter | undefined {
+  return CLIENT_ADAPTERS.find((adapter) => adapter.id === id);
+}
+
+/** `a`, `a or b`, `a, b or c`: the client ids as help texts list them. */
+export function clientIdList(ids: readonly string[] = CLIENT_IDS): string {
+  return ids.length <= 1 ? (ids[0] ?? '') : `${ids.slice(0, -1).join(', ')} or ${ids.at(-1)}`;
+}
