@@ -25,7 +25,7 @@ const HOOK_BUNDLE_PACKAGES = [
 ];
 
 /** Lazy imports of the hook that stay in its bundle (light, and needed on every enqueue). */
-const HOOK_BUNDLE_LAZY = ['src/queue/hookTransport.ts', 'src/queue/spool.ts', 'src/queue/endpoint.ts'];
+const HOOK_BUNDLE_LAZY = ['src/queue/hookTransport.ts', 'src/queue/spool.ts'];
 
 const common = {
   bundle: true,

@@ -1,6 +1,7 @@
 // Entry point of the `baton` command. Each command lives in its own module and is imported only
 // when it runs, so hooks (which start for every agent event) load nothing they do not use.
 import { CLIENT_IDS } from '../clients/registry.ts';
+import { exitWith } from './exit.ts';
 
 type CommandModule = { run(argv: string[]): Promise<number> };
 
@@ -59,12 +60,4 @@ async function main(argv: string[]): Promise<number> {
   return command.run(rest);
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (error: unknown) => {
-    process.stderr.write(`baton: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exitCode = 1;
-  },
-);
+exitWith(main(process.argv.slice(2)));

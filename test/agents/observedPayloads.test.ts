@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decideHook, parseHookInput } from '../../src/cli/hook.ts';
+import { decideHook } from '../../src/hooks/decide.ts';
+import { parseHookInput } from '../../src/hooks/payload.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 
 // The payloads the real clients sent (recorded by test/agents/mainPath.test.ts, normalised,

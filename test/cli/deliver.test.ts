@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { deliver } from '../../src/cli/hook.ts';
+import { deliver } from '../../src/queue/deliver.ts';
 import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { envelopeFor, queueNameFor, repoIdentity } from '../../src/queue/eventIds.ts';

@@ -2,9 +2,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decideHook, parseHookInput, spawnFork } from '../../src/cli/hook.ts';
+import { decideHook, spawnFork } from '../../src/hooks/decide.ts';
+import { parseHookInput } from '../../src/hooks/payload.ts';
 import { mainRepositoryOf } from '../../src/core/repoRoot.ts';
-import type { HookPayload } from '../../src/cli/hook.ts';
+import type { HookPayload } from '../../src/hooks/payload.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 import { parseTaskCommand } from '../../src/cli/taskArgs.ts';
 

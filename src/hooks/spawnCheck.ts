@@ -6,7 +6,8 @@ import { managedDelegationRole } from '../core/receipts.ts';
 // can stop an agent is before it calls the spawning tool. A lifecycle subagent may be spawned only
 // when exactly one delegation of this client is prepared in the repository and its role is the
 // subagent's. It reads the run files and records nothing, so unlike the worker's claim it cannot
-// tell two concurrent spawns apart (docs/hooks.md "Spawn claim").
+// tell two concurrent spawns apart (docs/hooks.md "Spawn claim (PreToolUse)"). Loaded lazily by
+// spawnClaim.ts: it needs the engine's scan, which the hook's fast path does not load.
 
 export type SpawnVerdict = { allow: true } | { allow: false; reason: string };
 

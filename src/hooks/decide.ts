@@ -1,0 +1,135 @@
+import type { SpawnTool } from '../clients/adapter.ts';
+import { CLIENT_ADAPTERS } from '../clients/registry.ts';
+import type { ClientId } from '../clients/registry.ts';
+import type { LifecycleEvent } from '../core/events.ts';
+import { managedDelegationRole } from '../core/receipts.ts';
+import { eventIdForNative } from '../queue/eventIds.ts';
+import { HOOK_MESSAGES, firstText, record, text, validateManagedPayload } from './payload.ts';
+import type { HookPayload } from './payload.ts';
+
+// What a native hook event means, decided from the payload alone (no files, no Redis): ignore it,
+// refuse it, check a spawn, or the lifecycle event to enqueue with its deterministic id
+// (docs/lifecycle.md §10.3 steps 3–6, plus PreToolUse: docs/hooks.md "Spawn claim (PreToolUse)").
+
+export type HookClient = ClientId;
+
+const MANAGED_PREFIX = 'agent-infra-lifecycle-';
+
+/**
+ * The subagent-spawning tools of every registered client, by name. A hook recognises them whatever
+ * client it runs for (install-hooks' matchers only ever send a client its own tools).
+ */
+const SPAWN_TOOLS: ReadonlyMap<string, SpawnTool> = new Map(CLIENT_ADAPTERS.flatMap((client) => client.hooks.spawnTools.map((tool) => [tool.name, tool] as const)));
+
+export type HookDecision =
+  | { kind: 'ignore' }
+  | { kind: 'error'; message: string }
+  | { kind: 'spawn-refused'; reason: string }
+  | { kind: 'spawn-check'; nativeAgent: string; toolCallId: string }
+  | { kind: 'event'; event: LifecycleEvent; eventId: string; idParts: readonly (string | undefined)[] };
+
+/**
+ * How a lifecycle spawn would start its child, from the spawning tool's input: null when fresh,
+ * else a description of the fork (docs/hooks.md "Spawn claim (PreToolUse)"). `fork_context: true`
+ * forks; `fork_turns` copies that many turns of the parent's conversation, so only `"none"` (or 0)
+ * is fresh, and a tool whose adapter says so copies all of them when it is left out.
+ */
+export function spawnFork(toolName: string, input: Record<string, unknown>): string | null {
+  const forkTurns = input.fork_turns;
+  const freshTurns = forkTurns === 'none' || forkTurns === 0 || forkTurns === '0';
+  if (SPAWN_TOOLS.get(toolName)?.forkTurnsDefaultToAll && (forkTurns === undefined || forkTurns === null)) {
+    return 'fork_turns is not set, so the child would inherit the whole parent conversation';
+  }
+  if (forkTurns !== undefined && forkTurns !== null && !freshTurns) return `fork_turns is ${JSON.stringify(forkTurns)}, so the child would inherit parent turns`;
+  if (input.fork_context === true) return 'fork_context is true, so the child would inherit the parent conversation';
+  return null;
+}
+
+export type DecideOptions = { invocationId?: string };
+
+/** Pure mapping from a payload to what the hook should do (docs/lifecycle.md §10.3 steps 3–6, plus PreToolUse). */
+export function decideHook(client: HookClient, payload: HookPayload, eventOption?: string, options: DecideOptions = {}): HookDecision {
+  const kind = firstText(eventOption, payload.hook_event_name, payload.event).toLowerCase();
+  if (kind === 'pretooluse' || kind === 'pre-tool' || kind === 'pre_tool_use') return decideSpawn(payload, options);
+  const nativeAgent = firstText(payload.agent_name, payload.agent_type, record(payload.agent).name);
+  const role = managedDelegationRole(nativeAgent);
+  // 0.9.x sent every `agent-infra-lifecycle-*` agent to the CLI, which answered DELEGATION_IGNORED.
+  if (!role && !nativeAgent.startsWith(MANAGED_PREFIX)) return { kind: 'ignore' };
+  const phase = kind.includes('start') ? 'start' : kind.includes('stop') ? 'stop' : null;
+  if (!phase) return { kind: 'error', message: HOOK_MESSAGES.unknownType };
+  const valid = validateManagedPayload(payload);
+  if (!valid.ok) return { kind: 'error', message: valid.message };
+  if (!role) return { kind: 'error', message: `baton: DELEGATION_IGNORED: subagent '${nativeAgent}' is not lifecycle-managed` };
+  // Upstream's precedence (docs/hooks.md "Fields baton relies on").
+  const childId = firstText(payload.child_id, payload.agent_id, payload.thread_id);
+  // 0.9.2 passed an empty id on to the CLI, whose usage error (exit 2) kept a stopping Claude
+  // subagent running; baton reports it as a plain error instead (docs/differences.md).
+  if (!childId) return { kind: 'error', message: 'Managed lifecycle hook event has no child identity (agent_id)' };
+  const idParts = [client, phase, text(payload.session_id), childId, nativeAgent, turnIdentity(payload, options)];
+  const eventId = eventIdForNative(idParts);
+  if (phase === 'stop') {
+    return { kind: 'event', eventId, idParts, event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId } };
+  }
+  const parentId = firstText(payload.parent_id, payload.parent_session_id, payload.session_id);
+  if (!parentId) return { kind: 'error', message: 'Managed lifecycle hook event has no parent identity (session_id)' };
+  const model = text(payload.model);
+  const fallbackReason = text(payload.model_fallback_reason);
+  const event: LifecycleEvent = {
+    intent: 'hook-start',
+    taskRef: 'auto',
+    client,
+    nativeAgent,
+    childId,
+    parentId,
+    // Neither client reports a spawn mode on SubagentStart; forks are refused at PreToolUse.
+    spawnMode: firstText(payload.spawn_mode) || 'fresh',
+    ...(model ? { actualModel: model } : {}),
+    ...(fallbackReason ? { fallbackReason } : {}),
+  };
+  return { kind: 'event', eventId, idParts, event };
+}
+
+/** An id for this hook invocation, where the payload has nothing that tells invocations apart. */
+function invocationIdentity(options: DecideOptions): string {
+  return `invocation:${options.invocationId ?? globalThis.crypto.randomUUID()}`;
+}
+
+/**
+ * What tells one turn of a child from the next (docs/hooks.md "Multi-turn children"): Codex's
+ * `turn_id`; Claude Code sends none (a resumed subagent repeats `agent_id` and `session_id`), so
+ * each hook invocation is its own event there. Duplicates within baton (spool, redelivery) keep
+ * the event id they were given; the engine makes a repeated start or stop harmless.
+ */
+function turnIdentity(payload: HookPayload, options: DecideOptions): string {
+  const turn = text(payload.turn_id);
+  if (turn) return `turn:${turn}`;
+  return invocationIdentity(options);
+}
+
+function decideSpawn(payload: HookPayload, options: DecideOptions): HookDecision {
+  const toolName = firstText(payload.tool_name).toLowerCase();
+  const tool = SPAWN_TOOLS.get(toolName);
+  if (!tool) return { kind: 'ignore' };
+  const input = record(payload.tool_input);
+  const nativeAgent = firstText(input.subagent_type, input.agent_type, input.agent, input.name);
+  if (!managedDelegationRole(nativeAgent)) return { kind: 'ignore' };
+  const valid = validateManagedPayload(payload);
+  if (!valid.ok) return { kind: 'error', message: valid.message };
+  const fork = spawnFork(toolName, input);
+  if (fork) {
+    return {
+      kind: 'spawn-refused',
+      reason: `baton: DELEGATION_FORK_FORBIDDEN: spawn mode 'fork' is not fresh: ${fork}. Spawn ${nativeAgent} fresh${tool.freshHint ?? ''}.`,
+    };
+  }
+  // Claude Code's `isolation` (a worktree, a remote machine), refused whatever tool carries it.
+  const isolation = text(input.isolation);
+  if (isolation && isolation !== 'none') {
+    return {
+      kind: 'spawn-refused',
+      reason: `baton: DELEGATION_ISOLATION_FORBIDDEN: isolation '${isolation}' would run ${nativeAgent} outside this repository's workspace, where baton cannot measure its changes. Spawn it without isolation.`,
+    };
+  }
+  const toolCallId = firstText(payload.tool_use_id, payload.call_id, payload.tool_call_id) || invocationIdentity(options);
+  return { kind: 'spawn-check', nativeAgent, toolCallId };
+}

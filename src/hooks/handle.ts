@@ -1,0 +1,138 @@
+import fs from 'node:fs';
+import { clientAdapter } from '../clients/registry.ts';
+import { repositoryOf } from '../core/repoRoot.ts';
+import { activeTaskDirs, runFilePath } from '../core/taskLayout.ts';
+import { deliver } from '../queue/deliver.ts';
+import { clientQueueConfig, privateRedisUrl } from '../queue/endpoint.ts';
+import type { JobEnvelope } from '../queue/envelope.ts';
+import { envelopeFor, eventIdForNative, repoIdentity } from '../queue/eventIds.ts';
+import { DEFAULT_PREFIX } from '../queue/keys.ts';
+import { decideHook } from './decide.ts';
+import type { HookClient } from './decide.ts';
+import { HOOK_INPUT_LIMIT, HOOK_MESSAGES, firstText, parseHookInput, record, text } from './payload.ts';
+import { HookReport } from './report.ts';
+import type { HookRun } from './report.ts';
+import { claimSpawn } from './spawnClaim.ts';
+
+// One native hook event, from the client's arguments and payload to the exit code and output
+// (`baton hook`, docs/hooks.md): the payload and the pure decision (payload.ts, decide.ts), the
+// repository (a linked worktree maps to its main repository), which Redis (queue/endpoint.ts), then
+// the spawn claim (spawnClaim.ts) or the event's delivery (queue/deliver.ts). SubagentStart/Stop of
+// a lifecycle agent become hook-start/hook-stop events (docs/lifecycle.md §10.3) added to the
+// repository's queue without waiting for the worker; PreToolUse on the spawning tool claims the
+// prepared delegation for that tool call and blocks the spawn (exit 2) when the claim is refused. It
+// never hangs the agent: with Redis down the event is spooled locally; with no worker it stays
+// queued; in both cases the hook says so.
+//
+// Output contract (docs/hooks.md "Output contract"): stdout is empty, or, when the user should know
+// something (event spooled or queued with no worker, a linked worktree), the client's notice (both
+// clients: `{"systemMessage": "baton: …"}`); the same text goes to stderr. Exit 0: recorded, queued
+// or spooled; exit 1: invalid input or an event baton refuses (a non-blocking error in both
+// clients); exit 2 only on PreToolUse, with the reason on stderr (both clients block the tool call
+// and show the reason to the model). Never 2 on SubagentStart/Stop: Claude Code would keep a
+// stopping subagent running. The orchestration result stays in the job (dashboard, `baton runs`);
+// `verbose` (BATON_HOOK_VERBOSE=1) waits for it and prints it on stderr.
+
+export { HOOK_INPUT_LIMIT };
+export type { HookRun };
+
+export type HookRequest = Readonly<{
+  client: string | undefined;
+  /** `--event`: overrides the payload's event name. */
+  event?: string;
+  /** `--repo`: else the payload's `cwd`, else `cwd`. */
+  repo?: string;
+  redis?: string;
+  budgetMs: number;
+  verbose: boolean;
+  cwd: string;
+}>;
+
+/** Handles one hook event; `readInput` is called once the client is known (stdin, at most a little over the limit). */
+export async function handleHook(request: HookRequest, readInput: () => Promise<Buffer>): Promise<HookRun> {
+  const report = new HookReport();
+  const adapter = request.client === undefined ? undefined : clientAdapter(request.client);
+  if (!adapter) {
+    report.say(`${HOOK_MESSAGES.client}\n`);
+    return report.finish(1);
+  }
+  const client = adapter.id as HookClient;
+  const input = parseHookInput(await readInput());
+  if (!input.ok) {
+    report.say(`${input.message}\n`);
+    return report.finish(1);
+  }
+  const decision = decideHook(client, input.payload, request.event);
+  if (decision.kind === 'ignore') return report.finish(0);
+  if (decision.kind === 'error') {
+    report.say(`${decision.message}\n`);
+    return report.finish(1);
+  }
+  if (decision.kind === 'spawn-refused') {
+    report.say(`${decision.reason}\n`);
+    return report.finish(2);
+  }
+  const start = request.repo ?? (firstText(input.payload.cwd) || request.cwd);
+  const repository = repositoryOf(start);
+  if (!repository) {
+    report.say(`baton hook: ${start} is not inside a git repository; the event was not recorded\n`);
+    return report.finish(decision.kind === 'spawn-check' ? 2 : 1);
+  }
+  const { root } = repository;
+  if (repository.worktree) {
+    report.notice(
+      `baton: ${repository.worktree} is a linked worktree of ${root}; the event goes to ${root}'s queue, but changes made in the worktree are not measured there`,
+    );
+  }
+  const config = clientQueueConfig(root, request.redis, () => {
+    const local = privateRedisUrl(root);
+    return local ? { redisUrl: local, prefix: process.env.BATON_PREFIX || DEFAULT_PREFIX } : null;
+  });
+  const repo = repoIdentity(root);
+  if (decision.kind === 'spawn-check') {
+    const claim = { root, repo, client, budgetMs: request.budgetMs, verbose: request.verbose, config, ...decision, sessionId: text(input.payload.session_id) };
+    return report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter);
+  }
+  // The delegation the event targets is part of its id: the same native ids for a later delegation
+  // (a reused child id) are a new event, which neither BullMQ's job ids nor the journal may take
+  // for a duplicate (docs/hooks.md "Duplicates"; the worker's journal checks the target again).
+  const target = pendingReceiptOf(root, client);
+  const eventId = target ? eventIdForNative([...decision.idParts, `receipt:${target}`]) : decision.eventId;
+  const envelope = envelopeFor(decision.event, repo, 'hook', eventId);
+  if (!config) return report.finish(await spoolUnconfigured(report, envelope), adapter);
+  const outcome = await deliver(envelope, { redis: config.redisUrl, prefix: config.prefix, budgetMs: request.budgetMs }, { waitForResult: request.verbose });
+  // The result goes to stderr, never stdout: stdout is the client's hook-output channel.
+  if (outcome.stdout) report.say(`baton: ${outcome.stdout}`);
+  if (outcome.stderr) report.notice(outcome.stderr);
+  return report.finish(outcome.exitCode, adapter);
+}
+
+/**
+ * The id of the one pending delegation of `client` in the repository, read without validation (the
+ * hook's fast path loads no schema library); null when there is none or several. Only an input to
+ * the event id: the worker validates everything it applies.
+ */
+export function pendingReceiptOf(root: string, client: string): string | null {
+  const found: string[] = [];
+  for (const { dir } of activeTaskDirs(root)) {
+    try {
+      const pending = record(record(JSON.parse(fs.readFileSync(runFilePath(dir), 'utf8'))).pendingDelegation);
+      if (pending.client === client && typeof pending.id === 'string') found.push(pending.id);
+    } catch {
+      // No run, or not readable: the worker reports it.
+    }
+  }
+  return found.length === 1 ? found[0]! : null;
+}
+
+function noRedisAdvice(root: string): string {
+  return `no Redis is configured for ${root}: no --redis, no endpoint recorded by a worker (.git/baton/endpoint.json) and no REDIS_URL. Start the repository's worker (baton start, or baton worker --repo ${root}) or set REDIS_URL for the agent`;
+}
+
+/** Nothing says which Redis the worker uses: guessing could feed a queue nobody serves (docs/hooks.md "Which Redis"). */
+async function spoolUnconfigured(report: HookReport, envelope: JobEnvelope): Promise<number> {
+  const { spoolEvent } = await import('../queue/spool.ts');
+  const file = spoolEvent(envelope.repo.root, envelope);
+  report.notice(`baton: WARNING: ${noRedisAdvice(envelope.repo.root)}. The ${envelope.intent} event was spooled to ${file}; it is applied once a worker runs.`);
+  return 0;
+}
