@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import * as orchestration from './orchestration.ts';
+import * as orchestration from './orchestration/index.ts';
 import { RunTransaction, commitWrites, readRunFile } from './runStore.ts';
 import type { RunRead, RunWrite } from './runStore.ts';
 import { isAutoHookStart, isAutoHookStop, isExplicitHookStop } from './events.ts';

@@ -12,7 +12,7 @@ import type { Queue } from 'bullmq';
 import { createMetrics } from './metrics.ts';
 import { localMachine } from './repositories.ts';
 import type { DashboardRepository } from './repositories.ts';
-import { registerRunPages } from './runPages.ts';
+import { registerRunPages } from './runPages/routes.ts';
 
 // The dashboard as a runtime-neutral Hono app: bull-board over baton's repository queues, the run
 // view (/runs, runPages.ts) and /metrics (metrics.ts), all behind

@@ -19,6 +19,7 @@ import type { IndexSnapshot } from './indexFile.ts';
 import { isExcluded, matcherFor, pushLevel, type RuleFileCache, type RuleStack } from './ignoreRules.ts';
 import { hashWrapped, type ObjectDatabase } from './objects.ts';
 import { findGitDir, readCommonDir, resolveHead, type RepoConfig } from './repository.ts';
+import { NO_HEAD, childHeadDir, headDir, headEntry, rootHeadDir, type HeadDir, type HeadTrees } from './headTrees.ts';
 import {
   KIND_FILE,
   KIND_SYMLINK,
@@ -34,77 +35,11 @@ import {
   MODE_GITLINK,
   MODE_SYMLINK,
   MODE_TREE,
-  parseTree,
   serializeTreeWrapped,
   sortTreeEntries,
   type TreeEntry,
   type TreeMode,
 } from './tree.ts';
-
-/** HEAD's trees, parsed on demand and kept by id (tree objects never change). */
-export class HeadTrees {
-  private readonly db: ObjectDatabase;
-  private readonly cache: Map<string, Map<string, TreeEntry>>;
-  private readonly pending = new Map<string, Promise<Map<string, TreeEntry>>>();
-
-  constructor(db: ObjectDatabase, cache: Map<string, Map<string, TreeEntry>>) {
-    this.db = db;
-    this.cache = cache;
-  }
-
-  entries(oid: string): Promise<Map<string, TreeEntry>> | Map<string, TreeEntry> {
-    const hit = this.cache.get(oid);
-    if (hit) return hit;
-    let p = this.pending.get(oid);
-    if (!p) {
-      p = this.db.read(oid).then((obj) => {
-        if (obj.type !== 'tree') throw new Error(`HEAD refers to ${oid} as a tree but it is a ${obj.type}`);
-        const map = new Map<string, TreeEntry>();
-        for (const e of parseTree(obj.content)) map.set(e.name, e);
-        if (this.cache.size > 20_000) this.cache.clear();
-        this.cache.set(oid, map);
-        this.pending.delete(oid);
-        return map;
-      });
-      this.pending.set(oid, p);
-    }
-    return p;
-  }
-}
-
-/** Lazily resolved HEAD tree of one directory (null: the directory is not a tree in HEAD). */
-type HeadDir = { get(): Promise<Map<string, TreeEntry> | null> };
-
-const NO_HEAD: HeadDir = { get: () => Promise.resolve(null) };
-
-function headDir(trees: HeadTrees, oid: string | null): HeadDir {
-  if (oid === null) return NO_HEAD;
-  let memo: Promise<Map<string, TreeEntry> | null> | undefined;
-  return { get: () => (memo ??= Promise.resolve(trees.entries(oid))) };
-}
-
-/** HEAD's root directory; the commit is only read when some path actually needs HEAD. */
-function rootHeadDir(trees: HeadTrees, headTree: () => Promise<string | null>): HeadDir {
-  let memo: Promise<Map<string, TreeEntry> | null> | undefined;
-  return { get: () => (memo ??= headTree().then((oid) => (oid === null ? null : trees.entries(oid)))) };
-}
-
-function childHeadDir(trees: HeadTrees, parent: HeadDir, name: string): HeadDir {
-  if (parent === NO_HEAD) return NO_HEAD;
-  let memo: Promise<Map<string, TreeEntry> | null> | undefined;
-  return {
-    get: () =>
-      (memo ??= parent.get().then((entries) => {
-        const e = entries?.get(name);
-        return e && e.mode === MODE_TREE ? trees.entries(e.oid) : null;
-      })),
-  };
-}
-
-async function headEntry(head: HeadDir, name: string): Promise<TreeEntry | undefined> {
-  if (head === NO_HEAD) return undefined;
-  return (await head.get())?.get(name);
-}
 
 export type CaptureContext = {
   /** Absolute work tree root. */

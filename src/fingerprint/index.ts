@@ -17,7 +17,8 @@
 import path from 'node:path';
 import { ACTIVE_TASKS_PATH } from '../core/taskLayout.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
-import { buildFingerprint, HeadTrees, type CaptureStats } from './capture.ts';
+import { buildFingerprint, type CaptureStats } from './capture.ts';
+import { HeadTrees } from './headTrees.ts';
 import { diffTrees, resolveTreeId } from './diff.ts';
 import { rootStack, RuleFileCache } from './ignoreRules.ts';
 import { EMPTY_INDEX, readIndex, type IndexSnapshot } from './indexFile.ts';

@@ -1,4 +1,4 @@
-import { repositoryPendingDelegations, spawnTarget } from '../core/orchestration.ts';
+import { repositoryPendingDelegations, spawnTarget } from '../core/orchestration/index.ts';
 import { managedDelegationRole } from '../core/receipts.ts';
 
 // The read-only PreToolUse check, used only when the worker cannot be asked (Redis down or not

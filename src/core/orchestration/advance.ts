@@ -1,0 +1,77 @@
+import { failed } from '../results.ts';
+import { abortDelegation, consumeDelegation } from '../receipts.ts';
+import type { DelegationReceipt, OrchestrationResult } from '../types.ts';
+import { pauseByRef, pauseRun, reportRun, requirePending, requireRun, save, withUpdates } from './steps.ts';
+import type { OrchestrationContext } from './steps.ts';
+
+// advance, pause, abort.
+
+/** Receipts whose subagent has not stopped yet: advancing them is early, not wrong. */
+const IN_FLIGHT: ReadonlySet<string> = new Set(['prepared', 'activated', 'stage-completed']);
+
+/**
+ * baton: what an orchestrator that advanced too early should do (Claude Code runs subagents in the
+ * background unless told otherwise, so its completion notice can come after the parent moved on).
+ * The pause is recoverable: the late SubagentStop still seals the receipt and `advance` resumes.
+ */
+export function prematureAdvanceAdvice(taskId: string, receipt: Pick<DelegationReceipt, 'status'>): string {
+  const waitFor =
+    receipt.status === 'prepared'
+      ? 'no subagent has started for it yet: spawn the routed lifecycle subagent (fresh, in the foreground)'
+      : 'its subagent has not finished: wait for the subagent to return (spawn it in the foreground, never in the background) and for its SubagentStop hook, which seals the receipt';
+  return `${waitFor}; check with 'baton task ${taskId} status' until run.pendingDelegation.status is 'sealed', then advance again; if the subagent is gone, 'baton task ${taskId} abort --reason "…"' and 'baton task ${taskId} begin-or-resume'`;
+}
+
+export function advance(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
+  const opened = requirePending(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  const { task, run, receipt } = opened.value;
+  const outcome = consumeDelegation(receipt, { now: ctx.now });
+  if (!outcome.ok) {
+    const message = IN_FLIGHT.has(receipt.status)
+      ? `${outcome.message}; ${prematureAdvanceAdvice(task.taskId, receipt)}`
+      : outcome.message;
+    return pauseRun(ctx, task, run, outcome.code, message, true);
+  }
+  const completed = outcome.receipt.stage === 'commit';
+  const updated = withUpdates(ctx, run, {
+    status: completed ? 'completed' : 'running',
+    nextStage: null,
+    stepCount: run.stepCount + 1,
+    pendingDelegation: null,
+    receipts: Object.freeze([...run.receipts, outcome.receipt]),
+    commitAuthorization: completed ? { ...run.commitAuthorization, consumedAt: ctx.now() } : run.commitAuthorization,
+  });
+  save(ctx, task, updated);
+  return reportRun(task.taskId, updated, true);
+}
+
+export function pause(ctx: OrchestrationContext, taskRef: string, input: { code: string; message: string; recoverable: boolean }): OrchestrationResult {
+  return pauseByRef(ctx, taskRef, input.code, input.message, input.recoverable);
+}
+
+export const ABORT_PAUSE_CODE = 'ORCHESTRATION_DELEGATION_ABORTED';
+
+/**
+ * baton's way out of 0.9.2's dead end (decision 6): the pending receipt becomes `aborted` and joins
+ * the history, and the run is paused recoverably with no pending delegation, so begin-or-resume can
+ * resume it and the repository-wide guard no longer counts it.
+ */
+export function abort(ctx: OrchestrationContext, taskRef: string, input: { reason?: string }): OrchestrationResult {
+  const opened = requireRun(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  const { task, run } = opened.value;
+  if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.taskId);
+  const outcome = abortDelegation(run.pendingDelegation, { now: ctx.now });
+  if (!outcome.ok) return failed(outcome.code, outcome.message, task.taskId);
+  const message = input.reason ?? `delegation ${outcome.receipt.id} was aborted`;
+  const updated = withUpdates(ctx, run, {
+    status: 'paused',
+    nextStage: null,
+    pendingDelegation: null,
+    receipts: Object.freeze([...run.receipts, outcome.receipt]),
+    pause: { code: ABORT_PAUSE_CODE, message, recoverable: true },
+  });
+  save(ctx, task, updated);
+  return reportRun(task.taskId, updated, true);
+}

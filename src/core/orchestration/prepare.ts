@@ -1,0 +1,74 @@
+import { failed } from '../results.ts';
+import { getAgentClientCapability, isAgentClientId, isLifecycleClientId } from '../clients.ts';
+import { prepareDelegation } from '../receipts.ts';
+import type { OrchestrationResult } from '../types.ts';
+import { errorMessage, pauseRun, reportRun, resolve, loadRun, save, withUpdates } from './steps.ts';
+import type { OrchestrationContext } from './steps.ts';
+import { pendingDelegations } from './scan.ts';
+import { route } from './run.ts';
+
+// prepare: a new delegation for the routed stage, under the one-pending-per-repository guard.
+
+export async function prepare(
+  ctx: OrchestrationContext,
+  taskRef: string,
+  input: { client: string; requestedModel?: string | null },
+): Promise<OrchestrationResult> {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  const { taskId } = task.value;
+  // 0.9.2's registry threw on an unknown client; baton answers with a usage error instead.
+  if (!isAgentClientId(input.client)) return failed('ORCHESTRATION_PAYLOAD_INVALID', `unknown client '${input.client}'`, taskId);
+  if (
+    getAgentClientCapability(input.client, 'subagents').level === 'unsupported'
+    || getAgentClientCapability(input.client, 'orchestration').level === 'unsupported'
+  ) {
+    return failed('ORCHESTRATION_CLIENT_UNSUPPORTED', `client '${input.client}' does not support lifecycle orchestration`, taskId);
+  }
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  if (!run || run.status !== 'running') return failed('ORCHESTRATION_RUN_NOT_RUNNING', 'a running orchestration is required', taskId);
+  if (run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_BUSY', 'the run already has a pending delegation', taskId);
+  // One pending delegation per repository, whatever the other run's status (0.9.2 guard).
+  const repositoryPending = pendingDelegations(ctx, (receipt) => isLifecycleClientId(receipt.client));
+  if (repositoryPending.length > 0) {
+    return failed('ORCHESTRATION_DELEGATION_BUSY', 'the repository already has a pending lifecycle delegation', taskId);
+  }
+  if (run.stepCount >= run.maxSteps) {
+    return pauseRun(ctx, task.value, run, 'ORCHESTRATION_MAX_STEPS', 'maximum orchestration steps reached', true);
+  }
+  const routed = route(ctx, taskRef);
+  if (!routed.next) return routed;
+  const next = routed.next;
+  let beforeFingerprint: string;
+  try {
+    beforeFingerprint = await ctx.fingerprinter.capture(ctx.repoRoot);
+  } catch (error) {
+    return failed('ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), taskId);
+  }
+  const receipt = prepareDelegation(
+    {
+      taskId,
+      runId: run.runId,
+      role: next.role,
+      stage: next.stage,
+      round: next.round,
+      artifact: next.artifact,
+      client: input.client,
+      requestedModel: input.requestedModel ?? null,
+      beforeFingerprint,
+    },
+    { id: ctx.newId, now: ctx.now },
+  );
+  const updated = withUpdates(ctx, run, {
+    nextStage: next.stage,
+    pendingDelegation: receipt,
+    commitAuthorization:
+      next.stage === 'commit' && run.commitAuthorization.issuedAt === null
+        ? { issuedAt: ctx.now(), consumedAt: null }
+        : run.commitAuthorization,
+  });
+  save(ctx, task.value, updated);
+  return reportRun(taskId, updated, true, next);
+}

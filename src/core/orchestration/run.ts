@@ -1,0 +1,116 @@
+import { failed } from '../results.ts';
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseTypedTaskFrontmatter } from '../frontmatter.ts';
+import { parseLedger, summarizeLedgerStage, validateLedgerRows } from '../ledger.ts';
+import { parseReviewSummary } from '../reviewSummary.ts';
+import { looseArtifactName, looseHighestRound } from '../artifacts.ts';
+import { routeFromArtifacts } from '../route.ts';
+import type { OrchestrationResult, OrchestrationRun } from '../types.ts';
+import {
+  DEFAULT_MAX_STEPS,
+  errorMessage,
+  openRun,
+  reportRun,
+  requireRun,
+  resolve,
+  loadRun,
+  save,
+  withUpdates,
+} from './steps.ts';
+import type { OrchestrationContext, Resolved } from './steps.ts';
+
+// Starting a run and reading where it is: begin-or-resume, route (with the commit gates), status.
+
+export function beginOrResume(ctx: OrchestrationContext, taskRef: string, options: { maxSteps?: number } = {}): OrchestrationResult {
+  const opened = openRun(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  const { task, run: existing } = opened.value;
+  if (existing) {
+    if (existing.status === 'paused' && existing.pause?.recoverable && existing.pendingDelegation === null) {
+      const resumed = withUpdates(ctx, existing, { status: 'running', pause: null });
+      save(ctx, task, resumed);
+      return reportRun(task.taskId, resumed, true);
+    }
+    return reportRun(task.taskId, existing, false);
+  }
+  const now = ctx.now();
+  const run: OrchestrationRun = {
+    schemaVersion: 1,
+    taskId: task.taskId,
+    runId: ctx.newId(),
+    status: 'running',
+    nextStage: null,
+    stepCount: 0,
+    maxSteps: options.maxSteps ?? DEFAULT_MAX_STEPS,
+    baseline: '',
+    pendingDelegation: null,
+    receipts: [],
+    pause: null,
+    commitAuthorization: { issuedAt: null, consumedAt: null },
+    createdAt: now,
+    updatedAt: now,
+  };
+  save(ctx, task, run);
+  return reportRun(task.taskId, run, true);
+}
+
+/** Commit gates of docs/lifecycle.md §7.3, checked only when routing reaches `commit`. */
+function commitGate(task: Resolved, taskContent: string): OrchestrationResult | null {
+  const reviewRound = looseHighestRound(task.taskDir, 'review-code');
+  let review: ReturnType<typeof parseReviewSummary> | null = null;
+  try {
+    review = parseReviewSummary(fs.readFileSync(path.join(task.taskDir, looseArtifactName('review-code', reviewRound)), 'utf8'));
+  } catch {
+    review = null;
+  }
+  if (!review?.ok || review.summary.manualValidation === null) {
+    return failed('ORCHESTRATION_REVIEW_INVALID', 'latest code review has no numeric manual-validation count', task.taskId);
+  }
+  if (review.summary.manualValidation > 0) {
+    return failed('ORCHESTRATION_MANUAL_VALIDATION_PENDING', 'manual validation must be completed before commit', task.taskId);
+  }
+  const rows = parseLedger(taskContent);
+  const ledgerError = validateLedgerRows(rows);
+  if (ledgerError) return failed('ORCHESTRATION_LEDGER_INVALID', ledgerError.message, task.taskId);
+  if (!summarizeLedgerStage(rows, 'code').canAdvance) {
+    return failed('ORCHESTRATION_LEDGER_BLOCKED', 'code review ledger has unresolved findings or human decisions', task.taskId);
+  }
+  return null;
+}
+
+/** Read-only. Reports the run's real status when a run exists (decision 4), else `running`. */
+export function route(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
+  const task = resolve(ctx, taskRef);
+  if (!task.ok) return task.result;
+  let content: string;
+  try {
+    content = fs.readFileSync(task.value.taskMdPath, 'utf8');
+  } catch (error) {
+    return failed('ORCHESTRATION_TASK_READ_FAILED', String(error), task.value.taskId);
+  }
+  try {
+    parseTypedTaskFrontmatter(content);
+  } catch (error) {
+    return failed('ORCHESTRATION_TASK_INVALID', errorMessage(error), task.value.taskId);
+  }
+  const decision = routeFromArtifacts(task.value.taskDir);
+  if (!decision.ok) {
+    return failed('ORCHESTRATION_ROUTE_UNKNOWN', `cannot determine a unique lifecycle action: ${decision.message}`, task.value.taskId);
+  }
+  const next = decision.next;
+  if (next.stage === 'commit') {
+    const blocked = commitGate(task.value, content);
+    if (blocked) return blocked;
+  }
+  const loaded = loadRun(ctx, task.value);
+  if (!loaded.ok) return loaded.result;
+  const run = loaded.value;
+  return { status: run?.status ?? 'running', changed: false, taskId: task.value.taskId, run, next, error: null };
+}
+
+export function status(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
+  const opened = requireRun(ctx, taskRef);
+  if (!opened.ok) return opened.result;
+  return reportRun(opened.value.task.taskId, opened.value.run, false);
+}

@@ -1,0 +1,118 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { currentPosition, filterRuns, listRuns, nodeRunFiles, readRun, taskDirectories, taskTitle } from '../../core/runList.ts';
+import { shortIdsByTask } from '../../core/taskRef.ts';
+import type { RunRow } from '../../core/runList.ts';
+import { parseRunLog, runLogFile } from '../../core/runLog.ts';
+import { describeRun } from '../../core/runView.ts';
+import type { RunView } from '../../core/runView.ts';
+import { runFilePath } from '../../core/taskLayout.ts';
+import type { OrchestrationRun, TaskState } from '../../core/types.ts';
+import { batonDir } from '../../core/batonDir.ts';
+import { boardJobPath, boardQueuePath } from '../repositories.ts';
+import type { DashboardRepository } from '../repositories.ts';
+
+// The run view's data (docs/run-view.md): every run of the repositories a dashboard knows, one run
+// in detail (stages, receipt timeline, the bull-board page of each job), and cheap signatures of the
+// files behind them, so a watched page is re-rendered only when they changed.
+
+export type RepositoryRuns = Readonly<{ id: string; root: string; machine: string; queue: string; readable: boolean; runs: RunRow[] }>;
+
+export type RunDetail = Readonly<{
+  repository: Readonly<{ id: string; root: string; machine: string; queue: string }>;
+  taskId: string;
+  shortId: string | null;
+  title: string | null;
+  state: TaskState;
+  dir: string;
+  run: OrchestrationRun;
+  position: Readonly<{ stage: string | null; round: number | null }>;
+  view: RunView;
+  /** bull-board page of each job on the timeline. */
+  jobLinks: Readonly<Record<string, string>>;
+  /** bull-board page of the repository's queue. */
+  queueLink: string;
+}>;
+
+const isReadable = (root: string) => fs.existsSync(path.join(root, '.git'));
+
+export async function repositoryRuns(repositories: readonly DashboardRepository[], filter: { status?: string | null; search?: string | null }): Promise<RepositoryRuns[]> {
+  return Promise.all(
+    repositories.map(async (repo) => {
+      const readable = isReadable(repo.root);
+      const runs = readable ? filterRuns(await listRuns(repo.root), filter) : [];
+      return { id: repo.id, root: repo.root, machine: repo.machine, queue: repo.queue.name, readable, runs };
+    }),
+  );
+}
+
+function findTaskDir(root: string, taskId: string): { state: TaskState; dir: string } | null {
+  return taskDirectories(root).find((entry) => path.basename(entry.dir) === taskId) ?? null;
+}
+
+function logFileOf(root: string, taskId: string): string | null {
+  try {
+    return runLogFile(batonDir(root), taskId);
+  } catch {
+    return null;
+  }
+}
+
+export async function runDetail(repo: DashboardRepository, taskId: string): Promise<RunDetail | { error: string }> {
+  if (!isReadable(repo.root)) return { error: `${repo.root} is not readable from this dashboard (machine ${repo.machine})` };
+  const found = findTaskDir(repo.root, taskId);
+  if (!found) return { error: `no task ${taskId} in ${repo.root}` };
+  const read = readRun(found.dir);
+  if (read.kind === 'missing') return { error: `task ${taskId} has no orchestration run yet (run 'baton task ${taskId} begin-or-resume')` };
+  if (read.kind === 'invalid') return { error: read.message };
+  const { run } = read;
+  const shortId = shortIdsByTask(repo.root).get(taskId) ?? null;
+  const logFile = logFileOf(repo.root, taskId);
+  const log = parseRunLog(logFile ? nodeRunFiles.readText(logFile) : null);
+  const position = await currentPosition(repo.root, run);
+  const view = describeRun({ run, taskDir: found.dir, position, log, taskRef: shortId ?? taskId, readText: nodeRunFiles.readText });
+  const jobLinks: Record<string, string> = {};
+  for (const step of view.timeline) if (step.job) jobLinks[step.job.id] = boardJobPath(repo, step.job.id);
+  let title: string | null = null;
+  try {
+    title = taskTitle(nodeRunFiles.readText(path.join(found.dir, 'task.md')));
+  } catch {
+    title = null;
+  }
+  return {
+    repository: { id: repo.id, root: repo.root, machine: repo.machine, queue: repo.queue.name },
+    taskId,
+    shortId,
+    title,
+    state: found.state,
+    dir: path.relative(repo.root, found.dir),
+    run,
+    position,
+    view,
+    jobLinks,
+    queueLink: boardQueuePath(repo),
+  };
+}
+
+function statSignature(file: string): string {
+  try {
+    const stat = fs.statSync(file);
+    return `${file}:${stat.size}:${stat.mtimeMs}`;
+  } catch {
+    return `${file}:none`;
+  }
+}
+
+/** Cheap change detection for the runs list: the repositories, their task directories and run files. */
+export function runsSignature(repositories: readonly DashboardRepository[]): string {
+  return repositories
+    .map((repo) => `${repo.id}=${isReadable(repo.root) ? taskDirectories(repo.root).map((entry) => statSignature(runFilePath(entry.dir))).join(',') : '-'}`)
+    .join('|');
+}
+
+/** Cheap change detection for a watched run: sizes and mtimes of its run file and job log. */
+export function runSignature(repo: DashboardRepository, taskId: string): string {
+  const found = findTaskDir(repo.root, taskId);
+  const files = [found ? runFilePath(found.dir) : null, logFileOf(repo.root, taskId)];
+  return files.map((file) => (file ? statSignature(file) : '-')).join('|');
+}

@@ -1,0 +1,159 @@
+import { html } from 'hono/html';
+import { RUN_ROW_STATUSES } from '../../core/runList.ts';
+import type { RunRow } from '../../core/runList.ts';
+import type { StageView, TimelineStep } from '../../core/runView.ts';
+import type { RepositoryRuns, RunDetail } from './data.ts';
+import type { Escaped } from './layout.ts';
+
+// How runs look: the filterable runs table and one run's page (facts, pause box with the commands to
+// type, stage pipeline, receipt timeline), server-rendered with hono/html.
+
+function badge(status: string): Escaped {
+  return html`<span class="badge s-${status}">${status}</span>`;
+}
+
+function shortHash(value: string | null | undefined, length = 12): string {
+  return value ? value.slice(0, length) : '-';
+}
+
+/** "3 min ago" with the exact time in the title, for people scanning a table. */
+function ago(at: string | null | undefined, now = Date.now()): Escaped {
+  if (!at) return html`-`;
+  const ms = now - Date.parse(at);
+  if (Number.isNaN(ms)) return html`${at}`;
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  const text = seconds < 60 ? `${seconds} s ago` : seconds < 3600 ? `${Math.round(seconds / 60)} min ago` : `${(seconds / 3600).toFixed(1)} h ago`;
+  return html`<span title="${at}" data-age="${text}">${text}</span>`;
+}
+
+function duration(ms: number | null): string {
+  if (ms === null) return '-';
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+export function runsFilterForm(filter: { status: string | null; search: string | null }): Escaped {
+  return html`<h1>Runs</h1>
+<form class="filters" method="get" action="/runs">
+  <label>Status <select name="status" aria-label="status">
+    <option value="">any</option>
+    ${RUN_ROW_STATUSES.map((status) => html`<option value="${status}" ${filter.status === status ? 'selected' : ''}>${status}</option>`)}
+  </select></label>
+  <input type="search" name="q" placeholder="task id or short id" aria-label="search" value="${filter.search ?? ''}">
+  <button type="submit">Filter</button>
+  ${filter.status || filter.search ? html`<a href="/runs">clear</a>` : ''}
+</form>`;
+}
+
+export function runsTables(data: readonly RepositoryRuns[]): Escaped {
+  if (data.length === 0) return html`<p class="muted">No repository yet: a repository appears once a hook or a command has queued an event for it.</p>`;
+  return html`${data.map(
+    (repo) => html`<section class="repo" data-repository="${repo.id}">
+  <h2><span class="path">${repo.root}</span> <span class="muted">on ${repo.machine} · queue ${repo.queue}</span></h2>
+  ${!repo.readable
+    ? html`<p class="muted">The task files of this repository are not readable from here.</p>`
+    : repo.runs.length === 0
+      ? html`<p class="muted">No runs.</p>`
+      : html`<table><thead><tr><th>Task</th><th>Title</th><th>Status</th><th>Stage</th><th>Steps</th><th>Pending delegation</th><th>Pause</th><th>Updated</th></tr></thead><tbody>
+    ${repo.runs.map((row) => runRow(repo, row))}
+  </tbody></table>`}
+</section>`,
+  )}`;
+}
+
+function runRow(repo: RepositoryRuns, row: RunRow): Escaped {
+  const link = html`<a href="/runs/${encodeURIComponent(repo.id)}/${encodeURIComponent(row.taskId)}">${row.taskId}</a>${row.shortId ? html` <span class="muted">#${row.shortId}</span>` : ''}`;
+  if (row.status === 'corrupt') {
+    return html`<tr data-task="${row.taskId}"><td>${link}</td><td>${row.title ?? ''}</td><td>${badge('corrupt')}</td><td colspan="5" class="error">${row.error}</td></tr>`;
+  }
+  const pending = row.pending
+    ? html`${row.pending.role} · ${row.pending.client}${row.pending.childId ? html` · child <code>${row.pending.childId}</code>` : ''}<br><span class="muted">${row.pending.status} since ${ago(row.pending.since)}</span>`
+    : html`<span class="muted">-</span>`;
+  const pause = row.pause ? html`<code>${row.pause.code}</code><br>${row.pause.message}${row.pause.recoverable ? '' : html` <strong>(not recoverable)</strong>`}` : '';
+  return html`<tr data-task="${row.taskId}" data-status="${row.status}">
+  <td>${link}<br><span class="muted">${row.state}</span></td><td>${row.title ?? ''}</td><td>${badge(row.status)}</td>
+  <td>${row.stage ?? '-'}${row.round === null ? '' : html` <span class="muted">round ${row.round}</span>`}</td>
+  <td>${row.steps.done}/${row.steps.max}</td><td>${pending}</td><td>${pause}</td><td>${ago(row.updatedAt)}</td></tr>`;
+}
+
+export function runBody(detail: RunDetail): Escaped {
+  const { run, view } = detail;
+  const commit = view.commit;
+  return html`<p class="muted"><a href="/runs">Runs</a> › ${detail.repository.root} <span>on ${detail.repository.machine}</span> · <a href="${detail.queueLink}" data-queue-link>queue ${detail.repository.queue} in bull-board</a></p>
+<h1>${detail.taskId}${detail.shortId ? html` <span class="muted">#${detail.shortId}</span>` : ''} ${badge(run.status)}</h1>
+${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}</p>` : ''}
+<div class="facts">
+  <div><span>stage</span>${detail.position.stage ?? '-'}${detail.position.round === null ? '' : ` round ${detail.position.round}`}</div>
+  <div><span>steps</span>${run.stepCount}/${run.maxSteps}</div>
+  <div><span>run</span><code>${run.runId}</code></div>
+  <div><span>directory</span><code>${detail.dir}</code></div>
+  <div><span>updated</span>${ago(run.updatedAt)}</div>
+  <div data-commit="${commit.state}"><span>commit authorization</span>${commit.state}${commit.issuedAt ? html` <span class="muted">(issued ${commit.issuedAt}${commit.consumedAt ? `, consumed ${commit.consumedAt}` : ''})</span>` : ''}</div>
+</div>
+${pauseBox(detail)}
+<h2>Stages</h2>
+<div class="pipeline">${view.stages.map((stage) => stageCard(stage, detail.dir))}</div>
+<h2>Receipt timeline</h2>
+${timelineTable(detail)}`;
+}
+
+function pauseBox(detail: RunDetail): Escaped {
+  const { run, view } = detail;
+  const commands = view.commands;
+  if (run.status !== 'paused' && !commands.abort) return html``;
+  const where = html`<span class="muted">in ${detail.repository.root}</span>`;
+  if (run.status !== 'paused') {
+    return html`<div class="pause" style="background:#eef4ff;border-color:#9ebcf0"><strong>Delegation pending</strong> (${run.pendingDelegation?.role} · ${run.pendingDelegation?.status}).
+If its subagent is gone, give it up (${where})<pre data-command="abort">${commands.abort}</pre></div>`;
+  }
+  return html`<div class="pause" data-pause-code="${run.pause?.code ?? ''}">
+<strong>Paused: <code>${run.pause?.code ?? ''}</code></strong> — ${run.pause?.message ?? ''}${run.pause?.recoverable ? '' : html` <strong>(not recoverable)</strong>`}
+${commands.note ? html`<p>${commands.note}</p>` : ''}
+${commands.abort ? html`<div>Abort the pending delegation (${where}):<pre data-command="abort">${commands.abort}</pre></div>` : ''}
+${commands.resume ? html`<div>${commands.abort ? 'Then resume' : 'Resume'} (${where}):<pre data-command="resume">${commands.resume}</pre></div>` : ''}
+</div>`;
+}
+
+/** Paths inside the task directory are shown relative to it (`analysis.md`), others from the root. */
+function shownPath(file: string, taskDir: string): string {
+  return file.startsWith(`${taskDir}/`) ? file.slice(taskDir.length + 1) : file;
+}
+
+function stageCard(stage: StageView, taskDir: string): Escaped {
+  const label = { done: 'done', current: 'in progress', next: 'next', upcoming: 'not started' }[stage.state];
+  return html`<div class="stage st-${stage.state}" data-stage="${stage.stage}" data-state="${stage.state}">
+  <h3>${stage.stage}</h3><div class="state">${label}</div>
+  ${stage.rounds.map(
+    (round) => html`<div class="round" data-round="${round.round}">
+    <strong>round ${round.round}</strong> ${badge(round.status)}
+    ${round.verdict ? html`<div class="verdict-${round.verdict.split(' ')[0]}">verdict: ${round.verdict}</div>` : ''}
+    <div>${round.client}${round.agent ? ` · ${round.agent}` : ''}</div>
+    <div class="muted">model ${round.actualModel ?? round.requestedModel ?? 'not reported'}</div>
+    <div>${duration(round.durationMs)}${round.changedPaths.length > 0 ? ` · ${round.changedPaths.length} file(s)` : ''}</div>
+    ${round.changedPaths.length > 0 ? html`<div class="mono files" title="files changed (task files relative to the task directory)">${round.changedPaths.map((file) => html`<div title="${file}">${shownPath(file, taskDir)}</div>`)}</div>` : ''}
+  </div>`,
+  )}
+</div>`;
+}
+
+function timelineTable(detail: RunDetail): Escaped {
+  const steps = detail.view.timeline;
+  if (steps.length === 0) return html`<p class="muted">No delegation yet.</p>`;
+  return html`<table class="timeline"><thead><tr><th>When</th><th>Receipt</th><th>Stage</th><th>Step</th><th>Fingerprint</th><th>Child / parent</th><th>Job</th></tr></thead><tbody>
+${steps.map((step) => timelineRow(detail, step))}
+</tbody></table>`;
+}
+
+function timelineRow(detail: RunDetail, step: TimelineStep): Escaped {
+  const link = step.job ? detail.jobLinks[step.job.id] : undefined;
+  return html`<tr data-receipt="${step.receiptId}" data-step="${step.status}">
+  <td>${step.at ? html`<span title="${step.at}">${step.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</span>` : '-'}</td>
+  <td><code title="${step.receiptId}">${shortHash(step.receiptId, 8)}</code></td>
+  <td>${step.stage} <span class="muted">r${step.round} · ${step.role}</span></td>
+  <td>${badge(step.status)}</td>
+  <td>${step.fingerprint ? html`<code title="${step.fingerprint}">${shortHash(step.fingerprint)}</code>` : ''}</td>
+  <td>${step.childId ? html`child <code>${step.childId}</code><br>parent <code>${step.parentId ?? '-'}</code>` : ''}</td>
+  <td>${step.job && link ? html`<a href="${link}" data-job="${step.job.id}">${step.job.intent}</a> <span class="muted mono">${shortHash(step.job.id, 14)}</span>` : html`<span class="muted">-</span>`}</td>
+</tr>`;
+}
