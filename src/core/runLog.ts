@@ -4,7 +4,7 @@ import { batonEntryIn } from './batonDir.ts';
 
 // The job log of a run: one JSON line per queue job the worker applied to the task, so the run view
 // can link each receipt transition to the job that made it (bull-board shows the job). The worker
-// appends (workers/runLog.ts); anyone reads. Lives next to the journal in `<gitdir>/baton/runlog/`,
+// appends (workers/jobRecords.ts); anyone reads. Lives next to the journal in `<gitdir>/baton/runlog/`,
 // not in orchestration.json, whose bytes stay agent-infra's.
 
 export type RunLogEntry = Readonly<{

@@ -15,7 +15,7 @@ import type { DashboardRepository } from './repositories.ts';
 import { registerRunPages } from './runPages/routes.ts';
 
 // The dashboard as a runtime-neutral Hono app: bull-board over baton's repository queues, the run
-// view (/runs, runPages.ts) and /metrics (metrics.ts), all behind
+// view (/runs, runPages/) and /metrics (metrics.ts), all behind
 // baton's own guard (token, host check, read-only). Nothing here knows how it is served; see
 // serve.ts for the Node/Bun/Deno edge. Static files and views are read with node:fs, which all
 // three runtimes provide.
