@@ -120,22 +120,26 @@ export function reviewedFamilyOf(reviewFamily: string): ReviewedFamily {
   return 'code';
 }
 
-function failedInventory(taskDir: string, family: string, identity: InventoryIdentity, code: ErrorCode, message: string): ArtifactInventory {
+type InventoryFindings = Pick<ArtifactInventory, 'status' | 'artifacts' | 'latest' | 'next' | 'reviewedInput' | 'diagnostics' | 'error'>;
+
+/** An inventory of `family` in `taskDir`, its keys in one order whatever it found. */
+function inventory(taskDir: string, family: string, identity: InventoryIdentity, found: InventoryFindings): ArtifactInventory {
+  const { status, artifacts, latest, next, reviewedInput, diagnostics, error } = found;
   return Object.freeze({
-    status: 'failed',
+    status,
     changed: false,
     requestRef: identity.requestRef ?? taskDir,
     taskId: identity.taskId ?? null,
     taskDir,
     taskState: identity.taskState ?? null,
     family,
-    artifacts: Object.freeze([]),
-    latest: null,
-    next: null,
-    reviewedInput: null,
-    diagnostics: Object.freeze([]),
-    error: Object.freeze({ code, message }),
+    artifacts, latest, next, reviewedInput, diagnostics, error,
   });
+}
+
+function failedInventory(taskDir: string, family: string, identity: InventoryIdentity, code: ErrorCode, message: string): ArtifactInventory {
+  const error = Object.freeze({ code, message });
+  return inventory(taskDir, family, identity, { status: 'failed', artifacts: Object.freeze([]), latest: null, next: null, reviewedInput: null, diagnostics: Object.freeze([]), error });
 }
 
 /** A reserved-looking entry that is not canonical: which diagnostic it gets. */
@@ -243,14 +247,8 @@ export function inspectArtifactDirectory(taskDir: string, family: string, identi
     diagnostics.push(...resolved.diagnostics);
   }
 
-  return Object.freeze({
+  return inventory(taskDir, family, identity, {
     status: 'ready',
-    changed: false,
-    requestRef: identity.requestRef ?? taskDir,
-    taskId: identity.taskId ?? null,
-    taskDir,
-    taskState: identity.taskState ?? null,
-    family,
     artifacts: Object.freeze(artifacts),
     latest,
     next,
