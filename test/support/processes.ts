@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -7,6 +8,18 @@ import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BATON_BIN = path.join(PROJECT_ROOT, 'bin', 'baton.mjs');
+
+/** Deno's module cache, kept outside the checkout. */
+export const DENO_DIR = process.env.DENO_DIR ?? path.join(os.tmpdir(), 'baton-deno-cache');
+
+export type Runtime = Readonly<{ command: string; args: readonly string[] }>;
+
+/** The runtimes the bundle runs on (docs/architecture.md "Runtimes"); Bun and Deno are devDependencies. */
+export const RUNTIMES: Readonly<Record<'node' | 'bun' | 'deno', Runtime>> = {
+  node: { command: process.execPath, args: [] },
+  bun: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'bun'), args: [] },
+  deno: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'deno'), args: ['run', '--allow-all', '--quiet'] },
+};
 
 export type CliRun = { code: number | null; stdout: string; stderr: string; ms: number };
 
