@@ -4,7 +4,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
-import { BATON_BIN, DENO_DIR, RUNTIMES, batonEnv, jsonOf, runProcess, startWorkerProcess } from '../support/processes.ts';
+import { BATON_BIN, DENO_DIR, HOOK_WAITS_FOR_RESULT, RUNTIMES, batonEnv, jsonOf, runProcess, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 
@@ -29,7 +29,7 @@ describe.each(['node', 'bun', 'deno'] as const)('runtime smoke: %s', (name) => {
   it(`begin → prepare → hook start → complete → hook stop → advance with worker, hooks and CLI on ${name}`, async () => {
     expect(fs.existsSync(runtime.command), `${runtime.command} is missing: run npm ci`).toBe(true);
     repo = gitRepoWithTask();
-    const env = batonEnv({ redisUrl, prefix: uniquePrefix(name) }, { DENO_DIR, NO_COLOR: '1', BATON_HOOK_VERBOSE: '1' });
+    const env = batonEnv({ redisUrl, prefix: uniquePrefix(name) }, { DENO_DIR, NO_COLOR: '1', ...HOOK_WAITS_FOR_RESULT });
     worker = await startWorkerProcess(['--repo', repo.root], { env, command: runtime.command, commandArgs: runtime.args, readyTimeoutMs: 60_000 });
     const baton = (args: string[], input?: string) =>
       runProcess(runtime.command, [...runtime.args, BATON_BIN, ...args], { env, cwd: repo!.root, input, timeoutMs: 60_000 });

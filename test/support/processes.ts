@@ -21,6 +21,13 @@ export const RUNTIMES: Readonly<Record<'node' | 'bun' | 'deno', Runtime>> = {
   deno: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'deno'), args: ['run', '--allow-all', '--quiet'] },
 };
 
+/**
+ * For a test's hook that must report its event's result: BATON_HOOK_VERBOSE=1 makes it wait for the
+ * result within its budget, and this budget is one no loaded machine reaches, so the test never
+ * races the hook's deadline (the hook returns as soon as the result is there).
+ */
+export const HOOK_WAITS_FOR_RESULT: Readonly<Record<string, string>> = { BATON_HOOK_VERBOSE: '1', BATON_HOOK_BUDGET_MS: '60000' };
+
 export type CliRun = { code: number | null; stdout: string; stderr: string; ms: number };
 
 export type BatonEnv = { redisUrl: string; prefix: string };
@@ -85,7 +92,7 @@ export async function startWorkerProcess(
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker not ready within ${options.readyTimeoutMs ?? 20_000} ms:\n${output}`)), options.readyTimeoutMs ?? 20_000);
+    const timer = setTimeout(() => reject(new Error(`worker not ready within ${options.readyTimeoutMs ?? 60_000} ms:\n${output}`)), options.readyTimeoutMs ?? 60_000);
     const check = () => {
       if (output.includes(' ready:')) {
         clearTimeout(timer);
