@@ -76,10 +76,14 @@ export function jsonOf(run: CliRun): Record<string, any> {
 
 export type WorkerProcess = { child: ChildProcess; output(): string; stop(signal?: NodeJS.Signals): Promise<number | null> };
 
-/** Starts `baton worker` (or another runtime running the same bundle) and waits for its ready line. */
+/**
+ * Starts `baton worker` (or another runtime running the same bundle) and waits for its ready line.
+ * With `mayExitBeforeReady` (a worker with a failpoint, started while jobs wait), its exit before
+ * that line is an outcome rather than an error: it may reach its failpoint before it logs ready.
+ */
 export async function startWorkerProcess(
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; command?: string; commandArgs?: readonly string[]; cwd?: string; readyTimeoutMs?: number },
+  options: { env: NodeJS.ProcessEnv; command?: string; commandArgs?: readonly string[]; cwd?: string; readyTimeoutMs?: number; mayExitBeforeReady?: boolean },
 ): Promise<WorkerProcess> {
   const command = options.command ?? process.execPath;
   const child = spawn(command, [...(options.commandArgs ?? []), BATON_BIN, 'worker', ...args], {
@@ -102,7 +106,8 @@ export async function startWorkerProcess(
     child.stdout!.on('data', check);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`worker exited with ${code} before it was ready:\n${output}`));
+      if (options.mayExitBeforeReady) resolve();
+      else reject(new Error(`worker exited with ${code} before it was ready:\n${output}`));
     });
   }).catch((error) => {
     child.kill('SIGKILL');
