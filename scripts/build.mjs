@@ -4,17 +4,19 @@
 //
 // `baton hook` starts for every agent event, so it gets a bundle of its own, dist/hook.mjs
 // (bin/baton.mjs picks it): one file with only what the hook imports statically. Each module the
-// hook imports lazily (`await import(...)`: the ioredis fallback, zod schemas, the spawn check) is
-// (except the light ones listed in HOOK_BUNDLE_LAZY) is
-// left out of it and loaded from the main bundle instead, where it becomes an entry point
-// (dist/lib/<name>.mjs). Why not one split build: esbuild would put the zod core that the hook's
+// hook imports lazily (`await import(...)`: the ioredis fallback, zod schemas, the spawn check),
+// except the light ones listed in HOOK_BUNDLE_LAZY, is left out of it and loaded from the main
+// bundle instead, where it becomes an entry point (dist/lib/<name>.mjs). Why not one split build: esbuild would put the zod core that the hook's
 // zod/mini shares with full zod into one chunk the hook loads at start-up (~650 KB, ~25 ms).
 // The build fails if the hook bundle's static part pulls in a package it should not (see
-// HOOK_BUNDLE_PACKAGES).
+// HOOK_BUNDLE_PACKAGES), and if any code imports a CommonJS module lazily: in the bundle that module
+// would have only a `default` export (scripts/lazyImports.mjs; test/cli/bundleImports.test.ts loads
+// every lazily imported module of dist/ and checks the names the code reads from it).
 import { build } from 'esbuild';
 import { renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { lazyCommonJsImports } from './lazyImports.mjs';
 
 process.chdir(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -80,7 +82,7 @@ try {
   if (strays.length > 0) {
     throw new Error(`dist/hook.mjs must stay small (it starts for every agent event), but it would contain:\n  ${strays.join('\n  ')}\nImport what needs them lazily (await import(...)), or extend HOOK_BUNDLE_PACKAGES in scripts/build.mjs.`);
   }
-  await build({
+  const main = await build({
     ...common,
     entryPoints: { baton: 'src/cli/main.ts', ...Object.fromEntries([...lazyModules].map(([name, source]) => [`lib/${name}`, source])) },
     outdir: staging,
@@ -88,6 +90,13 @@ try {
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
   });
+  const lazyCommonJs = lazyCommonJsImports(main.metafile);
+  if (lazyCommonJs.length > 0) {
+    throw new Error(
+      `a CommonJS module imported lazily (await import(...)) has only a 'default' export in the bundle, so the names read from it are undefined:\n  ${lazyCommonJs.join('\n  ')}\n` +
+        'Import the package statically from a project module and import that module lazily (see src/fingerprint/isomorphicGit.ts).',
+    );
+  }
   if (process.env.BATON_BUILD_VERBOSE) {
     process.stderr.write(`dist/hook.mjs: ${statSync(path.join(staging, 'hook.mjs')).size} bytes; lazy from the main bundle: ${[...lazyModules.values()].join(', ')}\n`);
   }

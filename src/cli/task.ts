@@ -9,7 +9,7 @@ import { resolveTaskRef } from '../core/taskRef.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
-import type { RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
+import type { JobOutcome, RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
 import { lookupRepoRoot, printJson, unusedOptionWarning } from './common.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
 import { TASK_USAGE, parseTaskCommand } from './taskArgs.ts';
@@ -127,15 +127,22 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
       );
     }
     await client.enqueue(envelopeFor(event, repo, 'cli', eventId));
-    const outcome = await client.waitFor(eventId, options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS);
-    if (outcome.kind === 'completed') return outcome.value;
-    if (outcome.kind === 'failed') return failed('BATON_JOB_FAILED', `the worker could not apply job ${eventId}: ${outcome.reason}`);
-    const withdrawn = await client.withdraw(eventId);
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS;
+    const outcome = await client.waitFor(eventId, timeoutMs);
+    if (outcome.kind !== 'timeout') return resultOf(outcome, eventId);
+    // Giving up must not leave the command to be applied later, unnoticed (a frozen worker, a queue
+    // paused from the dashboard). What the withdrawal found is decided in Redis, atomically with it.
+    const withdrawal = await client.withdraw(eventId);
+    if (withdrawal.kind === 'finished') return resultOf(withdrawal.outcome, eventId);
+    const late = `no result within ${timeoutMs} ms`;
+    const status = `see 'baton task ${event.taskRef === 'auto' ? '<ref>' : event.taskRef} status'`;
+    if (withdrawal.kind === 'withdrawn') return failed('BATON_TIMEOUT', `${late}; job ${eventId} was withdrawn before any worker took it: nothing was applied`);
+    if (withdrawal.kind === 'taken') {
+      return failed('BATON_TIMEOUT', `${late}; a worker took job ${eventId} before it could be withdrawn, so it is being applied (not withdrawn): ${status} for its outcome`);
+    }
     return failed(
       'BATON_TIMEOUT',
-      withdrawn
-        ? `no result within ${options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS} ms; job ${eventId} was withdrawn and nothing was applied`
-        : `no result within ${options.timeoutMs ?? DEFAULT_TASK_TIMEOUT_MS} ms; job ${eventId} is being applied, see 'baton task <ref> status'`,
+      `${late}; job ${eventId} is no longer queued (removed, e.g. from the dashboard, or cleaned up after it finished): it may or may not have been applied, ${status}`,
     );
   } catch (error) {
     if (/\bNOPERM\b/.test((error as Error).message)) {
@@ -158,6 +165,11 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
     await inlineWorker?.close();
     await client.close();
   }
+}
+
+function resultOf(outcome: Exclude<JobOutcome, { kind: 'timeout' }>, eventId: string): PrintableResult {
+  if (outcome.kind === 'completed') return outcome.value;
+  return failed('BATON_JOB_FAILED', `the worker could not apply job ${eventId}: ${outcome.reason}`);
 }
 
 /** `--worker inline`: serve the repository queue in this process until our job is done. */

@@ -1,6 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+// Static: this module is itself loaded lazily (`baton demo`), and a lazy import of the CommonJS
+// package would have only a `default` export in the bundle (scripts/build.mjs refuses it).
+import * as git from 'isomorphic-git';
 import { activeTaskDir, shortIdRegistryPath, taskFilePath, WORKSPACE_PATH } from '../core/taskLayout.ts';
 
 // The demo's repository: a real git repository made with node:fs and isomorphic-git (baton never
@@ -27,15 +30,7 @@ current_step: requirement-analysis
 \`src/retry.ts\` retries forever; give it a budget of 3.
 `;
 
-type IsoGit = {
-  init(options: { fs: typeof fs; dir: string; defaultBranch?: string }): Promise<void>;
-  add(options: { fs: typeof fs; dir: string; filepath: string }): Promise<void>;
-  commit(options: { fs: typeof fs; dir: string; message: string; author: { name: string; email: string } }): Promise<string>;
-};
-
 export async function createDemoRepository(parent: string = os.tmpdir()): Promise<DemoRepository> {
-  const mod = (await import('isomorphic-git')) as unknown as IsoGit & { default?: IsoGit };
-  const git = typeof mod.init === 'function' ? mod : mod.default!;
   const root = fs.realpathSync(fs.mkdtempSync(path.join(parent, 'baton-demo-')));
   await git.init({ fs, dir: root, defaultBranch: 'main' });
   for (const [file, content] of Object.entries(FILES)) {

@@ -48,23 +48,10 @@ export function hashWrapped(wrapped: Uint8Array): string {
   return oneShot ? oneShot('sha1', wrapped, 'hex') : createHash('sha1').update(wrapped).digest('hex');
 }
 
-type IsoGit = {
-  readObject(args: {
-    fs: unknown;
-    gitdir: string;
-    oid: string;
-    format: 'content';
-    cache: object;
-  }): Promise<{ type: string; object: Uint8Array | unknown }>;
-};
-
-let isoGitPromise: Promise<IsoGit> | undefined;
+let isoGitPromise: Promise<typeof import('./isomorphicGit.ts')> | undefined;
 /** isomorphic-git is loaded only when a packed object has to be read (it costs ~50 ms to load). */
-function loadIsoGit(): Promise<IsoGit> {
-  isoGitPromise ??= import('isomorphic-git').then((m) => {
-    const mod = m as unknown as IsoGit & { default?: IsoGit };
-    return typeof mod.readObject === 'function' ? mod : (mod.default as IsoGit);
-  });
+function loadIsoGit(): Promise<typeof import('./isomorphicGit.ts')> {
+  isoGitPromise ??= import('./isomorphicGit.ts');
   return isoGitPromise;
 }
 

@@ -1,5 +1,7 @@
-import type { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
+// The Lua script BullMQ's Job.remove runs, from the installed BullMQ (see addJob.ts for why its
+// CommonJS build). Types: ./bullmqInternals.d.ts.
+import { removeJob } from 'bullmq/dist/cjs/scripts/removeJob-2.js';
 import { addPlainJob } from './addJob.ts';
 import { assertPrefixFits, connectFast } from './connection.ts';
 import { queueNameFor } from './eventIds.ts';
@@ -19,11 +21,43 @@ import { completedOutcome, fieldsToRecord, isWithin, outcomeFromJobFields, resul
 import type { JobOutcome } from './outcome.ts';
 
 // The caller's side of a repository queue: enqueue an envelope, find out whether a worker serves
-// the repository, and wait for the worker's result. Hooks use it on every agent event, so it loads
-// neither BullMQ (jobs are added with BullMQ's own script through addJob.ts; BullMQ is loaded only
-// to withdraw a job) nor zod (results are validated with a schema loaded while waiting for them).
+// the repository, wait for the worker's result, and withdraw a job nobody took. Hooks use it on
+// every agent event, so it loads neither BullMQ (jobs are added and withdrawn with BullMQ's own
+// scripts) nor zod (results are validated with a schema loaded while waiting for them).
 
 export type { JobOutcome } from './outcome.ts';
+
+/**
+ * What withdrawing a job found, decided atomically in Redis (docs/architecture.md "Queue semantics"):
+ * `withdrawn`: no worker had taken it, and now none can (never applied); `taken`: a worker took it
+ * (it is being applied, or will be once a stalled worker's job is handed over), left in place;
+ * `finished`: it finished meanwhile, with its outcome; `missing`: no such job (removed by someone
+ * else, or cleaned up after it finished), so whether it was applied is unknown here.
+ */
+export type Withdrawal =
+  | Readonly<{ kind: 'withdrawn' }>
+  | Readonly<{ kind: 'taken' }>
+  | Readonly<{ kind: 'finished'; outcome: Exclude<JobOutcome, { kind: 'timeout' }> }>
+  | Readonly<{ kind: 'missing' }>;
+
+const WITHDRAW_COMMAND = 'batonWithdrawJob';
+
+/**
+ * BullMQ's removeJob (what Job.remove runs) removes a job in any state but active-and-locked, so
+ * alone it would remove a finished job, or one a stalled worker still holds after its lock lapsed,
+ * and the caller could not tell. This check runs first, in the same script: a job that finished or
+ * was ever taken (`processedOn`, set when a worker takes it and kept when a stall hands it back) is
+ * left alone and named. KEYS and ARGV are removeJob's: job key, repeat key; job id, remove
+ * children, queue key prefix.
+ */
+const WITHDRAW_SCRIPT = `-- baton: withdraw only a job that no worker has taken (src/queue/client.ts)
+if redis.call("EXISTS", KEYS[1]) == 0 then return "missing" end
+local batonProgress = redis.call("HMGET", KEYS[1], "finishedOn", "processedOn")
+if batonProgress[1] then return "finished" end
+if batonProgress[2] then return "taken" end
+${removeJob.content}`;
+
+type Withdrawing = { [WITHDRAW_COMMAND](...args: string[]): Promise<unknown> };
 
 /** The checkout a client enqueues for (an envelope's `repo` will do: host is informational). */
 export type QueueRepo = Pick<RepoIdentity, 'id' | 'root'> & Readonly<{ host?: string }>;
@@ -31,7 +65,6 @@ export type QueueRepo = Pick<RepoIdentity, 'id' | 'root'> & Readonly<{ host?: st
 export class RepositoryQueueClient {
   readonly queueName: string;
   readonly #redis: Redis;
-  #queue: Queue | null = null;
   readonly #prefix: string;
   readonly #repo: QueueRepo;
   #streamCursor = '0-0';
@@ -41,17 +74,6 @@ export class RepositoryQueueClient {
     this.#redis = redis;
     this.#prefix = config.prefix;
     this.#repo = repo;
-  }
-
-  async #bullQueue(): Promise<Queue> {
-    if (!this.#queue) {
-      const { Queue } = await import('bullmq');
-      this.#queue = new Queue(this.queueName, { connection: this.#redis, prefix: this.#prefix, skipVersionCheck: true });
-      this.#queue.on('error', () => {
-        // Surfaced through the failing call.
-      });
-    }
-    return this.#queue;
   }
 
   static async connect(config: QueueConfig, repo: QueueRepo, connectTimeoutMs: number): Promise<RepositoryQueueClient> {
@@ -141,20 +163,28 @@ export class RepositoryQueueClient {
     }
   }
 
-  /** Removes a job that no worker has taken yet (a CLI that gives up must not leave it behind). */
-  async withdraw(jobId: string): Promise<boolean> {
-    const job = await (await this.#bullQueue()).getJob(jobId);
-    if (!job) return false;
-    try {
-      await job.remove();
-      return true;
-    } catch {
-      return false;
+  /**
+   * Removes the job if no worker has taken it yet (a CLI that gives up must not leave it behind to
+   * be applied later), else says what became of it. Throws when Redis cannot be asked.
+   */
+  async withdraw(jobId: string): Promise<Withdrawal> {
+    const redis = this.#redis as Redis & Partial<Withdrawing>;
+    if (!redis[WITHDRAW_COMMAND]) redis.defineCommand(WITHDRAW_COMMAND, { numberOfKeys: 2, lua: WITHDRAW_SCRIPT });
+    const base = jobKey(this.#prefix, this.queueName, '');
+    const reply = await redis[WITHDRAW_COMMAND]!(`${base}${jobId}`, `${base}repeat`, jobId, '1', base);
+    if (reply === 1) return { kind: 'withdrawn' };
+    // 0: BullMQ found it locked by a worker (which our check makes unreachable, but means taken).
+    if (reply === 'taken' || reply === 0) return { kind: 'taken' };
+    if (reply === 'finished') {
+      // Finished jobs stay finished: reading the outcome afterwards cannot race.
+      const outcome = await this.outcomeOf(jobId);
+      return outcome && outcome.kind !== 'timeout' ? { kind: 'finished', outcome } : { kind: 'missing' };
     }
+    if (reply === 'missing') return { kind: 'missing' };
+    throw new Error(`BullMQ's removeJob refused job ${jobId} (code ${String(reply)})`);
   }
 
   async close(): Promise<void> {
-    await this.#queue?.close().catch(() => undefined);
     this.#redis.disconnect();
   }
 }

@@ -83,7 +83,7 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
     });
     expect(childId).not.toBe('');
     // SendMessage resumes the child in the background: its second SubagentStop comes later.
-    await context.expect.poll(() => w.runFile().status, { timeout: 30_000 }).toBe('paused');
+    await context.expect.poll(() => w.runFile().status, { timeout: 60_000 }).toBe('paused');
     const runFile = w.runFile();
     expect(runFile.pause).toMatchObject({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' });
     expect(runFile.pause.message).toContain('src/retry.ts');

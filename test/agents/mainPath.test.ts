@@ -160,7 +160,7 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     // Nobody serves the repository: the SubagentStop is still queued.
     expect(w.runFile().pendingDelegation.status).toBe('stage-completed');
     await w.startWorker();
-    await context.expect.poll(() => w.runFile().pendingDelegation?.status, { timeout: 15_000 }).toBe('sealed');
+    await context.expect.poll(() => w.runFile().pendingDelegation?.status, { timeout: 60_000 }).toBe('sealed');
     expect(w.runFile().pendingDelegation.changedPaths).toContain('.agents/workspace/active/TASK-20260101-000001/analysis.md');
   });
 

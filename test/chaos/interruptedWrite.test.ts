@@ -12,7 +12,7 @@ import { TASK_ID, approvedReview, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
+import { HOOK_WAITS_FOR_RESULT, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { leftoverTempFiles, queueFor } from './support.ts';
 
@@ -39,8 +39,8 @@ describe('a worker killed in the middle of an atomic run-file write', () => {
     worker = await startWorkerProcess(['--repo', repo.root], { env });
     const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
     const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
-      // BATON_HOOK_VERBOSE=1: wait for the result and print it on stderr (stdout stays empty).
-      const run = await runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
+      // Wait for the result and print it on stderr (stdout stays empty).
+      const run = await runBaton(['hook', 'claude-code'], { env: { ...env, ...HOOK_WAITS_FOR_RESULT }, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toBe('');
       return JSON.parse(/^baton: (\{.*\})$/m.exec(run.stderr)?.[1] ?? 'null');
@@ -84,8 +84,7 @@ describe('a worker killed in the middle of an atomic run-file write', () => {
     const queue = queueFor(redisUrl, String(env.BATON_PREFIX), repo.root);
     try {
       const job = await queue.add(event.intent, envelopeFor(event, repoIdentity(repo.root), 'cli', eventId), { ...JOB_OPTIONS, jobId: eventId });
-      const deadline = Date.now() + 15_000;
-      while (!(await queue.getJob(eventId))?.finishedOn && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await expect.poll(async () => (await queue.getJob(eventId))?.finishedOn, { timeout: 60_000, interval: 50 }).toBeTruthy();
       const done = await queue.getJob(job.id!);
       expect(done?.returnvalue).toMatchObject({ status: 'running', changed: true });
     } finally {

@@ -6,7 +6,7 @@ import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
+import { HOOK_WAITS_FOR_RESULT, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
 import { doStageWork } from './support.ts';
 import type { StageNext } from './support.ts';
@@ -35,10 +35,10 @@ async function setUp(label: string) {
 }
 
 const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args, '--timeout', '20000'], { env, cwd: repo.root }));
-// BATON_HOOK_VERBOSE=1: the hook waits for its event's result and prints it on stderr; stdout
-// stays empty, as both clients require (docs/hooks.md).
+// The hook waits for its event's result and prints it on stderr; stdout stays empty, as both
+// clients require (docs/hooks.md).
 const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string, client: 'claude-code' | 'codex' = 'claude-code'): Promise<CliRun> =>
-  runBaton(['hook', client], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload(client, phase, role, childId, repo.root) });
+  runBaton(['hook', client], { env: { ...env, ...HOOK_WAITS_FOR_RESULT }, cwd: repo.root, input: nativePayload(client, phase, role, childId, repo.root) });
 /** The orchestration result a verbose hook printed on stderr. */
 const resultOf = (run: CliRun) => {
   expect(run.stdout).toBe('');

@@ -1,13 +1,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
 import type { OrchestrationRun } from '../../src/core/types.ts';
+import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { queueNameFor, repoIdentity } from '../../src/queue/envelope.ts';
+import { heartbeatKey } from '../../src/queue/keys.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { batonEnv, runBaton, startWorkerProcess } from '../support/processes.ts';
+import { HOOK_WAITS_FOR_RESULT, batonEnv, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
 import { startPrivateRedis } from '../support/redisServer.ts';
 import type { PrivateRedis } from '../support/redisServer.ts';
@@ -17,7 +21,7 @@ import type { StageNext } from './support.ts';
 // docs/architecture.md "Reliability": Redis restarted mid-stream — hooks spool, workers reconnect,
 // nothing is lost. A whole lifecycle runs through the real CLI and hooks while a private
 // redis-server (appendonly) is stopped and started again at random moments. Hooks must always exit
-// 0, and quickly when they spool; CLI commands may fail while Redis is away and are retried with
+// 0, and spool at once when Redis is gone; CLI commands may fail while Redis is away and are retried with
 // the same --idempotency-key (the documented way to make a retried command apply once). At the end
 // every stage completed exactly once, in order, with the child ids the hooks reported, nothing is
 // left in the spool, and the worker survived every restart.
@@ -152,10 +156,17 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
       );
       expect(run.stepCount).toBe(7);
       expect(spooledFiles(root), context).toEqual([]);
-      // Hooks that met a stopped Redis spooled, exited 0 and did not linger (well within the budget).
+      // Hooks that met a stopped Redis spooled and exited 0. The first two that met it down (step 1,
+      // run after the stop completed) spooled at once on the refused connection, without waiting out
+      // their budget; a random outage may catch a hook while Redis is still shutting down and not
+      // answering, when waiting for the budget is right. (Reasons, not wall-clock times:
+      // docs/architecture.md "Testing".)
       const spooled = hooks.filter((entry) => entry.run.stderr.includes('spooled'));
       expect(spooled.length, context).toBeGreaterThanOrEqual(2);
-      for (const entry of spooled) expect(entry.run.ms, `${entry.phase} ${entry.childId} took ${entry.run.ms} ms\n${context}`).toBeLessThan(1_500);
+      for (const entry of spooled) expect(entry.run.stderr, context).toMatch(/^baton: Redis unreachable \(.+\); hook-(start|stop) event spooled to /m);
+      const whileDown = hooks.filter((entry) => !entry.redisWasUp);
+      expect(whileDown.length, context).toBeGreaterThanOrEqual(2);
+      for (const entry of whileDown.slice(0, 2)) expect(entry.run.stderr, `${entry.phase} ${entry.childId}\n${context}`).not.toContain('did not answer within the hook budget');
       // The worker lived through every restart.
       expect(worker.child.exitCode, `${context}\n${worker.output()}`).toBeNull();
       expect(outages.count).toBeGreaterThanOrEqual(1);
@@ -171,17 +182,20 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
     const prefix = uniquePrefix('chaos-redis-lost');
     const env = batonEnv({ redisUrl: redis.url, prefix });
     // A worker seems to serve the repository (a heartbeat), but none applies the job: the command waits.
-    const { Redis } = await import('ioredis');
-    const { redisOptionsFromUrl } = await import('../../src/queue/connection.ts');
-    const { heartbeatKey } = await import('../../src/queue/keys.ts');
-    const { queueNameFor, repoIdentity } = await import('../../src/queue/envelope.ts');
+    const queueName = queueNameFor(repoIdentity(repo.root).id);
     const client = new Redis(redisOptionsFromUrl(redis.url));
-    await client.zadd(heartbeatKey(prefix, queueNameFor(repoIdentity(repo.root).id)), Date.now() + 60_000, 'phantom-worker');
+    await client.zadd(heartbeatKey(prefix, queueName), Date.now() + 600_000, 'phantom-worker');
     client.disconnect();
     const pending = runBaton(['task', TASK_ID, 'begin-or-resume', '--timeout', '20000', '--idempotency-key', 'lost-1'], { env, cwd: repo.root });
-    const pendingHook = runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_BUDGET_MS: '8000', BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root) });
-    await sleep(1_500);
+    const pendingHook = runBaton(['hook', 'claude-code'], { env: { ...env, ...HOOK_WAITS_FOR_RESULT }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root) });
+    // Redis stops once both have queued their job and wait for its result: made to happen, not
+    // hoped for after a fixed pause.
+    const waiting = new Redis(redisOptionsFromUrl(redis.url));
+    await expect.poll(() => waiting.llen(`${prefix}:${queueName}:wait`), { timeout: 60_000, interval: 50 }).toBe(2);
+    waiting.disconnect();
     await redis.stop();
+    const stoppedAt = performance.now();
+    const answeredAt = pending.then(() => performance.now());
     // The hook's event is queued; losing Redis while waiting for its result is not the agent's problem.
     const hookRun = await pendingHook;
     expect(hookRun.code, hookRun.stderr).toBe(0);
@@ -193,6 +207,7 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
     expect(result).toMatchObject({ status: 'failed', changed: false, error: { code: 'BATON_REDIS_UNAVAILABLE' } });
     expect(result.error.message).toContain('lost the connection to Redis');
     expect(result.error.message).toContain('same --idempotency-key');
-    expect(run.ms).toBeLessThan(10_000);
-  }, 60_000);
+    // It noticed the loss rather than waiting out its --timeout.
+    expect((await answeredAt) - stoppedAt).toBeLessThan(20_000);
+  }, 120_000);
 });

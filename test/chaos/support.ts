@@ -96,34 +96,43 @@ export function queueFor(redisUrl: string, prefix: string, root: string): Queue 
 }
 
 /**
- * Reads `file` every few milliseconds until stopped; every read must be missing (before the first
- * write) or a valid run. Returns what it saw.
+ * Reads `file` every few milliseconds until stopped, and once more when stopped (so a file that
+ * exists by then has been read at least once, however busy the machine was); every read must be
+ * missing (before the first write) or a valid run. Returns what it saw.
  */
 export function watchRunFile(file: string) {
   let stopped = false;
   const invalid: string[] = [];
   let reads = 0;
+  const readOnce = () => {
+    let text: string | null = null;
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') invalid.push(String(error));
+    }
+    if (text !== null) {
+      reads += 1;
+      const read = parseRunText(text, file);
+      if (read.kind !== 'ok') invalid.push(`${read.kind === 'invalid' ? read.message : 'missing'}: ${JSON.stringify(text.slice(0, 200))}`);
+    }
+  };
   const loop = (async () => {
     while (!stopped) {
-      let text: string | null = null;
-      try {
-        text = fs.readFileSync(file, 'utf8');
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') invalid.push(String(error));
-      }
-      if (text !== null) {
-        reads += 1;
-        const read = parseRunText(text, file);
-        if (read.kind !== 'ok') invalid.push(`${read.kind === 'invalid' ? read.message : 'missing'}: ${JSON.stringify(text.slice(0, 200))}`);
-      }
+      readOnce();
       await sleep(1);
     }
   })();
+  let final: Promise<{ reads: number; invalid: string[] }> | null = null;
   return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return { reads, invalid };
+    stop() {
+      final ??= (async () => {
+        stopped = true;
+        await loop;
+        readOnce();
+        return { reads, invalid };
+      })();
+      return final;
     },
   };
 }

@@ -122,7 +122,7 @@ describe('addPlainJob', () => {
 });
 
 describe('RepositoryQueueClient without BullMQ on the enqueue path', () => {
-  it('enqueues, reports no outcome yet, times out waiting, and withdraws the job (loading BullMQ only then)', async () => {
+  it('enqueues, reports no outcome yet, times out waiting, and withdraws the job', async () => {
     const prefix = uniquePrefix('client');
     const repo = { id: 'fedcba9876543210', root: '/srv/withdraw' };
     const client = await RepositoryQueueClient.connect({ redisUrl, prefix }, repo, 2_000);
@@ -135,9 +135,9 @@ describe('RepositoryQueueClient without BullMQ on the enqueue path', () => {
       expect((await queue.getJob('c-withdraw'))?.data).toEqual(envelope);
       expect(await client.outcomeOf('c-withdraw')).toBeNull();
       expect(await client.waitFor('c-withdraw', 150)).toEqual({ kind: 'timeout' });
-      expect(await client.withdraw('c-withdraw')).toBe(true);
+      expect(await client.withdraw('c-withdraw')).toEqual({ kind: 'withdrawn' });
       expect(await queue.getJob('c-withdraw')).toBeUndefined();
-      expect(await client.withdraw('c-withdraw')).toBe(false);
+      expect(await client.withdraw('c-withdraw')).toEqual({ kind: 'missing' });
       expect(JSON.parse((await redis.hget(`${prefix}:baton:repos`, repo.id))!)).toEqual({ root: repo.root, host: null });
       await queue.close();
     } finally {

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
-import { BATON_BIN, PROJECT_ROOT, batonEnv, jsonOf, runProcess, startWorkerProcess } from '../support/processes.ts';
+import { BATON_BIN, DENO_DIR, HOOK_WAITS_FOR_RESULT, RUNTIMES, batonEnv, jsonOf, runProcess, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 
@@ -13,13 +12,6 @@ import { nativePayload } from '../support/lifecycleDriver.ts';
 // and Deno. Bun and Deno come from npm (devDependencies), so CI has them after `npm ci`.
 
 const redisUrl = inject('redisUrl');
-const DENO_DIR = process.env.DENO_DIR ?? path.join(os.tmpdir(), 'baton-deno-cache');
-
-const RUNTIMES: Record<string, { command: string; args: string[] }> = {
-  node: { command: process.execPath, args: [] },
-  bun: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'bun'), args: [] },
-  deno: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'deno'), args: ['run', '--allow-all', '--quiet'] },
-};
 
 let repo: GitRepo | null = null;
 let worker: WorkerProcess | null = null;
@@ -31,13 +23,13 @@ afterEach(async () => {
   repo = null;
 });
 
-describe.each(Object.keys(RUNTIMES))('runtime smoke: %s', (name) => {
-  const runtime = RUNTIMES[name]!;
+describe.each(['node', 'bun', 'deno'] as const)('runtime smoke: %s', (name) => {
+  const runtime = RUNTIMES[name];
 
   it(`begin → prepare → hook start → complete → hook stop → advance with worker, hooks and CLI on ${name}`, async () => {
     expect(fs.existsSync(runtime.command), `${runtime.command} is missing: run npm ci`).toBe(true);
     repo = gitRepoWithTask();
-    const env = batonEnv({ redisUrl, prefix: uniquePrefix(name) }, { DENO_DIR, NO_COLOR: '1', BATON_HOOK_VERBOSE: '1' });
+    const env = batonEnv({ redisUrl, prefix: uniquePrefix(name) }, { DENO_DIR, NO_COLOR: '1', ...HOOK_WAITS_FOR_RESULT });
     worker = await startWorkerProcess(['--repo', repo.root], { env, command: runtime.command, commandArgs: runtime.args, readyTimeoutMs: 60_000 });
     const baton = (args: string[], input?: string) =>
       runProcess(runtime.command, [...runtime.args, BATON_BIN, ...args], { env, cwd: repo!.root, input, timeoutMs: 60_000 });

@@ -1,10 +1,8 @@
-import os from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
-import { PROJECT_ROOT, batonEnv, jsonOf, runBaton } from '../support/processes.ts';
+import { DENO_DIR, RUNTIMES, batonEnv, jsonOf, runBaton } from '../support/processes.ts';
 import { URL_PATTERN, dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
 import { repoIdentity } from '../../src/queue/envelope.ts';
@@ -13,11 +11,6 @@ import { repoIdentity } from '../../src/queue/envelope.ts';
 // on Deno (Node is covered by the browser tests): the same bundle, the runtime's own HTTP server.
 
 const redisUrl = inject('redisUrl');
-const DENO_DIR = process.env.DENO_DIR ?? path.join(os.tmpdir(), 'baton-deno-cache');
-const RUNTIMES: Record<string, { command: string; args: string[] }> = {
-  bun: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'bun'), args: [] },
-  deno: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'deno'), args: ['run', '--allow-all', '--quiet'] },
-};
 
 let repo: GitRepo | null = null;
 let service: ServiceProcess | null = null;
@@ -46,9 +39,9 @@ async function readEvents(url: string, whileOpen: (events: string[]) => Promise<
   return events;
 }
 
-describe.each(Object.keys(RUNTIMES))('run view on %s', (name) => {
+describe.each(['bun', 'deno'] as const)('run view on %s', (name) => {
   it('serves /runs, a live run page and /metrics from a worker on this runtime', async () => {
-    const runtime = RUNTIMES[name]!;
+    const runtime = RUNTIMES[name];
     repo = gitRepoWithTask();
     const env = batonEnv({ redisUrl, prefix: uniquePrefix(`rv-${name}`) }, { DENO_DIR, NO_COLOR: '1' });
     service = await startBaton(['worker', '--repo', repo.root, '--dashboard', '--port', '0'], {

@@ -50,6 +50,32 @@ export function spawnedIds(request: ModelRequest): string[] {
   });
 }
 
+/** A Codex wait_agent result saying its timeout passed before every child finished. */
+function timedOutWait(result: string): boolean {
+  try {
+    return (JSON.parse(result) as { timed_out?: unknown }).timed_out === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Codex's wait_agent returns when the children are done or when its timeout passes, whichever comes
+ * first (and it clamps the timeout to its own bounds). On a loaded machine a child can outlast it,
+ * and a script that went on would race the child. This parent waits again while a wait timed out,
+ * and its script sees the steps counted without those extra waits: the step after a wait always
+ * finds the children done (docs/architecture.md "Testing").
+ */
+export function waitingOutChildren(script: (request: ModelRequest) => Turn | Promise<Turn>): (request: ModelRequest) => Turn | Promise<Turn> {
+  return (request) => {
+    const last = request.toolResults.at(-1);
+    if (last !== undefined && timedOutWait(last)) {
+      return { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: spawnedIds(request), timeout_ms: 30_000 } }] };
+    }
+    return script({ ...request, step: request.step - request.toolResults.filter(timedOutWait).length });
+  };
+}
+
 /**
  * A parent that spawns, waits for the child (Codex's spawn_agent runs it in the background; a
  * Claude `Agent` call with run_in_background false returns when it is done), then runs `after`

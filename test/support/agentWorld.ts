@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { batonShimDir, makeClientHome, runClaude, runCodex } from './agentClients.ts';
+import { waitingOutChildren } from './agentScripts.ts';
 import type { ClientHome, ClientName, ClientRun, ClientVersion } from './agentClients.ts';
 import { uniquePrefix } from './fixtures.ts';
 import { gitRepoWithTask } from './gitRepo.ts';
@@ -149,7 +150,8 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
       return jsonOf(await runBaton(['task', '01', ...args], { cwd: repo.root, env: processEnv(), timeoutMs: 30_000 }));
     },
     async run(prompt, script, timeoutMs = 60_000) {
-      server.setScript(script);
+      // A Codex parent waits for its children however long they take (see waitingOutChildren).
+      server.setScript(version.client === 'codex' && script.parent ? { ...script, parent: waitingOutChildren(script.parent) } : script);
       const agentEnv = options.agentKnowsRedis === false ? { PATH: env.PATH! } : env;
       const common = { version, home, cwd: repo.root, prompt, server, env: agentEnv, timeoutMs };
       return version.client === 'claude-code' ? runClaude(common) : runCodex(common);

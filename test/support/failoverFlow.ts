@@ -8,9 +8,12 @@ import { batonDir as batonStateDir } from '../../src/core/batonDir.ts';
 import { TASK_ID, readRun } from './fixtures.ts';
 
 // Events flowing while Redis fails over (a Cluster master or a Sentinel-managed master stops and its
-// replica takes over): a producer adds `count` pause events one after the other through baton's own
-// queue client, re-adding an event whose add failed (same event id, as a hook's spool drain does),
-// while `failOver` runs after the `failAt`-th event. Then, from the worker's journal:
+// replica takes over): a producer adds pause events one after the other through baton's own queue
+// client, re-adding an event whose add failed (same event id, as a hook's spool drain does). After
+// the `failAt`-th event it stops the master, and the very next add is sent at once, while the master
+// is down and before any promotion can have been observed: the failover window always holds at
+// least one event, by construction rather than by timing (docs/architecture.md "Testing"). It keeps
+// adding until the promotion is observed, then 5 more. Then, from the worker's journal:
 //   nothing lost      every event has a record, the last event's code is the run's;
 //   never twice       one record per event, and each event's run-file write starts from the content
 //                     the previous event wrote (a second application would break the chain);
@@ -21,7 +24,10 @@ export type FailoverFlow = Readonly<{
   prefix: string;
   root: string;
   taskDir: string;
-  failOver: () => Promise<unknown>;
+  /** Stops the master (resolves once it is down) and returns its port. */
+  stopMaster: () => Promise<number>;
+  /** Resolves with the promoted master's port once the promotion is observed. */
+  promotedAfter: (stopped: number) => Promise<number>;
   count?: number;
   failAt?: number;
   log?: (line: string) => void;
@@ -29,7 +35,16 @@ export type FailoverFlow = Readonly<{
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-export type FailoverReport = { count: number; retries: number; addedDuringFailover: number; addedAfterFailover: number };
+export type FailoverReport = {
+  count: number;
+  retries: number;
+  /** Events whose add was sent after the master stopped and before the promotion was observed. */
+  sentDuringFailover: number;
+  /** Events whose add was sent after the promotion was observed. */
+  sentAfterFailover: number;
+  stopped: number;
+  promoted: number;
+};
 
 export async function eventsThroughFailover(flow: FailoverFlow): Promise<FailoverReport> {
   // At least `count` events; more while the failover is under way, and 5 after it completed.
@@ -40,10 +55,11 @@ export async function eventsThroughFailover(flow: FailoverFlow): Promise<Failove
   const before = fs.readFileSync(path.join(flow.taskDir, 'orchestration.json'), 'utf8');
   let client: RepositoryQueueClient | null = null;
   let retries = 0;
-  let failover: Promise<unknown> | null = null;
-  let failoverDone = false;
-  let addedDuringFailover = 0;
-  let addedAfterFailover = 0;
+  // Changed by the promotion watcher as well as by the loop.
+  const failover: { phase: 'before' | 'failing-over' | 'promoted'; stopped: number; promoted: number; error: unknown } = { phase: 'before', stopped: 0, promoted: 0, error: null };
+  let promotion: Promise<void> | null = null;
+  let sentDuringFailover = 0;
+  let sentAfterFailover = 0;
   const eventId = (index: number) => `c-seq-${index}`;
   for (let index = 1; index <= count; index += 1) {
     const envelope = envelopeFor(
@@ -52,6 +68,11 @@ export async function eventsThroughFailover(flow: FailoverFlow): Promise<Failove
       'cli',
       eventId(index),
     );
+    // Where the failover stands when this add is sent (not when it returns: an add sent while the
+    // master is down may only complete once the replica has taken over).
+    if (failover.error) throw failover.error;
+    if (failover.phase === 'failing-over') sentDuringFailover += 1;
+    if (failover.phase === 'promoted') sentAfterFailover += 1;
     for (let attempt = 0; ; attempt += 1) {
       try {
         client ??= await RepositoryQueueClient.connect(config, identity, 2_000);
@@ -62,24 +83,34 @@ export async function eventsThroughFailover(flow: FailoverFlow): Promise<Failove
         flow.log?.(`event ${index}: add failed (${(error as Error).message}); adding it again`);
         await client?.close().catch(() => undefined);
         client = null;
-        if (attempt > 150) throw new Error(`event ${index} could not be added: ${(error as Error).message}`);
+        if (attempt > 300) throw new Error(`event ${index} could not be added: ${(error as Error).message}`);
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
-    if (failover && !failoverDone) addedDuringFailover += 1;
-    if (failoverDone) addedAfterFailover += 1;
     if (index === failAt) {
-      failover = flow.failOver().finally(() => {
-        failoverDone = true;
-      });
+      failover.stopped = await flow.stopMaster();
+      failover.phase = 'failing-over';
+      promotion = flow.promotedAfter(failover.stopped).then(
+        (port) => {
+          failover.promoted = port;
+          failover.phase = 'promoted';
+        },
+        (error: unknown) => {
+          failover.error = error;
+        },
+      );
+      // No pause here: the next add is sent while the master is down and the promotion unobserved.
+      if (index === count) count += 1;
+      continue;
     }
-    if (index === count && failover && (!failoverDone || addedAfterFailover < 5)) count += 1;
+    if (index === count && (failover.phase !== 'promoted' || sentAfterFailover < 5)) count += 1;
     await new Promise((resolve) => setTimeout(resolve, 30));
   }
-  await failover;
+  await promotion;
+  if (failover.error) throw failover.error;
   await client?.close();
   // Every event is applied (the last one decides the run's pause code).
-  await expect.poll(() => readRun(flow.taskDir).pause?.code, { timeout: 30_000, interval: 100 }).toBe(`SEQ_${count}`);
+  await expect.poll(() => readRun(flow.taskDir).pause?.code, { timeout: 60_000, interval: 100 }).toBe(`SEQ_${count}`);
 
   const journal = path.join(batonStateDir(flow.root), 'journal');
   const records = fs
@@ -97,5 +128,5 @@ export async function eventsThroughFailover(flow: FailoverFlow): Promise<Failove
     previous = write.content;
   }
   expect(fs.readFileSync(path.join(flow.taskDir, 'orchestration.json'), 'utf8')).toBe(previous);
-  return { count, retries, addedDuringFailover, addedAfterFailover };
+  return { count, retries, sentDuringFailover, sentAfterFailover, stopped: failover.stopped, promoted: failover.promoted };
 }

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -7,6 +8,25 @@ import { fileURLToPath } from 'node:url';
 
 export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BATON_BIN = path.join(PROJECT_ROOT, 'bin', 'baton.mjs');
+
+/** Deno's module cache, kept outside the checkout. */
+export const DENO_DIR = process.env.DENO_DIR ?? path.join(os.tmpdir(), 'baton-deno-cache');
+
+export type Runtime = Readonly<{ command: string; args: readonly string[] }>;
+
+/** The runtimes the bundle runs on (docs/architecture.md "Runtimes"); Bun and Deno are devDependencies. */
+export const RUNTIMES: Readonly<Record<'node' | 'bun' | 'deno', Runtime>> = {
+  node: { command: process.execPath, args: [] },
+  bun: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'bun'), args: [] },
+  deno: { command: path.join(PROJECT_ROOT, 'node_modules', '.bin', 'deno'), args: ['run', '--allow-all', '--quiet'] },
+};
+
+/**
+ * For a test's hook that must report its event's result: BATON_HOOK_VERBOSE=1 makes it wait for the
+ * result within its budget, and this budget is one no loaded machine reaches, so the test never
+ * races the hook's deadline (the hook returns as soon as the result is there).
+ */
+export const HOOK_WAITS_FOR_RESULT: Readonly<Record<string, string>> = { BATON_HOOK_VERBOSE: '1', BATON_HOOK_BUDGET_MS: '60000' };
 
 export type CliRun = { code: number | null; stdout: string; stderr: string; ms: number };
 
@@ -56,10 +76,14 @@ export function jsonOf(run: CliRun): Record<string, any> {
 
 export type WorkerProcess = { child: ChildProcess; output(): string; stop(signal?: NodeJS.Signals): Promise<number | null> };
 
-/** Starts `baton worker` (or another runtime running the same bundle) and waits for its ready line. */
+/**
+ * Starts `baton worker` (or another runtime running the same bundle) and waits for its ready line.
+ * With `mayExitBeforeReady` (a worker with a failpoint, started while jobs wait), its exit before
+ * that line is an outcome rather than an error: it may reach its failpoint before it logs ready.
+ */
 export async function startWorkerProcess(
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; command?: string; commandArgs?: readonly string[]; cwd?: string; readyTimeoutMs?: number },
+  options: { env: NodeJS.ProcessEnv; command?: string; commandArgs?: readonly string[]; cwd?: string; readyTimeoutMs?: number; mayExitBeforeReady?: boolean },
 ): Promise<WorkerProcess> {
   const command = options.command ?? process.execPath;
   const child = spawn(command, [...(options.commandArgs ?? []), BATON_BIN, 'worker', ...args], {
@@ -72,7 +96,7 @@ export async function startWorkerProcess(
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker not ready within ${options.readyTimeoutMs ?? 20_000} ms:\n${output}`)), options.readyTimeoutMs ?? 20_000);
+    const timer = setTimeout(() => reject(new Error(`worker not ready within ${options.readyTimeoutMs ?? 60_000} ms:\n${output}`)), options.readyTimeoutMs ?? 60_000);
     const check = () => {
       if (output.includes(' ready:')) {
         clearTimeout(timer);
@@ -82,7 +106,8 @@ export async function startWorkerProcess(
     child.stdout!.on('data', check);
     void exited.then((code) => {
       clearTimeout(timer);
-      reject(new Error(`worker exited with ${code} before it was ready:\n${output}`));
+      if (options.mayExitBeforeReady) resolve();
+      else reject(new Error(`worker exited with ${code} before it was ready:\n${output}`));
     });
   }).catch((error) => {
     child.kill('SIGKILL');

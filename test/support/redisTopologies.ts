@@ -106,8 +106,10 @@ export type RedisClusterSetup = {
   nodes: RedisNodeProcess[];
   /** The port of the master that serves `key`'s slot right now. */
   masterOf(key: string): Promise<number>;
-  /** Stops that master (SIGTERM) and waits until its replica has taken the slot over. */
-  failOver(key: string): Promise<{ stopped: number; promoted: number }>;
+  /** Stops that master (SIGTERM) and returns once it has exited: the failover has begun. */
+  stopMasterOf(key: string): Promise<number>;
+  /** Waits until a replica has taken `key`'s slot over from the stopped master; its port. */
+  promotedAfter(key: string, stopped: number): Promise<number>;
   stop(): Promise<void>;
 };
 
@@ -146,16 +148,18 @@ export async function startRedisCluster(options: { tls?: Certificates } = {}): P
         return owner[2][1];
       });
     },
-    async failOver(key: string) {
+    async stopMasterOf(key: string) {
       const stopped = await setup.masterOf(key);
       await nodes.find((node) => node.port === stopped)!.stop('SIGTERM');
-      const promoted = await waitFor(`no replica took over from ${stopped}`, 20_000, async () => {
+      return stopped;
+    },
+    promotedAfter(key: string, stopped: number) {
+      return waitFor(`no replica took over from ${stopped}`, 60_000, async () => {
         const port = await setup.masterOf(key);
         if (port === stopped) return null;
         const state = await withNode({ port }, (client) => client.call('CLUSTER', 'INFO')) as string;
         return state.includes('cluster_state:ok') ? port : null;
       });
-      return { stopped, promoted };
     },
     async stop() {
       await Promise.all(nodes.map((node) => node.stop('SIGKILL')));
@@ -168,7 +172,7 @@ export async function startRedisCluster(options: { tls?: Certificates } = {}): P
       timeout: 30_000,
     });
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
-    await waitFor('the cluster did not become ready', 20_000, async () => {
+    await waitFor('the cluster did not become ready', 40_000, async () => {
       for (const port of ports) {
         const info = (await withNode({ port }, (client) => client.call('CLUSTER', 'INFO'))) as string;
         if (!info.includes('cluster_state:ok') || !info.includes('cluster_known_nodes:6')) return false;
@@ -193,8 +197,10 @@ export type SentinelSetup = {
   replica: RedisNodeProcess;
   sentinels: RedisNodeProcess[];
   currentMaster(): Promise<number>;
-  /** Stops the current master (SIGTERM) and waits until the sentinels promoted the replica. */
-  failOver(): Promise<{ stopped: number; promoted: number }>;
+  /** Stops the current master (SIGTERM) and returns once it has exited: the failover has begun. */
+  stopMaster(): Promise<number>;
+  /** Waits until the sentinels have promoted the replica of the stopped master; its port. */
+  promotedAfter(stopped: number): Promise<number>;
   stop(): Promise<void>;
 };
 
@@ -217,16 +223,18 @@ export async function startSentinels(): Promise<SentinelSetup> {
       const [, port] = (await withNode({ port: alive.port }, (client) => client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName))) as [string, string];
       return Number(port);
     },
-    async failOver() {
+    async stopMaster() {
       const stopped = await setup.currentMaster();
       await all().find((node) => node.port === stopped)!.stop('SIGTERM');
-      const promoted = await waitFor('the sentinels did not promote the replica', 30_000, async () => {
+      return stopped;
+    },
+    promotedAfter(stopped: number) {
+      return waitFor('the sentinels did not promote the replica', 60_000, async () => {
         const port = await setup.currentMaster();
         if (port === stopped) return null;
         const role = await withNode({ port }, (client) => client.info('replication'));
         return role.includes('role:master') ? port : null;
       });
-      return { stopped, promoted };
     },
     async stop() {
       await Promise.all(all().map((node) => node.stop('SIGKILL')));
@@ -234,7 +242,7 @@ export async function startSentinels(): Promise<SentinelSetup> {
     },
   };
   try {
-    await waitFor('the replica did not sync', 15_000, async () =>
+    await waitFor('the replica did not sync', 30_000, async () =>
       (await withNode({ port: replicaPort! }, (client) => client.info('replication'))).includes('master_link_status:up'),
     );
     for (let index = 0; index < 3; index += 1) {
@@ -257,7 +265,7 @@ export async function startSentinels(): Promise<SentinelSetup> {
       sentinels.push(await startNode(sentinelDir, port, [config, '--sentinel']));
     }
     // Sentinels find the replica and each other through the master; failover needs both.
-    await waitFor('the sentinels did not discover each other and the replica', 20_000, async () => {
+    await waitFor('the sentinels did not discover each other and the replica', 40_000, async () => {
       for (const sentinel of sentinels) {
         const known = await withNode({ port: sentinel.port }, async (client) => ({
           sentinels: ((await client.call('SENTINEL', 'SENTINELS', masterName)) as unknown[]).length,

@@ -26,7 +26,7 @@ export async function startBaton(
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`baton ${args.join(' ')} not ready within ${options.timeoutMs ?? 20_000} ms:\n${output}`)), options.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => reject(new Error(`baton ${args.join(' ')} not ready within ${options.timeoutMs ?? 60_000} ms:\n${output}`)), options.timeoutMs ?? 60_000);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (options.ready.test(output)) {

@@ -27,7 +27,7 @@ const services: (WorkerProcess | ServiceProcess)[] = [];
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
-}, 60_000);
+}, 90_000);
 
 afterAll(async () => {
   await Promise.all(services.map((service) => service.stop('SIGKILL')));
@@ -85,7 +85,7 @@ describe('Redis Cluster', () => {
     // …which the first worker on the cluster drains.
     const workers = [await startWorkerProcess(['--repo', repo.root], { env }), await startWorkerProcess(['--repo', repo.root], { env })];
     services.push(...workers);
-    await expect.poll(() => spooledFiles(repo.root).length, { timeout: 10_000 }).toBe(0);
+    await expect.poll(() => spooledFiles(repo.root).length, { timeout: 30_000 }).toBe(0);
 
     const { steps, final } = await driveLifecycle({ root: repo.root, taskRef: '01', env }).catch((error) => {
       throw new Error(`${(error as Error).message}\n${workers.map((worker) => worker.output()).join('\n')}`);
@@ -127,22 +127,21 @@ describe('Redis Cluster', () => {
     const worker = await startWorkerProcess(['--repo', repo.root, '--lock-duration', '3000', '--stalled-interval', '1000'], { env });
     services.push(worker);
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root })).status).toBe('running');
-    let failover: { stopped: number; promoted: number } | null = null;
     const report = await eventsThroughFailover({
       redisUrl: cluster.url,
       prefix,
       root: repo.root,
       taskDir: repo.taskDir,
-      failOver: async () => {
-        failover = await cluster.failOver(prefix);
-      },
+      stopMaster: () => cluster.stopMasterOf(prefix),
+      promotedAfter: (stopped) => cluster.promotedAfter(prefix, stopped),
     }).catch((error) => {
       throw new Error(`${(error as Error).message}\nworker output:\n${worker.output()}`);
     });
-    expect(failover!.promoted).not.toBe(failover!.stopped);
-    expect(report.addedDuringFailover).toBeGreaterThan(0);
-    expect(report.addedAfterFailover).toBeGreaterThanOrEqual(5);
-    console.log(`cluster failover: ${JSON.stringify({ ...report, ...failover! })}`);
+    expect(report.promoted).not.toBe(report.stopped);
+    // By construction (test/support/failoverFlow.ts), not by luck of timing.
+    expect(report.sentDuringFailover).toBeGreaterThan(0);
+    expect(report.sentAfterFailover).toBeGreaterThanOrEqual(5);
+    console.log(`cluster failover: ${JSON.stringify(report)}`);
     // The CLI keeps working against the promoted master.
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root })).status).toBe('running');
   }, 120_000);

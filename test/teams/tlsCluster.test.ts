@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRun } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
-import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
+import { HOOK_WAITS_FOR_RESULT, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { makeCertificates, startRedisCluster } from '../support/redisTopologies.ts';
@@ -23,7 +23,7 @@ beforeAll(async () => {
   certsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-tls-cluster-certs-'));
   cluster = await startRedisCluster({ tls: makeCertificates(certsDir) });
   repo = gitRepoWithTask();
-}, 90_000);
+}, 120_000);
 
 afterAll(async () => {
   await worker?.stop('SIGKILL');
@@ -39,8 +39,8 @@ describe('Redis Cluster over TLS', () => {
     worker = await startWorkerProcess(['--repo', repo.root], { env });
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root })).status).toBe('running');
     expect(jsonOf(await runBaton(['task', '01', 'prepare', '--client', 'claude-code'], { env, cwd: repo.root })).status).toBe('running');
-    // BATON_HOOK_VERBOSE=1: the hook waits for its event's result and prints it on stderr (stdout stays empty).
-    const hook = await runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-tls', repo.root) });
+    // The hook waits for its event's result and prints it on stderr (stdout stays empty).
+    const hook = await runBaton(['hook', 'claude-code'], { env: { ...env, ...HOOK_WAITS_FOR_RESULT }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-tls', repo.root) });
     expect(hook.code, hook.stderr).toBe(0);
     expect(hook.stdout).toBe('');
     expect(JSON.parse(/^baton: (\{.*\})$/m.exec(hook.stderr)?.[1] ?? 'null')?.status).toBe('running');
