@@ -2,7 +2,7 @@
 # Prepares a fresh Debian or Ubuntu machine for baton: installs with apt-get only what is missing
 # (redis-server for the tests and `npm start`, git for the fingerprint tests, chromium for the
 # dashboard browser test), using sudo only when not root, then installs the npm dependencies
-# (`npm ci`, which also builds dist/; Bun and Deno come along as dev dependencies).
+# (`npm ci`; Bun and Deno come along as dev dependencies) and builds dist/ (`npm run build`).
 #
 #   bash scripts/setup.sh            # from anywhere; it works in the checkout it belongs to
 #   BATON_SETUP_SKIP_NPM=1 bash scripts/setup.sh   # system packages only
@@ -48,5 +48,7 @@ fi
 if [ "${BATON_SETUP_SKIP_NPM:-}" != 1 ]; then
   say "npm ci"
   npm ci --no-audit --no-fund
+  say "npm run build"
+  npm run build --silent
 fi
-say "done: run 'npm test' for the tests, 'npm start' for a worker and its dashboard"
+say "done: run 'npm start' to watch baton drive a task (a demo; its dashboard stays open), 'npm test' for the tests"

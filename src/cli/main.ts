@@ -48,7 +48,8 @@ async function main(argv: string[]): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === '--version' || name === '-V') {
-    process.stdout.write('baton 0.1.0\n');
+    const { batonVersion } = await import('./runtime.ts');
+    process.stdout.write(`baton ${batonVersion()}\n`);
     return 0;
   }
   const load = COMMANDS[name];
