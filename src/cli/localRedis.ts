@@ -70,7 +70,7 @@ export function noRedisMessage(probed: string): string {
     `no Redis: nothing answers on ${redactRedisUrl(probed)} and redis-server is not installed. Any one of these works:`,
     '  - install Redis; baton then runs a private one for this repository:  sudo apt-get install -y redis-server   (macOS: brew install redis)',
     '  - run the Redis of compose.yaml (in the baton checkout):              docker compose up -d redis',
-    '  - use a Redis you have:                                               REDIS_URL=redis://host:6379 npm start',
+    '  - use a Redis you have:                                               REDIS_URL=redis://host:6379 baton start',
   ].join('\n');
 }
 

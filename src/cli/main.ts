@@ -13,6 +13,10 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   dashboard: () => import('./dashboard.ts'),
   runs: () => import('./runs.ts'),
   'install-hooks': () => import('./installHooks.ts'),
+  init: () => import('./init.ts'),
+  uninstall: () => import('./uninstall.ts'),
+  new: () => import('./newTask.ts'),
+  doctor: () => import('./doctor.ts'),
   demo: () => import('./demo.ts'),
   start: () => import('./start.ts'),
 };
@@ -24,16 +28,20 @@ const clients = `<${CLIENT_IDS.join('|')}>`;
 const USAGE = `usage: baton <command> [options]
 
 commands:
+${line(`init [--client ${CLIENT_IDS.join('|')}|all] [--dry-run]`, 'set this repository up: hooks, profiles, stage guidance')}
+${line('new "<title>" [--id TASK-…]', 'create a task; prints what to tell your agent')}
+${line('doctor [--json]', 'check Redis, the worker, hooks, trust and the spool')}
+${line('uninstall [--client …] [--dry-run] [--force]', 'take out what init put in')}
   task <task-ref|auto> <intent> [--flag value]...   apply a lifecycle intent
 ${line(`hook ${clients} [--event NAME]`, 'native hook: payload on stdin')}
   worker [--repo DIR]... [--discover --allow-root DIR]... [--dashboard]   serve repository queues
   fingerprint [--diff A B]                          workspace fingerprint, or paths changed between two
-  start [--repo DIR] [--port N] [--host H]          worker + dashboard for this repository (npm start);
+  start [--repo DIR] [--port N] [--host H]          worker + dashboard for this repository;
                                                     starts a private redis-server when none answers
   dashboard [--port N] [--host H] [--token T]       queue dashboard over every repository in Redis
   runs [--json] [--watch]                           every run of the repository, one line each
-${line(`install-hooks ${clients}`, "wire an agent client's hooks and subagent profiles")}
-  demo [--keep-open]                                a complete lifecycle in a temporary repository
+${line(`install-hooks ${clients}`, "wire one client (the part of init that writes its hooks)")}
+  demo [--keep-open]                                a complete lifecycle in a temporary repository (npm start)
 
 common options: --repo DIR, --redis URL and --help work with every command; a command that has no
 use for --repo or --redis accepts it and warns that it ignores it.

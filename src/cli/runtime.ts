@@ -44,7 +44,3 @@ export function batonArgv(): string[] {
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
-
-export function batonCommandLine(args: readonly string[]): string {
-  return [...batonArgv(), ...args].map(shellQuote).join(' ');
-}

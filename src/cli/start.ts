@@ -4,7 +4,7 @@ import { queueConfigFrom } from '../queue/endpoint.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
 import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
-// `baton start` (what `npm start` runs): the main job for the current repository — a worker and
+// `baton start`: the main job for the current repository — a worker and
 // its dashboard — with Redis found or started for it (localRedis.ts). Ctrl-C stops the dashboard,
 // lets the worker finish its active job, then stops a private Redis it started.
 

@@ -123,7 +123,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
     else if (!(await client.workerAvailable(HEARTBEAT_INTERVAL_MS + 500))) {
       return failed(
         'BATON_WORKER_UNAVAILABLE',
-        `no baton worker serves ${repo.root}; start one with 'baton worker --repo ${repo.root}' (or 'npm start' in it), or add '--worker inline' to apply this command here`,
+        `no baton worker serves ${repo.root}; start one with 'baton worker --repo ${repo.root}' (or 'baton start' in it), or add '--worker inline' to apply this command here`,
       );
     }
     await client.enqueue(envelopeFor(event, repo, 'cli', eventId));

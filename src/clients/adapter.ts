@@ -6,8 +6,9 @@
 //   hooks           the hooks install-hooks registers (event names, matchers, `--event` arguments),
 //                   its subagent-spawning tools and how each forks, its hook-output format
 //   instructions    the orchestrator instructions file and how to spawn and hand over in this client
-//   install         its settings file, agent profile files and format, its own install-hooks options,
-//                   and an installer (trust, project config) loaded only by install-hooks
+//   install         its settings file, agent profile files and format, where it reads skills (baton
+//                   init's stage guidance), its own install-hooks options, and an installer (trust,
+//                   project config) loaded only by install-hooks, init, uninstall and doctor
 //   demo            the fields its SubagentStart/SubagentStop payloads carry besides the common ones
 //
 // An adapter is data and pure functions and imports nothing else of baton: core reads the registry
@@ -75,6 +76,13 @@ export type ClientAdapter<Id extends string = string> = AgentClientProfile<Id> &
       /** Where a lifecycle subagent profile goes (repo-relative), and its text. */
       agentFile(name: string): string;
       agentProfile(profile: Profile): string;
+      /**
+       * Where the client reads a project's skills (repo-relative, per skill name): `baton init` writes
+       * its stage guidance there (docs/adopting.md "The stage guidance"). `agentInfraFiles` are where
+       * agent-infra's own skill of that name would be for this client: found, they stay in charge.
+       * A client without it gets no guidance.
+       */
+      skills?: Readonly<{ file(name: string): string; agentInfraFiles(name: string): readonly string[] }>;
       /** What install-hooks writes for this client besides hooks, profiles and instructions, for its --help. */
       also?: string;
       /** What `--trust` records for this client, for its --help. */
@@ -100,12 +108,24 @@ export type HookGroup = { matcher?: string; hooks: Record<string, unknown>[]; [k
 /** A client's hooks settings file: only `hooks` has a shape baton checks; every other key is kept. */
 export type HookSettings = { hooks?: Record<string, HookGroup[]>; [key: string]: unknown };
 
+/**
+ * Which part of baton's wiring a file holds, so that `baton uninstall` knows how to take it out again
+ * (docs/adopting.md "Uninstall"): baton's own files (`profile`, `guidance`, `shim`) go; in the others
+ * only baton's part goes (hook entries, the instructions block, the `.gitignore` line, what a client's
+ * installer added); `user` files are the client's per-user state, outside the project, left alone.
+ */
+export type FilePart = 'settings' | 'profile' | 'instructions' | 'guidance' | 'client' | 'shim' | 'gitignore' | 'user';
+
 export type PlannedFile = Readonly<{
   /** Relative to the repository, or absolute for a file outside it ($CODEX_HOME/config.toml). */
   path: string;
   content: string;
-  outcome: 'created' | 'updated' | 'unchanged';
+  /** `kept`: a file of baton's that the user edited since; left as it is. */
+  outcome: 'created' | 'updated' | 'unchanged' | 'kept';
   mode?: number;
+  /** Its text before (null: it does not exist). */
+  before: string | null;
+  part: FilePart;
 }>;
 
 /** One of baton's hook entries in the merged settings, where the client's file has it. */
@@ -123,6 +143,8 @@ export type InstallContext = Readonly<{
   hooks: readonly InstalledHook[];
   /** `--trust`: record the trust the client's own prompt would. */
   trust: boolean;
+  /** The command that records that trust, for the notices (`baton init --trust`). */
+  trustCommand: string;
   /** The values of the client's own options (`ClientAdapter.install.options`), as commander names them. */
   options: Readonly<Record<string, unknown>>;
   env: Readonly<Record<string, string | undefined>>;
@@ -137,8 +159,17 @@ export type InstallContext = Readonly<{
 export type ClientInstaller = Readonly<{
   /** Settings of the client baton keeps besides its hook entries (Claude Code's allow rule for `baton task`). */
   settings?(settings: HookSettings, commandFor: (args: readonly string[]) => string): HookSettings;
+  /** The inverse of `settings`, for a settings file changed since baton wrote it. */
+  withoutSettings?(settings: HookSettings): HookSettings;
   /** The client's own files (trust, project config) and what the user must still do. */
   plan(context: InstallContext): { files: PlannedFile[]; notices: string[] };
+  /**
+   * The repository files `plan` writes, each with the inverse of baton's part of it, for a file the
+   * user changed since (`baton uninstall`); a file without one is treated as baton's own.
+   */
+  projectFiles?(context: InstallContext): readonly Readonly<{ path: string; without(text: string): string }>[];
+  /** What is still missing for the client to honour baton's hooks and permissions (`baton doctor`; install-hooks' notices). */
+  trustProblems?(context: InstallContext): string[];
 }>;
 
 /** A client file baton cannot read or change safely; install-hooks stops with nothing written. */

@@ -11,6 +11,7 @@ import { gitDirOf } from './repoRoot.ts';
 //   <gitdir>/baton/spool/          events a hook could not queue while Redis was down (queue/spool.ts)
 //   <gitdir>/baton/redis/          the private redis-server of `baton start` (cli/localRedis.ts)
 //   <gitdir>/baton/bin/            the `agent-infra-internal` shim (install-hooks --agent-infra-shim)
+//   <gitdir>/baton/init.json       what `baton init` changed, for `baton uninstall` (cli/install/record.ts)
 
 /** The entries of `<gitdir>/baton/`, by what they hold. */
 export const BATON_ENTRIES = {
@@ -21,6 +22,7 @@ export const BATON_ENTRIES = {
   spool: 'spool',
   privateRedis: 'redis',
   shim: 'bin',
+  initRecord: 'init.json',
 } as const;
 
 export type BatonEntry = keyof typeof BATON_ENTRIES;
@@ -45,3 +47,4 @@ export const endpointFile = (repoRoot: string): string => batonPath(repoRoot, 'e
 export const spoolDir = (repoRoot: string): string => batonPath(repoRoot, 'spool');
 export const privateRedisDir = (repoRoot: string): string => batonPath(repoRoot, 'privateRedis');
 export const shimDir = (repoRoot: string): string => batonPath(repoRoot, 'shim');
+export const initRecordFile = (repoRoot: string): string => batonPath(repoRoot, 'initRecord');

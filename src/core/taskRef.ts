@@ -97,14 +97,14 @@ function registryEntrySchema(length: number) {
 type ShortIdLookup = { ok: true; taskId: string } | { ok: false; code: ErrorCode; message: string; taskId: string | null };
 
 /** The registry's entries (key → TASK id, in file order) and the key of each task. */
-type ShortIdRegistry = { ok: true; ids: Record<string, unknown>; keyOfTask: Map<string, string> };
-type RegistryFailure = { ok: false; code: ErrorCode; message: string | null; taskId: string | null };
+export type ShortIdRegistry = { ok: true; ids: Record<string, unknown>; keyOfTask: Map<string, string> };
+export type RegistryFailure = { ok: false; code: ErrorCode; message: string | null; taskId: string | null };
 
 /**
  * Reads and checks `.short-ids.json`. A missing registry fails with SHORT_ID_REGISTRY_NOT_FOUND and no
  * message (the caller words it); every other failure carries its message.
  */
-function readShortIdRegistry(repoRoot: string, length: number, files: RunFiles = nodeRunFiles): ShortIdRegistry | RegistryFailure {
+export function readShortIdRegistry(repoRoot: string, length: number, files: RunFiles = nodeRunFiles): ShortIdRegistry | RegistryFailure {
   const registryPath = shortIdRegistryPath(repoRoot);
   let raw: string | null;
   try {

@@ -20,6 +20,7 @@ import {
 } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { drainSpool, spooledFiles } from '../queue/spool.ts';
+import { redisSettingsProblems } from '../queue/redisSettings.ts';
 import { batonDir } from '../core/batonDir.ts';
 import { processJobData, servedRepository } from './processor.ts';
 import { recordApplied, recordFailed } from './jobRecords.ts';
@@ -281,17 +282,6 @@ function safeIdentity(root: string): RepoIdentity | null {
 
 /** A queue store that evicts or forgets loses jobs: say so at start (docs/architecture.md "Deployment (compose)"). */
 async function warnAboutRedisConfig(connection: Redis, log: WorkerLog): Promise<void> {
-  try {
-    const [, policy] = (await connection.config('GET', 'maxmemory-policy')) as string[];
-    const [, appendonly] = (await connection.config('GET', 'appendonly')) as string[];
-    const [, save] = (await connection.config('GET', 'save')) as string[];
-    if (policy && policy !== 'noeviction') {
-      log(`warning: Redis maxmemory-policy is '${policy}'; queued events may be evicted. Set maxmemory-policy noeviction.`);
-    }
-    if (appendonly !== 'yes' && !save) {
-      log('warning: Redis persists nothing (appendonly no, no save points); a Redis restart loses queued events. Enable appendonly yes.');
-    }
-  } catch {
-    // CONFIG may be disabled (managed Redis); nothing to check then.
-  }
+  // CONFIG may be disabled (managed Redis): nothing to check then.
+  for (const problem of (await redisSettingsProblems(connection)) ?? []) log(`warning: ${problem}`);
 }

@@ -24,7 +24,7 @@ function env(): NodeJS.ProcessEnv {
 }
 
 describe('--help on every command names --repo and --redis', () => {
-  const commands = [['task'], ['hook'], ['worker'], ['start'], ['dashboard'], ['runs'], ['install-hooks'], ['fingerprint'], ['demo']];
+  const commands = [['task'], ['hook'], ['worker'], ['start'], ['dashboard'], ['runs'], ['install-hooks'], ['fingerprint'], ['demo'], ['init'], ['new'], ['doctor'], ['uninstall']];
   it.each(commands)('baton %s --help', async (command) => {
     const run = await runBaton([command, '--help'], { cwd: repo.root, env: env() });
     expect(run.code, run.stderr).toBe(0);

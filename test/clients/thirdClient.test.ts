@@ -166,7 +166,7 @@ describe('a third client: its folder plus its registry entry', () => {
     expect(Object.keys(settings)).toEqual(['commands', 'hooks']);
     expect(Object.keys(settings.hooks)).toEqual(['subagent.start', 'subagent.stop', 'tool.before']);
     const command = settings.hooks['tool.before'][0].hooks[0].command as string;
-    expect(command).toMatch(/baton\.mjs hook stub --event pre-tool$/);
+    expect(command).toBe('baton hook stub --event pre-tool');
     expect(settings.commands).toEqual([`${command.replace(/ hook stub --event pre-tool$/, ' task')} *`]);
     const executor = JSON.parse(fs.readFileSync(path.join(root, '.stub', 'agents', 'agent-infra-lifecycle-executor.json'), 'utf8'));
     expect(executor.name).toBe('agent-infra-lifecycle-executor');

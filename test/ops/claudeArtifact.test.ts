@@ -18,6 +18,8 @@ import { shellQuote } from '../../src/cli/runtime.ts';
 // to `baton task … complete-stage --content -`. baton's hooks activate and seal the delegation, the
 // artifact is on disk, and `advance` consumes it.
 
+// This checkout's baton, given to install-hooks with --command: the client runs with the test's PATH,
+// which need not have a `baton`.
 const BATON = [process.execPath, BATON_BIN].map(shellQuote).join(' ');
 const redisUrl = inject('redisUrl');
 
@@ -41,7 +43,7 @@ describe('a Claude Code subagent hands its artifact to baton', () => {
     const prefix = uniquePrefix('claude-artifact');
     const env = batonEnv({ redisUrl, prefix }, { CLAUDE_CONFIG_DIR: path.join(home, '.claude'), HOME: home, BATON_HOOK_BUDGET_MS: '8000' });
     worker = await startWorkerProcess(['--repo', repo.root], { env });
-    expect((await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--trust'], { env })).code).toBe(0);
+    expect((await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--command', BATON, '--trust'], { env })).code).toBe(0);
     const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
     expect((await task('begin-or-resume')).status).toBe('running');
     expect((await task('route')).next).toMatchObject({ action: 'analyze-task', stage: 'analysis', round: 1, artifact: 'analysis.md', role: 'executor' });

@@ -16,6 +16,8 @@ import { shellQuote } from '../../src/cli/runtime.ts';
 // - Claude Code ignores the project's permissions.allow until the workspace is trusted: before
 //   --trust, the `baton task` command "requires approval" and is refused; after it, it runs.
 
+// This checkout's baton, given to install-hooks with --command: the client runs with the test's PATH,
+// which need not have a `baton`.
 const BATON = [process.execPath, BATON_BIN].map(shellQuote).join(' ');
 
 let repo: GitRepo;
@@ -33,7 +35,7 @@ afterEach(() => {
 describe('baton install-hooks claude-code with the real Claude Code', () => {
   it('its CLAUDE.md instructions reach the main agent; --trust makes Claude Code honour the baton task permission', async () => {
     const env = { ...process.env, CLAUDE_CONFIG_DIR: path.join(home, '.claude'), HOME: home };
-    const installed = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root], { env });
+    const installed = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--command', BATON], { env });
     expect(installed.code, installed.stderr).toBe(0);
     expect(installed.stdout).toContain("note: Claude Code ignores this repository's permissions.allow until the workspace is trusted");
 
@@ -58,7 +60,7 @@ describe('baton install-hooks claude-code with the real Claude Code', () => {
       expect.objectContaining({ tool_use_id: 'toolu_parent_1', is_error: true, content: 'This command requires approval' }),
     ]);
 
-    const trusted = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--trust'], { env });
+    const trusted = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--command', BATON, '--trust'], { env });
     expect(trusted.code, trusted.stderr).toBe(0);
     const globalConfig = path.join(home, '.claude', '.claude.json');
     expect(trusted.stdout).toMatch(/updated\s+\S+\.claude\.json/);

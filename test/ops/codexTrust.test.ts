@@ -12,7 +12,6 @@ import type { GitRepo } from '../support/gitRepo.ts';
 import { BATON_BIN, batonEnv, jsonOf, runBaton, runProcess, startWorkerProcess } from '../support/processes.ts';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { shellQuote } from '../../src/cli/runtime.ts';
 
 // `baton install-hooks codex` against the REAL Codex (issue 9, item 7 and 9): Codex skips an
 // untrusted project's hooks and its .codex/config.toml without a word. Codex itself says which
@@ -153,7 +152,7 @@ describe('baton install-hooks codex with the real Codex', () => {
       ['/.codex/hooks.json:subagent_stop:0:0', 'subagentStop', 'trusted'],
     ]);
     for (const hook of project) {
-      expect(hook.command).toMatch(/baton\.mjs hook codex --event (pre-tool|subagent-start|subagent-stop)$/);
+      expect(hook.command).toMatch(/^baton hook codex --event (pre-tool|subagent-start|subagent-stop)$/);
       expect(config.hooks.state[hook.key]).toEqual({ trusted_hash: hook.currentHash });
     }
     expect(listed.warnings.join('\n')).not.toContain('trusted project');
@@ -177,7 +176,8 @@ describe('baton install-hooks codex with the real Codex', () => {
     expect(text).toContain('# project settings');
     expect(parse(text)).toEqual({
       model_reasoning_effort: 'high',
-      sandbox_workspace_write: { writable_roots: ['/srv/cache', path.join(repo.root, '.agents'), path.join(repo.root, '.git')], network_access: true },
+      // Relative to .codex/, as Codex resolves them: the file names no path of this machine.
+      sandbox_workspace_write: { writable_roots: ['/srv/cache', '../.agents', '../.git'], network_access: true },
     });
     fs.rmSync(path.join(repo.root, '.codex', 'config.toml'));
     const skipped = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--no-sandbox-config'], { env: { ...process.env, CODEX_HOME: codexHome } });
@@ -235,7 +235,7 @@ describe('baton install-hooks codex with the real Codex', () => {
     const rendered = await runProcess(command, args, { cwd: repo.root, env: codexEnv(), timeoutMs: 30_000 });
     expect(rendered.code, rendered.stderr).toBe(0);
     const prompt = JSON.stringify(JSON.parse(rendered.stdout));
-    const baton = JSON.stringify(`${[process.execPath, BATON_BIN].map(shellQuote).join(' ')} task <task> prepare --client codex`).slice(1, -1);
+    const baton = JSON.stringify('baton task <task> prepare --client codex').slice(1, -1);
     expect(prompt).toContain('## Agent-infra task lifecycle (driven by baton)');
     expect(prompt).toContain(baton);
     expect(prompt).toContain('`fork_turns: \\"none\\"`');

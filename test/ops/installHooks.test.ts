@@ -5,8 +5,8 @@ import os from 'node:os';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempRepo } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
-import { BATON_BIN, runBaton } from '../support/processes.ts';
-import { shellQuote } from '../../src/cli/runtime.ts';
+import { batonShimDir } from '../support/agentClients.ts';
+import { runBaton } from '../support/processes.ts';
 
 // `baton install-hooks`: merges into the client's settings without clobbering, writes the
 // lifecycle subagent profiles, changes nothing on a second run, and refuses unreadable settings.
@@ -24,7 +24,8 @@ afterEach(() => {
 const install = (args: string[], options: { cwd?: string } = {}) =>
   runBaton(['install-hooks', ...args], { ...options, env: { ...process.env, CODEX_HOME: codexHome, CLAUDE_CONFIG_DIR: codexHome } });
 
-const command = (client: string, ...extra: string[]) => [process.execPath, BATON_BIN].map(shellQuote).concat(['hook', client, ...extra]).join(' ');
+// The installed files run `baton`, found on PATH: no path of this machine (issue 16, item 2).
+const command = (client: string, ...extra: string[]) => ['baton', 'hook', client, ...extra].join(' ');
 
 function snapshot(root: string): Map<string, { bytes: string; mtimeMs: number }> {
   const files = new Map<string, { bytes: string; mtimeMs: number }>();
@@ -79,7 +80,7 @@ describe('baton install-hooks claude-code', () => {
     expect(text).toMatch(/^\{\n {4}"permissions"/);
     const settings = JSON.parse(text);
     // The subagents' and the orchestrator's `baton task …` may run without a prompt (claude -p refuses unapproved Bash).
-    const baton = [process.execPath, BATON_BIN].map(shellQuote).join(' ');
+    const baton = 'baton';
     expect(settings.permissions).toEqual({ allow: ['Bash(npm test)', `Bash(${baton} task *)`, 'Read(./docs/**)'] });
     expect(settings.model).toBe('opus');
     expect(settings.hooks.StopFailure).toEqual(USER_SETTINGS.hooks.StopFailure);
@@ -92,7 +93,7 @@ describe('baton install-hooks claude-code', () => {
     ]);
     expect(settings.hooks.SubagentStop).toEqual([{ matcher: 'agent-infra-lifecycle-(executor|reviewer)', hooks: [ours] }]);
     expect(text).not.toContain('/old/checkout');
-    expect(ours.command).toContain(`${BATON_BIN.includes(' ') ? `'${BATON_BIN}'` : BATON_BIN} hook claude-code`);
+    expect(text).not.toContain(process.execPath);
 
     for (const role of ['executor', 'reviewer']) {
       const profile = fs.readFileSync(path.join(repo.root, '.claude', 'agents', `agent-infra-lifecycle-${role}.md`), 'utf8');
@@ -105,7 +106,7 @@ describe('baton install-hooks claude-code', () => {
     const executor = fs.readFileSync(path.join(repo.root, '.claude', 'agents', 'agent-infra-lifecycle-executor.md'), 'utf8');
     expect(executor).toContain('Run only the requested non-review lifecycle skill');
     expect(executor).toContain('Never run a review-* skill');
-    // The artifact goes to baton on stdin, with this checkout's command (item 9).
+    // The artifact goes to baton on stdin, with the installed command (item 9).
     for (const profile of [executor, reviewer]) {
       expect(profile).toContain(`${baton} task <task> complete-stage --stage <stage> --round <round> --artifact <artifact> --agent claude --content - <<'BATON_ARTIFACT'`);
       expect(profile).toContain("Claude Code refuses a subagent's Write of report-like files such as `analysis.md`");
@@ -174,11 +175,13 @@ describe('baton install-hooks claude-code', () => {
   it('installs a hook command that starts fast and really is baton: it blocks an unprepared lifecycle spawn', async () => {
     repo = tempRepo();
     expect((await install(['claude-code', '--repo', repo.root])).code).toBe(0);
+    // `baton` on PATH, as an installed package puts it there.
+    const shims = batonShimDir(path.join(codexHome, 'shims'));
     const settings = JSON.parse(fs.readFileSync(path.join(repo.root, '.claude', 'settings.json'), 'utf8'));
     const hookCommand: string = settings.hooks.PreToolUse[0].hooks[0].command;
     const runHook = (payload: object) => {
       const started = performance.now();
-      const result = spawnSync('/bin/sh', ['-c', hookCommand], { cwd: repo.root, input: JSON.stringify(payload), encoding: 'utf8', env: { ...process.env, REDIS_URL: 'unix:///nonexistent/redis.sock' } });
+      const result = spawnSync('/bin/sh', ['-c', hookCommand], { cwd: repo.root, input: JSON.stringify(payload), encoding: 'utf8', env: { ...process.env, PATH: `${shims}:${process.env.PATH}`, REDIS_URL: 'unix:///nonexistent/redis.sock' } });
       return { ...result, ms: performance.now() - started };
     };
     const other = runHook({ hook_event_name: 'SubagentStart', agent_id: 'x', agent_type: 'general-purpose', session_id: 's', cwd: repo.root });

@@ -81,7 +81,8 @@ describe('baton install-hooks --agent-infra-shim', () => {
     writeTask(repo);
     fs.writeFileSync(path.join(repo.root, '.agents', 'workspace', 'active', '.short-ids.json'), `${JSON.stringify({ version: 1, ids: { '01': TASK_ID } })}\n`);
     const env = { ...process.env, CODEX_HOME: path.join(repo.root, 'codex-home'), CLAUDE_CONFIG_DIR: path.join(repo.root, 'claude-home'), REDIS_URL: 'unix:///nonexistent/redis.sock' };
-    const installed = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--agent-infra-shim', '--no-instructions'], { env });
+    // This checkout's baton, named explicitly: the test's PATH need not have a `baton`.
+    const installed = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--agent-infra-shim', '--no-instructions', '--command', BATON], { env });
     expect(installed.code, installed.stderr).toBe(0);
     const shimDir = path.join(repo.root, '.git', 'baton', 'bin');
     expect(installed.stdout).toMatch(/created\s+\.git\/baton\/bin\/agent-infra-internal/);

@@ -30,7 +30,7 @@ export const CODE_ADVICE: ReadonlyArray<readonly [code: string, advice: string]>
   ['ORCHESTRATION_DELEGATION_ABORTED', 'the delegation was aborted: `begin-or-resume`, then `route`.'],
   ['ORCHESTRATION_RUN_NOT_RUNNING', 'the run is paused or completed: read `run.pause` with `status`; `begin-or-resume` continues a recoverable pause that has no pending delegation.'],
   ['ORCHESTRATION_ARTIFACT_INVALID', "the subagent's `complete-stage --content -` was refused and nothing was written: the subagent fixes the artifact and runs it again."],
-  ['BATON_WORKER_UNAVAILABLE', 'no baton worker serves the repository: ask the user to run `npm start` (or `baton worker`) in it; do not work around it.'],
+  ['BATON_WORKER_UNAVAILABLE', 'no baton worker serves the repository: ask the user to run `baton start` (or `baton worker`) in it; do not work around it.'],
   ['BATON_REDIS_UNAVAILABLE', 'Redis cannot be reached: stop and tell the user.'],
   ['DELEGATION_REVIEWER_WRITE_FORBIDDEN', 'a reviewer changed files other than its review: stop and report; do not undo or continue on your own.'],
   ['DELEGATION_FORK_FORBIDDEN', 'the subagent was forked from your conversation: stop and report; spawn lifecycle subagents fresh.'],
@@ -46,13 +46,13 @@ function intentsOf(owner: IntentAudience): string {
 export const BLOCK_BEGIN = '<!-- baton:orchestrator:begin -->';
 export const BLOCK_END = '<!-- baton:orchestrator:end -->';
 
-/** The orchestrator instructions, as Markdown (without the delimiters). */
-export function orchestratorInstructions(client: string, baton: string): string {
+/** The orchestrator instructions, as Markdown (without the delimiters); `writtenBy` is the command that wrote them. */
+export function orchestratorInstructions(client: string, baton: string, writtenBy = `baton install-hooks ${client}`): string {
   const task = `${baton} task`;
   const codes = CODE_ADVICE.map(([code, advice]) => `- \`${code}\`: ${advice}`).join('\n');
   return `## Agent-infra task lifecycle (driven by baton)
 
-Written by \`baton install-hooks ${client}\`; running it again replaces this section. It applies to the
+Written by \`${writtenBy}\`; running it again replaces this section. It applies to the
 agent that drives a task through its lifecycle. A subagent of type \`${EXECUTOR}\` or
 \`${REVIEWER}\` follows its own instructions instead.
 
@@ -64,7 +64,8 @@ Each command prints one line of JSON: read \`status\` (\`running\`, \`paused\`, 
 3. \`${task} <task> prepare --client ${client}\`
 4. Spawn one new subagent of type \`${EXECUTOR}\` when \`next.role\` is \`executor\`, or
    \`${REVIEWER}\` when it is \`reviewer\`: fresh, in the foreground. ${adapterOf(client).instructions.spawnAdvice}
-   Its prompt gives only the task id, the skill (\`next.action\`), stage, round and artifact.
+   Its prompt gives only the task id (\`taskId\`, \`TASK-…\`), the skill (\`next.action\`), stage, round
+   and artifact.
 5. Wait until the subagent has returned. Its SubagentStop hook seals the delegation.
 6. \`${task} <task> advance\`, then go back to 2 while \`status\` is \`running\`. Stop when it is \`completed\`.
 
@@ -94,6 +95,21 @@ export function withInstructionBlock(text: string | null, block: string): string
   return `${text}${text.endsWith('\n') ? '' : '\n'}\n${wrapped}`;
 }
 
+/**
+ * The inverse of withInstructionBlock: baton's block out, with the blank line it was appended after;
+ * the rest byte for byte. The same text when there is no block.
+ */
+export function withoutInstructionBlock(text: string): string {
+  const begin = text.indexOf(BLOCK_BEGIN);
+  const end = begin === -1 ? -1 : text.indexOf(BLOCK_END, begin);
+  if (begin === -1 || end === -1) return text;
+  let after = end + BLOCK_END.length;
+  if (text[after] === '\n') after += 1;
+  let start = begin;
+  if (after === text.length && text.slice(0, begin).endsWith('\n\n')) start -= 1; // the separator an append added
+  return `${text.slice(0, start)}${text.slice(after)}`;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Subagent profiles (docs/lifecycle.md §10.1, plus how to hand the artifact to baton)
 
@@ -112,9 +128,19 @@ function handOver(client: ClientAdapter, baton: string, what: string): string {
   written: fix what \`error.message\` says and run it again. On any other failure, stop and report it.`;
 }
 
-export function profiles(id: string, baton: string): readonly Profile[] {
+/**
+ * The two lifecycle subagent profiles. With `guidance` (baton init installed its stage skills), each
+ * says where the requested skill's guidance is.
+ */
+export function profiles(id: string, baton: string, guidance = false): readonly Profile[] {
   const client = adapterOf(id);
   const agent = client.stageAgents[0];
+  const skillFile = guidance ? client.install.skills?.file('<skill>') : undefined;
+  const readGuidance = skillFile
+    ? `- Read the requested skill's guidance first and follow it: \`${skillFile}\`, where \`<skill>\` is the
+  skill the orchestrator named (\`${client.install.skills!.file('analyze-task')}\` for analyze-task).
+`
+    : '';
   return [
     {
       name: EXECUTOR,
@@ -126,7 +152,7 @@ artifact name.
 
 - Run only the requested non-review lifecycle skill (analyze-task, plan-task, code-task or commit)
   for the task you were given. Never run a review-* skill and never review your own work.
-${handOver(client, baton, 'the stage artifact (analysis, plan or code report)')}
+${readGuidance}${handOver(client, baton, 'the stage artifact (analysis, plan or code report)')}
 - For the commit stage there is no artifact: once the commit is made, run
   \`${baton} task <task> stage-completed --agent ${agent}\`.
 - Then stop, with a short summary as your answer. Do not start the next stage, route the lifecycle,
@@ -145,7 +171,7 @@ and the artifact name.
 
 - Run only the requested review-* skill (review-analysis, review-plan or review-code) for the task
   you were given.
-- Do not modify business code or any other file: your only output is your review artifact (with its
+${readGuidance}- Do not modify business code or any other file: your only output is your review artifact (with its
   Review Summary, naming the reviewed artifact in backticks). baton compares the workspace before and
   after you and pauses the run on any other write (DELEGATION_REVIEWER_WRITE_FORBIDDEN).
 ${handOver(client, baton, 'the review')}

@@ -1,30 +1,37 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
 import { ClientConfigError } from '../../clients/adapter.ts';
-import type { ClientAdapter, HookGroup, HookSettings, InstallContext, InstalledHook, PlannedFile } from '../../clients/adapter.ts';
-import { CLIENT_IDS } from '../../clients/registry.ts';
+import type { ClientAdapter, FilePart, InstallContext, PlannedFile } from '../../clients/adapter.ts';
 import { shimDir } from '../../core/batonDir.ts';
 import { gitDirOf } from '../../core/repoRoot.ts';
 import { writeFileAtomic } from '../../core/runStore.ts';
 import { AGENTS_PATH } from '../../core/taskLayout.ts';
+import { SKILL_NAMES, guidanceOwner, stageSkill } from './guidance.ts';
 import { orchestratorInstructions, profiles, withInstructionBlock } from './instructions.ts';
+import { batonHookPositions, hookArgs, mergeSettings, parseSettings, settingsText } from './settings.ts';
 
-// What `baton install-hooks <client>` writes, computed before anything is written (docs/wiring.md):
-// baton's hook entries merged into the client's settings (keeping every other entry, replacing only
-// baton's own earlier ones), the lifecycle subagent profiles, the orchestrator instructions, the
-// optional agent-infra shim, and whatever the client's installer adds (trust, project config). A
-// settings file baton cannot read stops the command with nothing changed; a second run changes no byte.
+// What `baton install-hooks <client>` (and `baton init`, for each client) writes, computed before
+// anything is written (docs/wiring.md): baton's hook entries merged into the client's settings
+// (settings.ts), the lifecycle subagent profiles, the orchestrator instructions, with `guidance` the
+// stage skills (guidance.ts), the optional agent-infra shim, and whatever the client's installer adds
+// (trust, project config). A file baton cannot read stops the command with nothing changed; a second
+// run changes no byte. Each planned file says what it held before and which part of baton's wiring it
+// holds, which is what `baton uninstall` needs to take it out again (uninstall.ts).
 
-export const HOOK_TIMEOUT_SECONDS = 10;
-
+export { HOOK_TIMEOUT_SECONDS, isBatonHookCommand, mergeSettings } from './settings.ts';
 export type { PlannedFile } from '../../clients/adapter.ts';
 
 export type InstallOptions = Readonly<{
   /** Write the orchestrator instructions (CLAUDE.md / AGENTS.md block). Default true. */
   instructions?: boolean;
+  /** Write baton's stage guidance where the client reads skills (baton init). Default false. */
+  guidance?: boolean;
   /** Trust the workspace as the client's own trust prompt does (its installer says where). */
   trust?: boolean;
+  /** The command that records the trust, named in the notices. */
+  trustCommand?: string;
+  /** The command the instructions say wrote them. */
+  writtenBy?: string;
   /** Place the `agent-infra-internal` shim that sends `task-orchestration` to `baton task`. */
   agentInfraShim?: boolean;
   /** The values of the client's own options (`ClientAdapter.install.options`). */
@@ -32,93 +39,21 @@ export type InstallOptions = Readonly<{
   env?: NodeJS.ProcessEnv;
 }>;
 
+/** Where the stage guidance stands for a client: written (or kept), left to agent-infra's skills, or not asked for / not possible. */
+export type GuidanceState = Readonly<{ state: 'installed' | 'agent-infra' | 'none'; foreign: readonly string[] }>;
+
 export type InstallPlan = Readonly<{
   files: PlannedFile[];
   command: string;
   warnings: string[];
   /** What the user must still know or do (client trust, PATH for the shim). */
   notices: string[];
+  guidance: GuidanceState;
 }>;
 
 export class InstallError extends Error {}
 
-const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-const BATON_HOOK_COMMAND = new RegExp(`(^|[\\s/'"])baton(\\.mjs|\\.js)?['"]?\\s+hook\\s+['"]?(${CLIENT_IDS.map(escaped).join('|')})\\b`);
-
-/** A command baton wrote earlier, from any checkout or runtime: `… baton[.mjs] hook <client>`. */
-export function isBatonHookCommand(command: string): boolean {
-  return BATON_HOOK_COMMAND.test(command);
-}
-
-// Only the shape baton touches is checked; every other key is kept as it is, in its order.
-const hookEntrySchema = z.looseObject({ command: z.unknown().optional() });
-const settingsSchema = z.looseObject({
-  hooks: z
-    .record(z.string(), z.array(z.looseObject({ matcher: z.string().optional(), hooks: z.array(hookEntrySchema) })))
-    .optional(),
-});
-
-function ownsEntry(entry: Record<string, unknown>): boolean {
-  return typeof entry.command === 'string' && isBatonHookCommand(entry.command);
-}
-
-/** baton's group goes where baton's earlier entry was (else last); the user's hooks stay as they are. */
-function mergeGroups(groups: readonly HookGroup[], ours: HookGroup): HookGroup[] {
-  const merged: HookGroup[] = [];
-  let placed = false;
-  for (const group of groups) {
-    const kept = group.hooks.filter((entry) => !ownsEntry(entry));
-    if (kept.length === group.hooks.length) {
-      merged.push(group);
-      continue;
-    }
-    if (kept.length > 0) merged.push({ ...group, hooks: kept });
-    if (!placed) merged.push(ours);
-    placed = true;
-  }
-  if (!placed) merged.push(ours);
-  return merged;
-}
-
-/** The arguments of `baton` one of the client's hooks runs. */
-function hookArgs(client: ClientAdapter, args: readonly string[]): string[] {
-  return ['hook', client.id, ...args];
-}
-
-/** The client's settings with baton's hook entries merged in. */
-export function mergeSettings(existing: HookSettings, client: ClientAdapter, commandFor: (args: readonly string[]) => string): HookSettings {
-  const hooks: Record<string, HookGroup[]> = { ...(existing.hooks ?? {}) };
-  for (const spec of client.hooks.registrations) {
-    const ours: HookGroup = { matcher: spec.matcher, hooks: [{ type: 'command', command: commandFor(hookArgs(client, spec.args)), timeout: HOOK_TIMEOUT_SECONDS }] };
-    hooks[spec.event] = mergeGroups(hooks[spec.event] ?? [], ours);
-  }
-  return { ...existing, hooks };
-}
-
-function indentOf(text: string): string {
-  return /^([ \t]+)\S/m.exec(text)?.[1] ?? '  ';
-}
-
-function readSettings(file: string, label: string): { settings: HookSettings; text: string | null } {
-  const text = readText(file, label);
-  if (text === null) return { settings: {}, text: null };
-  if (text.trim() === '') return { settings: {}, text };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new InstallError(`${label} is not valid JSON (${(error as Error).message}); fix or remove it and run again. Nothing was written`);
-  }
-  const checked = settingsSchema.safeParse(value);
-  if (!checked.success) {
-    const issue = checked.error.issues[0];
-    const where = issue && issue.path.length > 0 ? issue.path.join('.') : '(root)';
-    throw new InstallError(`${label} has an unexpected shape at ${where} (${issue?.message ?? 'invalid'}); expected { "hooks": { "<Event>": [{ "matcher", "hooks": [...] }] } }. Nothing was written`);
-  }
-  return { settings: value as HookSettings, text };
-}
-
-function readText(file: string, label: string): string | null {
+export function readText(file: string, label: string): string | null {
   try {
     return fs.readFileSync(file, 'utf8');
   } catch (error) {
@@ -127,9 +62,9 @@ function readText(file: string, label: string): string | null {
   }
 }
 
-function planFile(repoRoot: string, relative: string, content: string, mode?: number): PlannedFile {
-  const current = readText(path.resolve(repoRoot, relative), relative);
-  return { path: relative, content, outcome: current === null ? 'created' : current === content ? 'unchanged' : 'updated', ...(mode !== undefined ? { mode } : {}) };
+export function planFile(repoRoot: string, relative: string, content: string, part: FilePart, mode?: number): PlannedFile {
+  const before = readText(path.resolve(repoRoot, relative), relative);
+  return { path: relative, content, outcome: before === null ? 'created' : before === content ? 'unchanged' : 'updated', before, part, ...(mode !== undefined ? { mode } : {}) };
 }
 
 /** A client's own config file outside the repository: it keeps its permissions (new ones are private). */
@@ -140,7 +75,7 @@ function userFile(file: string, current: string | null, content: string): Planne
   } catch {
     // a new file
   }
-  return { path: file, content, outcome: current === null ? 'created' : current === content ? 'unchanged' : 'updated', mode };
+  return { path: file, content, outcome: current === null ? 'created' : current === content ? 'unchanged' : 'updated', mode, before: current, part: 'user' };
 }
 
 /**
@@ -170,28 +105,60 @@ exit 127
 `;
 }
 
-/** baton's hooks in merged settings, with the positions a client keys them by (Codex's trust). */
-function batonHookPositions(settings: HookSettings): InstalledHook[] {
-  const positions: InstalledHook[] = [];
-  for (const [event, groups] of Object.entries(settings.hooks ?? {})) {
-    groups.forEach((group, groupIndex) => {
-      group.hooks.forEach((entry, handlerIndex) => {
-        if (!ownsEntry(entry)) return;
-        positions.push({
-          event,
-          groupIndex,
-          handlerIndex,
-          ...(group.matcher !== undefined ? { matcher: group.matcher } : {}),
-          command: entry.command as string,
-          timeoutSec: typeof entry.timeout === 'number' ? entry.timeout : 600,
-        });
-      });
-    });
-  }
-  return positions;
+/** The skill files of a client that are not baton's (agent-infra's, or the user's own): found, they stay in charge. */
+export function foreignSkills(repoRoot: string, client: ClientAdapter): string[] {
+  const skills = client.install.skills;
+  if (!skills) return [];
+  const candidates = [...new Set(SKILL_NAMES.flatMap((name) => [skills.file(name), ...skills.agentInfraFiles(name)]))];
+  return candidates.filter((file) => {
+    const text = readText(path.join(repoRoot, file), file);
+    return text !== null && guidanceOwner(text) === 'foreign';
+  });
 }
 
-/** Everything install-hooks would write, computed without writing; throws InstallError on unreadable files. */
+/** The stage skills for a client: written, kept where the user edited baton's, none where agent-infra's are in charge. */
+function planGuidance(repoRoot: string, client: ClientAdapter, baton: string): { files: PlannedFile[]; guidance: GuidanceState } {
+  const skills = client.install.skills;
+  if (!skills) return { files: [], guidance: { state: 'none', foreign: [] } };
+  const foreign = foreignSkills(repoRoot, client);
+  if (foreign.length > 0) return { files: [], guidance: { state: 'agent-infra', foreign } };
+  const files = SKILL_NAMES.map((name) => {
+    const planned = planFile(repoRoot, skills.file(name), stageSkill(name, client, baton), 'guidance');
+    return planned.before !== null && guidanceOwner(planned.before) === 'edited' ? { ...planned, content: planned.before, outcome: 'kept' as const } : planned;
+  });
+  return { files, guidance: { state: 'installed', foreign: [] } };
+}
+
+/** The context a client's installer works in, for settings holding `hooks` (planned or as found). */
+export function installContext(
+  repoRoot: string,
+  client: ClientAdapter,
+  hooks: InstallContext['hooks'],
+  options: Pick<InstallOptions, 'trust' | 'trustCommand' | 'clientOptions' | 'env'>,
+): InstallContext {
+  const realRoot = fs.realpathSync(repoRoot);
+  return {
+    repoRoot,
+    realRoot,
+    get gitDir() {
+      return fs.realpathSync(gitDirOf(repoRoot));
+    },
+    get agentsDir() {
+      return path.join(realRoot, AGENTS_PATH);
+    },
+    settingsFile: path.join(realRoot, client.install.settingsFile),
+    hooks,
+    trust: options.trust === true,
+    trustCommand: options.trustCommand ?? `baton install-hooks ${client.id} --trust`,
+    options: options.clientOptions ?? {},
+    env: options.env ?? process.env,
+    readText,
+    planFile: (file, content, mode) => planFile(repoRoot, file, content, 'client', mode),
+    userFile,
+  };
+}
+
+/** Everything install-hooks (or init, for one client) would write, computed without writing; throws InstallError on unreadable files. */
 export async function planInstall(
   repoRoot: string,
   client: ClientAdapter,
@@ -200,7 +167,10 @@ export async function planInstall(
 ): Promise<InstallPlan> {
   const installer = await client.install.installer();
   const relative = client.install.settingsFile;
-  const { settings, text } = readSettings(path.join(repoRoot, relative), relative);
+  const text = readText(path.join(repoRoot, relative), relative);
+  const parsed = parseSettings(text ?? '', relative);
+  if (!parsed.ok) throw new InstallError(parsed.message);
+  const settings = parsed.settings;
   // What the client's installer keeps in the settings first (their keys go before `hooks`, as always).
   const merged = mergeSettings(installer.settings?.(settings, commandFor) ?? settings, client, commandFor);
   const warnings: string[] = [];
@@ -216,35 +186,20 @@ export async function planInstall(
   const unchangedSettings = text !== null && JSON.stringify(merged) === JSON.stringify(settings);
   files.push(
     unchangedSettings
-      ? { path: relative, content: text, outcome: 'unchanged' } // keep the user's formatting byte for byte
-      : planFile(repoRoot, relative, `${JSON.stringify(merged, null, text ? indentOf(text) : 2)}\n`),
+      ? { path: relative, content: text, outcome: 'unchanged', before: text, part: 'settings' } // keep the user's formatting byte for byte
+      : planFile(repoRoot, relative, settingsText(merged, text), 'settings'),
   );
   const baton = commandFor([]);
-  for (const profile of profiles(client.id, baton)) files.push(planFile(repoRoot, client.install.agentFile(profile.name), client.install.agentProfile(profile)));
+  const guidance = options.guidance ? planGuidance(repoRoot, client, baton) : { files: [], guidance: { state: 'none' as const, foreign: [] } };
+  const profileList = profiles(client.id, baton, guidance.guidance.state === 'installed');
+  for (const profile of profileList) files.push(planFile(repoRoot, client.install.agentFile(profile.name), client.install.agentProfile(profile), 'profile'));
   if (options.instructions !== false) {
     const instructionsFile = client.instructions.file;
     const current = readText(path.join(repoRoot, instructionsFile), instructionsFile);
-    files.push(planFile(repoRoot, instructionsFile, withInstructionBlock(current, orchestratorInstructions(client.id, baton))));
+    files.push(planFile(repoRoot, instructionsFile, withInstructionBlock(current, orchestratorInstructions(client.id, baton, options.writtenBy)), 'instructions'));
   }
-  const realRoot = fs.realpathSync(repoRoot);
-  const context: InstallContext = {
-    repoRoot,
-    realRoot,
-    get gitDir() {
-      return fs.realpathSync(gitDirOf(repoRoot));
-    },
-    get agentsDir() {
-      return path.join(realRoot, AGENTS_PATH);
-    },
-    settingsFile: path.join(realRoot, relative),
-    hooks: batonHookPositions(merged),
-    trust: options.trust === true,
-    options: options.clientOptions ?? {},
-    env: options.env ?? process.env,
-    readText,
-    planFile: (file, content, mode) => planFile(repoRoot, file, content, mode),
-    userFile,
-  };
+  files.push(...guidance.files);
+  const context = installContext(repoRoot, client, batonHookPositions(merged), options);
   try {
     const own = installer.plan(context);
     files.push(...own.files);
@@ -255,18 +210,31 @@ export async function planInstall(
   }
   if (options.agentInfraShim) {
     const dir = shimDir(repoRoot);
-    files.push(planFile(repoRoot, path.relative(repoRoot, path.join(dir, 'agent-infra-internal')), agentInfraShim(commandFor), 0o755));
+    files.push(planFile(repoRoot, path.relative(repoRoot, path.join(dir, 'agent-infra-internal')), agentInfraShim(commandFor), 'shim', 0o755));
     notices.push(`agent-infra's lifecycle calls 'agent-infra-internal task-orchestration' from PATH: put ${dir} first on it (export PATH="${dir}:$PATH") so those calls reach baton`);
   }
-  return { files, command: commandFor(hookArgs(client, client.hooks.registrations[0]!.args)), warnings, notices };
+  return { files, command: commandFor(hookArgs(client, client.hooks.registrations[0]!.args)), warnings, notices, guidance: guidance.guidance };
 }
 
-export function applyInstall(repoRoot: string, plan: InstallPlan): void {
+/** Writes a file atomically, keeping the mode of the file it replaces (or setting `mode`). */
+export function writeKeepingMode(target: string, content: string, mode?: number): void {
+  let keep = mode;
+  if (keep === undefined) {
+    try {
+      keep = fs.statSync(target).mode & 0o7777;
+    } catch {
+      // a new file: the umask decides
+    }
+  }
+  fs.mkdirSync(path.dirname(target), { recursive: true });
+  writeFileAtomic(target, content);
+  if (keep !== undefined) fs.chmodSync(target, keep);
+}
+
+/** Writes the files a plan changes (created or updated), creating their directories. */
+export function applyInstall(repoRoot: string, plan: Pick<InstallPlan, 'files'>): void {
   for (const file of plan.files) {
-    if (file.outcome === 'unchanged') continue;
-    const target = path.resolve(repoRoot, file.path);
-    fs.mkdirSync(path.dirname(target), { recursive: true });
-    writeFileAtomic(target, file.content);
-    if (file.mode !== undefined) fs.chmodSync(target, file.mode);
+    if (file.outcome !== 'created' && file.outcome !== 'updated') continue;
+    writeKeepingMode(path.resolve(repoRoot, file.path), file.content, file.mode);
   }
 }

@@ -1,7 +1,8 @@
 import { systemMessageNotice, type ClientAdapter, type Profile } from '../adapter.ts';
 
 // Claude Code (docs/clients.md, docs/wiring.md "Claude Code"): hooks in .claude/settings.json, agent
-// profiles as Markdown with frontmatter, the orchestrator instructions in CLAUDE.md.
+// profiles as Markdown with frontmatter, the orchestrator instructions in CLAUDE.md, skills in
+// .claude/skills/<name>/SKILL.md.
 
 const LIFECYCLE_AGENTS = 'agent-infra-lifecycle-(executor|reviewer)';
 
@@ -34,6 +35,11 @@ export const claudeCode = {
     settingsFile: '.claude/settings.json',
     agentFile: (name: string) => `.claude/agents/${name}.md`,
     agentProfile: (profile: Profile) => `---\nname: ${profile.name}\ndescription: ${JSON.stringify(profile.description)}\n---\n\n${profile.instructions}`,
+    // Project skills; agent-infra installs its skills for Claude Code as commands, from .agents/skills.
+    skills: {
+      file: (name: string) => `.claude/skills/${name}/SKILL.md`,
+      agentInfraFiles: (name: string) => [`.claude/commands/${name}.md`, `.agents/skills/${name}/SKILL.md`],
+    },
     trust: 'the workspace in ~/.claude.json',
     installer: async () => (await import('./install.ts')).installer,
   },

@@ -1,4 +1,4 @@
-import type { ClientInstaller, HookSettings } from '../adapter.ts';
+import type { ClientInstaller, HookSettings, InstallContext } from '../adapter.ts';
 import { claudeGlobalConfigFile, claudeWorkspaceTrusted, withClaudeWorkspaceTrust } from './trust.ts';
 
 // What install-hooks does for Claude Code besides hooks, profiles and instructions: the allow rule
@@ -7,7 +7,7 @@ import { claudeGlobalConfigFile, claudeWorkspaceTrusted, withClaudeWorkspaceTrus
 
 /** A permission rule baton wrote earlier, from any checkout: `Bash(… baton[.mjs] task *)`. */
 export function isBatonTaskRule(rule: unknown): boolean {
-  return typeof rule === 'string' && /^Bash\(.*(^|[\s/'"])baton(\.mjs|\.js)?['"]?\s+task \*\)$/.test(rule);
+  return typeof rule === 'string' && /^Bash\((?:.*[\s/'"])?baton(\.mjs|\.js)?['"]?\s+task \*\)$/.test(rule);
 }
 
 /**
@@ -24,20 +24,34 @@ function withBatonPermission(existing: unknown, commandFor: (args: readonly stri
   return { ...permissions, allow: merged };
 }
 
+/** The inverse of withBatonPermission: baton's rule out, and what it leaves empty. */
+function withoutBatonPermission(settings: HookSettings): HookSettings {
+  const permissions = settings.permissions;
+  if (permissions === null || typeof permissions !== 'object' || Array.isArray(permissions)) return settings;
+  const { allow, ...rest } = permissions as Record<string, unknown>;
+  if (!Array.isArray(allow)) return settings;
+  const kept = allow.filter((rule) => !isBatonTaskRule(rule));
+  const remaining = kept.length > 0 ? { ...rest, allow: kept } : rest;
+  const { permissions: _dropped, ...others } = settings;
+  return Object.keys(remaining).length > 0 ? { ...settings, permissions: remaining } : others;
+}
+
+function trustProblems(context: InstallContext): string[] {
+  const globalConfig = claudeGlobalConfigFile(context.env);
+  if (claudeWorkspaceTrusted(context.readText(globalConfig, globalConfig), context.realRoot, globalConfig)) return [];
+  return [
+    `Claude Code ignores this repository's permissions.allow until the workspace is trusted (not yet, in ${globalConfig}), so 'claude -p' refuses the agents' 'baton task' commands. Accept the trust dialog of an interactive 'claude' here once, or run '${context.trustCommand}' (while Claude Code is not running)`,
+  ];
+}
+
 export const installer: ClientInstaller = {
   settings: (settings: HookSettings, commandFor) => ({ ...settings, permissions: withBatonPermission(settings.permissions, commandFor) }),
+  withoutSettings: withoutBatonPermission,
   plan(context) {
+    if (!context.trust) return { files: [], notices: trustProblems(context) };
     const globalConfig = claudeGlobalConfigFile(context.env);
     const globalText = context.readText(globalConfig, globalConfig);
-    if (context.trust) {
-      return { files: [context.userFile(globalConfig, globalText, withClaudeWorkspaceTrust(globalText, context.realRoot, globalConfig))], notices: [] };
-    }
-    if (claudeWorkspaceTrusted(globalText, context.realRoot, globalConfig)) return { files: [], notices: [] };
-    return {
-      files: [],
-      notices: [
-        `Claude Code ignores this repository's permissions.allow until the workspace is trusted (not yet, in ${globalConfig}), so 'claude -p' refuses the agents' 'baton task' commands. Accept the trust dialog of an interactive 'claude' here once, or run 'baton install-hooks claude-code --trust' (while Claude Code is not running)`,
-      ],
-    };
+    return { files: [context.userFile(globalConfig, globalText, withClaudeWorkspaceTrust(globalText, context.realRoot, globalConfig))], notices: [] };
   },
+  trustProblems,
 };

@@ -123,14 +123,17 @@ export function withCodexTrust(text: string | null, projectRoot: string, entries
 /**
  * The project's `.codex/config.toml` with what baton needs under `workspace-write`: network access
  * (to reach Redis, over TCP or a unix socket) and `writableRoots` writable (`.agents/`, where
- * agent-infra's skills write task files; the git directory, which the commit stage writes).
+ * agent-infra's skills write task files; the git directory, which the commit stage writes). Codex
+ * resolves a relative root against the file's own directory (`../.agents`). Entries in `replaced`
+ * (what an older baton wrote: absolute paths of the same directories) are dropped.
  */
-export function withSandboxSettings(text: string | null, writableRoots: readonly string[], label: string): string {
+export function withSandboxSettings(text: string | null, writableRoots: readonly string[], label: string, replaced: readonly string[] = []): string {
   const source = text ?? '';
   const config = parseToml(source, label);
   const current = config.sandbox_workspace_write;
   const roots: unknown = current?.writable_roots;
-  if (current?.network_access === true && Array.isArray(roots) && writableRoots.every((root) => roots.includes(root))) return source;
+  const stale = Array.isArray(roots) && roots.some((root) => replaced.includes(root) && !writableRoots.includes(root));
+  if (current?.network_access === true && Array.isArray(roots) && writableRoots.every((root) => roots.includes(root)) && !stale) return source;
   if (current === undefined) {
     const section = `[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = [${writableRoots.map((root) => JSON.stringify(root)).join(', ')}]\n`;
     const candidate = `${source}${source === '' || source.endsWith('\n') ? '' : '\n'}${source === '' ? '' : '\n'}${section}`;
@@ -146,7 +149,25 @@ export function withSandboxSettings(text: string | null, writableRoots: readonly
   if (sandbox.writable_roots !== undefined && !Array.isArray(sandbox.writable_roots)) {
     throw new TomlConfigError(`${label}: sandbox_workspace_write.writable_roots is not an array; nothing was written`);
   }
-  const existing = (sandbox.writable_roots as string[] | undefined) ?? [];
+  const existing = ((sandbox.writable_roots as string[] | undefined) ?? []).filter((root) => !replaced.includes(root) || writableRoots.includes(root));
   sandbox.writable_roots = [...existing, ...writableRoots.filter((root) => !existing.includes(root))];
   return patch(source, config);
+}
+
+/**
+ * The inverse of withSandboxSettings for a file the user changed since (`baton uninstall` without an
+ * exact record): `network_access` and baton's roots removed, the section dropped when nothing else is
+ * left in it, everything else kept.
+ */
+export function withoutSandboxSettings(text: string, writableRoots: readonly string[], label: string): string {
+  const config = parseToml(text, label);
+  const sandbox = config.sandbox_workspace_write;
+  if (sandbox === undefined || sandbox === null || typeof sandbox !== 'object') return text;
+  delete sandbox.network_access;
+  if (Array.isArray(sandbox.writable_roots)) {
+    sandbox.writable_roots = sandbox.writable_roots.filter((root: unknown) => !writableRoots.includes(root as string));
+    if (sandbox.writable_roots.length === 0) delete sandbox.writable_roots;
+  }
+  if (Object.keys(sandbox).length === 0) delete config.sandbox_workspace_write;
+  return patch(text, config);
 }

@@ -2,7 +2,8 @@ import { systemMessageNotice, type ClientAdapter, type Profile } from '../adapte
 
 // Codex (docs/clients.md, docs/wiring.md "Codex"): hooks in .codex/hooks.json (each with `--event`,
 // since baton names the event itself), agent profiles as TOML, the orchestrator instructions in
-// AGENTS.md; its installer writes the sandbox settings baton needs and, with --trust, Codex's trust.
+// AGENTS.md, skills in .agents/skills/<name>/SKILL.md; its installer writes the sandbox settings
+// baton needs and, with --trust, Codex's trust.
 
 const LIFECYCLE_AGENTS = '^agent-infra-lifecycle-(executor|reviewer)$';
 
@@ -39,6 +40,11 @@ export const codex = {
     // A TOML literal multi-line string: no escapes (the text never holds ''').
     agentProfile: (profile: Profile) =>
       `name = ${JSON.stringify(profile.name)}\ndescription = ${JSON.stringify(profile.description)}\ndeveloper_instructions = '''\n${profile.instructions}'''\n`,
+    // Codex reads a repository's skills from .agents/skills/<name>/SKILL.md, where agent-infra keeps its own.
+    skills: {
+      file: (name: string) => `.agents/skills/${name}/SKILL.md`,
+      agentInfraFiles: (name: string) => [`.agents/skills/${name}/SKILL.md`],
+    },
     also: 'the sandbox settings baton needs',
     trust: "the project and baton's hooks in $CODEX_HOME/config.toml",
     options: [{ flags: '--no-sandbox-config', description: "leave .codex/config.toml alone (baton's commands then need another way to reach Redis)" }],

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { ClientInstaller } from '../adapter.ts';
-import { codexHome, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings } from './config.ts';
+import type { ClientInstaller, InstallContext } from '../adapter.ts';
+import { codexHome, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings, withoutSandboxSettings } from './config.ts';
 
 // What install-hooks does for Codex besides hooks, profiles and instructions: the project sandbox
 // settings baton needs (docs/wiring.md "Codex's sandbox") and Codex's trust of the project and of
@@ -8,31 +8,51 @@ import { codexHome, codexHookHash, codexHookKey, trustState, withCodexTrust, wit
 
 const PROJECT_CONFIG = '.codex/config.toml';
 
+/**
+ * The directories baton needs writable, as `.codex/config.toml` names them: relative to the file's
+ * own directory, as Codex resolves them, so the file is the same on every machine; the git directory
+ * of a checkout whose `.git` is a file (a linked worktree) lies elsewhere and stays absolute.
+ */
+function writableRoots(context: InstallContext): { roots: string[]; absolute: string[]; machineSpecific: string | null } {
+  const configDir = path.join(context.realRoot, path.dirname(PROJECT_CONFIG));
+  const absolute = [context.agentsDir, context.gitDir];
+  const inside = (dir: string) => !path.relative(context.realRoot, dir).startsWith('..');
+  const roots = absolute.map((dir) => (inside(dir) ? path.relative(configDir, dir) : dir));
+  return { roots, absolute, machineSpecific: inside(context.gitDir) ? null : context.gitDir };
+}
+
+function trustEntries(context: InstallContext) {
+  return context.hooks.map((hook) => ({ key: codexHookKey(context.settingsFile, hook.event, hook.groupIndex, hook.handlerIndex), hash: codexHookHash(hook) }));
+}
+
+function trustProblems(context: InstallContext): string[] {
+  const userConfig = path.join(codexHome(context.env), 'config.toml');
+  const state = trustState(context.readText(userConfig, userConfig), context.realRoot, trustEntries(context), userConfig);
+  if (state.project && state.hooks.length === 0) return [];
+  const missing = [!state.project ? 'the project is not trusted' : null, state.hooks.length > 0 ? `${state.hooks.length} of baton's hooks are not trusted` : null].filter(Boolean).join(' and ');
+  return [
+    `Codex skips a project's hooks and its .codex/config.toml without a word until they are trusted (${missing} in ${userConfig}). Run '${context.trustCommand}' to trust them, or trust the project in Codex and approve the hooks in its /hooks screen`,
+  ];
+}
+
 export const installer: ClientInstaller = {
   plan(context) {
     const files = [];
     const notices: string[] = [];
-    const current = context.readText(path.join(context.repoRoot, PROJECT_CONFIG), PROJECT_CONFIG);
     if (context.options.sandboxConfig !== false) {
-      files.push(context.planFile(PROJECT_CONFIG, withSandboxSettings(current, [context.agentsDir, context.gitDir], PROJECT_CONFIG)));
+      const current = context.readText(path.join(context.repoRoot, PROJECT_CONFIG), PROJECT_CONFIG);
+      const { roots, absolute, machineSpecific } = writableRoots(context);
+      files.push(context.planFile(PROJECT_CONFIG, withSandboxSettings(current, roots, PROJECT_CONFIG, absolute)));
+      if (machineSpecific !== null) {
+        notices.push(`${PROJECT_CONFIG} names this checkout's git directory, ${machineSpecific}, which is outside it (a linked worktree): that entry is machine-specific`);
+      }
     }
-    const entries = context.hooks.map((hook) => ({
-      key: codexHookKey(context.settingsFile, hook.event, hook.groupIndex, hook.handlerIndex),
-      hash: codexHookHash(hook),
-    }));
+    if (!context.trust) return { files, notices: [...notices, ...trustProblems(context)] };
     const userConfig = path.join(codexHome(context.env), 'config.toml');
     const userText = context.readText(userConfig, userConfig);
-    if (context.trust) {
-      files.push(context.userFile(userConfig, userText, withCodexTrust(userText, context.realRoot, entries, userConfig)));
-      return { files, notices };
-    }
-    const state = trustState(userText, context.realRoot, entries, userConfig);
-    if (!state.project || state.hooks.length > 0) {
-      const missing = [!state.project ? 'the project is not trusted' : null, state.hooks.length > 0 ? `${state.hooks.length} of baton's hooks are not trusted` : null].filter(Boolean).join(' and ');
-      notices.push(
-        `Codex skips a project's hooks and its .codex/config.toml without a word until they are trusted (${missing} in ${userConfig}). Run 'baton install-hooks codex --trust' to trust them, or trust the project in Codex and approve the hooks in its /hooks screen`,
-      );
-    }
+    files.push(context.userFile(userConfig, userText, withCodexTrust(userText, context.realRoot, trustEntries(context), userConfig)));
     return { files, notices };
   },
+  projectFiles: (context) => [{ path: PROJECT_CONFIG, without: (text) => withoutSandboxSettings(text, [...writableRoots(context).roots, ...writableRoots(context).absolute], PROJECT_CONFIG) }],
+  trustProblems,
 };
