@@ -105,9 +105,11 @@ export function withoutInstructionBlock(text: string): string {
   if (begin === -1 || end === -1) return text;
   let after = end + BLOCK_END.length;
   if (text[after] === '\n') after += 1;
-  let start = begin;
-  if (after === text.length && text.slice(0, begin).endsWith('\n\n')) start -= 1; // the separator an append added
-  return `${text.slice(0, start)}${text.slice(after)}`;
+  let before = text.slice(0, begin);
+  const rest = text.slice(after);
+  // The blank line an append put before the block goes with it.
+  if (before.endsWith('\n\n') && (rest === '' || rest.startsWith('\n'))) before = before.slice(0, -1);
+  return `${before}${rest}`;
 }
 
 // ---------------------------------------------------------------------------------------------

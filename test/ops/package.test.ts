@@ -1,0 +1,189 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { uniquePrefix } from '../support/fixtures.ts';
+import { git } from '../support/gitRepo.ts';
+import { DENO_DIR, PROJECT_ROOT, runProcess } from '../support/processes.ts';
+import type { CliRun } from '../support/processes.ts';
+import { USER_CLAUDE_SETTINGS, projectDirs, projectFiles, writeUserClaudeSetup } from '../support/projectFiles.ts';
+
+// Issue 16, "What must be shown", first part: baton as a user gets it. `npm pack` of this checkout
+// (dist/ as `npm test` built it), installed with `npm install -g` into an empty prefix from the npm
+// cache `npm ci` filled, run from outside the checkout with a PATH that has only the prefix's bin
+// and the system's: `baton init` in a project of the user's, `baton new`, `baton doctor`, and
+// `baton uninstall` giving back every byte. Also the package itself (what it ships, its size, its
+// version) and the worker of the installed package on Bun and Deno, as docs/adopting.md says.
+
+const MAX_INSTALLED_BYTES = 100 * 1024 * 1024;
+const VERSION = (JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+
+let work: string;
+let prefix: string;
+let tarball: string;
+let home: string;
+
+/** The environment of a user's shell: no npm script variables, no baton settings, PATH = the prefix's bin + the system's. */
+function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!/^(npm_|NODE_|REDIS_URL$|BATON_|INIT_CWD$)/i.test(key)) env[key] = value;
+  return { ...env, HOME: home, CODEX_HOME: path.join(home, '.codex'), CLAUDE_CONFIG_DIR: path.join(home, '.claude'), PATH: `${path.join(prefix, 'bin')}:/usr/local/bin:/usr/bin:/bin`, ...extra };
+}
+
+function npm(args: string[], cwd: string): CliRun {
+  const started = performance.now();
+  const run = spawnSync('npm', args, { cwd, env: { ...userEnv(), HOME: os.homedir() }, encoding: 'utf8', timeout: 180_000 });
+  if (run.status !== 0) throw new Error(`npm ${args.join(' ')} failed (${run.status}):\n${run.stdout}\n${run.stderr}`);
+  return { code: run.status, stdout: run.stdout, stderr: run.stderr, ms: performance.now() - started };
+}
+
+/** The processes of a process group: executable name and command line (Linux /proc). */
+function processesInGroup(pgid: number): Array<{ exe: string; cmdline: string }> {
+  const found: Array<{ exe: string; cmdline: string }> = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
+      found.push({ exe: path.basename(fs.readlinkSync(`/proc/${entry}/exe`)).replace(/\.exe$/, ''), cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ') });
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  return found;
+}
+
+function sizeOf(dir: string): number {
+  let total = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) total += sizeOf(full);
+    else if (entry.isFile()) total += fs.statSync(full).size;
+  }
+  return total;
+}
+
+beforeAll(() => {
+  if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist', 'baton.mjs'))) throw new Error('dist/ is not built: run npm run build (npm test does)');
+  work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-package-')));
+  prefix = path.join(work, 'prefix');
+  home = path.join(work, 'home');
+  fs.mkdirSync(home);
+  // dist/ is what `npm test` just built; prepack would rebuild it.
+  const packed = npm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], PROJECT_ROOT);
+  tarball = path.join(work, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename);
+  npm(['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], work);
+}, 240_000);
+
+afterAll(() => {
+  if (work) fs.rmSync(work, { recursive: true, force: true });
+});
+
+const baton = (args: string[], cwd: string, extra: Record<string, string> = {}) => runProcess('baton', args, { cwd, env: userEnv(extra), timeoutMs: 60_000 });
+
+describe('the npm package', () => {
+  it('ships bin/, dist/, docs/, README.md and the license; no tests, fixtures or CI files', () => {
+    const listing = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).stdout.trim().split('\n');
+    const top = [...new Set(listing.map((entry) => entry.replace(/^package\//, '').split('/')[0]))].sort();
+    expect(top).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'docs', 'package.json']);
+    expect(listing).toEqual(expect.arrayContaining(['package/bin/baton.mjs', 'package/dist/baton.mjs', 'package/dist/hook.mjs', 'package/docs/adopting.md']));
+    expect(listing.filter((entry) => /\.map$|(^|\/)(test|\.ci|fixtures)\//.test(entry))).toEqual([]);
+    expect(fs.readFileSync(path.join(prefix, 'lib', 'node_modules', 'baton', 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
+  });
+
+  it(`installs with its production dependencies only, in at most ${MAX_INSTALLED_BYTES / 1024 / 1024} MB, and prints its version`, async () => {
+    const installed = path.join(prefix, 'lib', 'node_modules', 'baton');
+    const dependencies = Object.keys((JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: object }).dependencies);
+    expect(dependencies).toEqual(['@bull-board/ui']);
+    expect(fs.existsSync(path.join(installed, 'node_modules', 'vitest'))).toBe(false);
+    expect(sizeOf(prefix)).toBeLessThanOrEqual(MAX_INSTALLED_BYTES);
+    const version = await baton(['--version'], work);
+    expect(version.stdout).toBe(`baton ${VERSION}\n`);
+  });
+
+  it('sets up a project of the user\'s and takes itself out again: init, new, doctor, uninstall', async () => {
+    const project = path.join(work, 'project');
+    fs.mkdirSync(project);
+    git(project, ['init', '-q']);
+    writeUserClaudeSetup(project);
+    fs.writeFileSync(path.join(project, 'README.md'), '# retry client\n');
+    const before = projectFiles(project);
+
+    const init = await baton(['init'], project);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).not.toContain("which is not on PATH here");
+    // No file outside .git names the prefix or this machine's node.
+    const nodePaths = [process.execPath, fs.realpathSync(process.execPath), prefix];
+    for (const [file, text] of projectFiles(project)) for (const needle of nodePaths) expect(text.includes(needle), `${file} names ${needle}`).toBe(false);
+    // The user's hook and permission survive.
+    const settings = JSON.parse(fs.readFileSync(path.join(project, '.claude', 'settings.json'), 'utf8'));
+    const user = JSON.parse(USER_CLAUDE_SETTINGS);
+    expect(settings.permissions.allow).toEqual([...user.permissions.allow, 'Bash(baton task *)']);
+    expect(settings.hooks.Stop).toEqual(user.hooks.Stop);
+    expect(settings.hooks.SubagentStop[0].hooks[0].command).toBe('baton hook claude-code');
+    // Guidance with the Review Input format, for both clients.
+    for (const skill of ['.claude/skills/review-analysis/SKILL.md', '.agents/skills/review-code/SKILL.md']) {
+      const text = fs.readFileSync(path.join(project, skill), 'utf8');
+      expect(text).toMatch(/^- \*\*Review Input\*\*: `<the (analysis|code) file you reviewed>`$/m);
+      expect(text).toContain('## Review Summary');
+    }
+
+    const created = await baton(['new', 'Bound the retry budget'], project);
+    expect(created.code, created.stderr).toBe(0);
+    const taskId = /^created (TASK-\d{8}-\d{6}) \(short id 01\)/m.exec(created.stdout)?.[1];
+    expect(taskId).toBeDefined();
+    expect(fs.existsSync(path.join(project, '.agents', 'workspace', 'active', taskId!, 'task.md'))).toBe(true);
+    expect(created.stdout).toContain('Run task 01 through its lifecycle.');
+
+    const doctor = await baton(['doctor'], project, { REDIS_URL: inject('redisUrl'), BATON_PREFIX: uniquePrefix('package') });
+    expect(doctor.code).toBe(1);
+    expect(doctor.stdout).toMatch(new RegExp(`^FAIL {2}worker {13}no worker serves ${project}`, 'm'));
+
+    const uninstall = await baton(['uninstall'], project);
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    expect(projectFiles(project)).toEqual(before);
+    expect(projectDirs(project)).toEqual(['.agents', '.claude']);
+  }, 120_000);
+
+  // docs/adopting.md, "On Bun or Deno": the installed package's worker, as written there.
+  const RUNTIME_LINES = /## On Bun or Deno[\s\S]*?```sh\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'adopting.md'), 'utf8'))![1]!.trim().split('\n');
+
+  it.each(RUNTIME_LINES)('%s serves the project from the installed package', async (line) => {
+    const project = path.join(work, `runtime-${line.startsWith('bun') ? 'bun' : 'deno'}`);
+    fs.mkdirSync(project);
+    git(project, ['init', '-q']);
+    // Bun and Deno are installed as the documents say (here: the pinned dev dependencies).
+    const env = userEnv({ REDIS_URL: inject('redisUrl'), BATON_PREFIX: uniquePrefix('runtime'), DENO_DIR, NO_COLOR: '1', npm_config_prefix: prefix });
+    env.PATH = `${path.join(prefix, 'bin')}:${path.join(PROJECT_ROOT, 'node_modules', '.bin')}:/usr/local/bin:/usr/bin:/bin`;
+    const shell = spawn('sh', ['-c', line], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`'${line}' not ready within 60 s:\n${output}`)), 60_000);
+        const collect = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes(' ready: ')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        shell.stdout.on('data', collect);
+        shell.stderr.on('data', collect);
+        shell.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`'${line}' exited with ${code} before it was ready:\n${output}`));
+        });
+      });
+      expect(output).toContain(` ready: ${project}`);
+      // The runtime named on the line runs the installed package's bundle.
+      const runtime = line.startsWith('bun') ? 'bun' : 'deno';
+      const entry = path.join(prefix, 'lib', 'node_modules', 'baton', 'bin', 'baton.mjs');
+      expect(processesInGroup(shell.pid!).some((proc) => proc.exe === runtime && proc.cmdline.includes(entry)), JSON.stringify(processesInGroup(shell.pid!))).toBe(true);
+    } finally {
+      const exited = new Promise((resolve) => shell.once('exit', resolve));
+      if (shell.exitCode === null) process.kill(-shell.pid!, 'SIGKILL');
+      await exited;
+    }
+  }, 90_000);
+});
