@@ -4,7 +4,7 @@ import { batonShimDir, makeClientHome, runClaude, runCodex } from './agentClient
 import { waitingOutChildren } from './agentScripts.ts';
 import type { ClientHome, ClientName, ClientRun, ClientVersion } from './agentClients.ts';
 import { uniquePrefix } from './fixtures.ts';
-import { gitRepoWithTask } from './gitRepo.ts';
+import { freshGitRepo, gitRepoWithTask } from './gitRepo.ts';
 import type { GitRepo } from './gitRepo.ts';
 import { startModelServer } from './modelServer.ts';
 import type { ModelServer, Script } from './modelServer.ts';
@@ -54,6 +54,12 @@ export type WorldOptions = {
   installArgs?: readonly string[];
   /** false: the agent (and so its hooks and commands) gets no REDIS_URL or BATON_PREFIX; only the worker does. */
   agentKnowsRedis?: boolean;
+  /**
+   * As a user adopts baton (docs/adopting.md): a repository without baton or tasks, set up with
+   * `baton init --client <client> --trust` instead of install-hooks, and its task made with
+   * `baton new "<title>"` (short id 01).
+   */
+  adopt?: { title: string; description?: string };
 };
 
 const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.mjs');
@@ -104,7 +110,7 @@ export function recordedPayloads(world: AgentWorld): RecordedHook[] {
 }
 
 export async function agentWorld(version: ClientVersion, options: WorldOptions = {}): Promise<AgentWorld> {
-  const repo = gitRepoWithTask();
+  const repo = options.adopt ? freshGitRepo() : gitRepoWithTask();
   if (options.managed === false) fs.rmSync(path.join(repo.root, '.agents'), { recursive: true, force: true });
   const redis = await startPrivateRedis();
   const server = await startModelServer();
@@ -117,8 +123,14 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
   const home = makeClientHome(version, server);
   const processEnv = () => ({ ...process.env, ...env });
   let installed: CliRun | null = null;
-  if (options.install !== false) {
-    // As the README says: install-hooks <client> --trust, in the client's own home.
+  if (options.adopt) {
+    installed = await runBaton(['init', '--client', version.client, '--trust'], { cwd: repo.root, env: { ...processEnv(), ...home.env } });
+    if (installed.code !== 0) throw new Error(`baton init failed: ${installed.stderr}`);
+    const description = options.adopt.description ? ['--description', options.adopt.description] : [];
+    const created = jsonOf(await runBaton(['new', options.adopt.title, ...description, '--json'], { cwd: repo.root, env: processEnv() }));
+    repo.taskDir = path.dirname(path.join(repo.root, created.taskFile as string));
+  } else if (options.install !== false) {
+    // install-hooks <client> --trust, in the client's own home.
     installed = await runBaton(['install-hooks', version.client, ...(options.installArgs ?? ['--trust'])], { cwd: repo.root, env: { ...processEnv(), ...home.env } });
     if (installed.code !== 0) throw new Error(`install-hooks failed: ${installed.stderr}`);
   }

@@ -22,16 +22,30 @@ export function git(cwd: string, args: readonly string[]): string {
 
 export type GitRepo = { root: string; taskDir: string; cleanup(): void };
 
-/** A committed repository with `.agents/workspace/` ignored and one active task. */
-export function gitRepoWithTask(taskId: string = TASK_ID): GitRepo {
+function committedRepo(gitignore: string): string {
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-git-')));
   git(root, ['init', '-q', '-b', 'main']);
-  fs.writeFileSync(path.join(root, '.gitignore'), `${WORKSPACE_PATH}/\nnode_modules/\n`);
+  fs.writeFileSync(path.join(root, '.gitignore'), gitignore);
   fs.mkdirSync(path.join(root, 'src'));
   fs.writeFileSync(path.join(root, 'src', 'retry.ts'), 'export const retries = Infinity;\n');
   fs.writeFileSync(path.join(root, 'README.md'), '# demo\n');
   git(root, ['add', '-A']);
   git(root, ['commit', '-q', '-m', 'initial']);
+  return root;
+}
+
+/**
+ * A committed repository of a user's, as it is before baton: some code, a README, a .gitignore that
+ * knows nothing of baton, no task (`taskDir` stays empty until one is made).
+ */
+export function freshGitRepo(): GitRepo {
+  const root = committedRepo('node_modules/\n');
+  return { root, taskDir: '', cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
+}
+
+/** A committed repository with `.agents/workspace/` ignored and one active task. */
+export function gitRepoWithTask(taskId: string = TASK_ID): GitRepo {
+  const root = committedRepo(`${WORKSPACE_PATH}/\nnode_modules/\n`);
   const taskDir = activeTaskDir(root, taskId);
   fs.mkdirSync(taskDir, { recursive: true });
   fs.writeFileSync(taskFilePath(taskDir), taskMd(taskId));
