@@ -4,7 +4,7 @@ import type { ClientAdapter, PlannedFile } from '../clients/adapter.ts';
 import { CLIENT_ADAPTERS, clientAdapter, clientIdList } from '../clients/registry.ts';
 import { lookupRepoRoot } from './common.ts';
 import { commandNotice, installedCommand } from './install/command.ts';
-import { GITIGNORE_FILE, withGitignoreLine } from './install/gitignore.ts';
+import { GITIGNORE_FILE, ignoredBy, withGitignoreLine } from './install/gitignore.ts';
 import { InstallError, applyInstall, planFile, planInstall, readText } from './install/plan.ts';
 import type { InstallPlan } from './install/plan.ts';
 import { directoriesCreated, readInitRecord, recordInit, writeInitRecord } from './install/record.ts';
@@ -128,6 +128,9 @@ function report(root: string, plans: ReadonlyArray<{ client: ClientAdapter; plan
   const commit = files.filter(({ file }) => !path.isAbsolute(file.path) && file.part !== 'shim').map(({ file }) => file.path);
   out(`commit: ${commit.join(' ')}`);
   out('  (they name no path of this machine; per-user state such as client trust stays in each user\'s own client files)');
+  const gitignore = files.find(({ file }) => file.part === 'gitignore')!.file.content;
+  const ignored = commit.filter((file) => file !== GITIGNORE_FILE && ignoredBy(gitignore, file));
+  if (ignored.length > 0) out(`note: .gitignore ignores ${ignored.join(' ')}: git add -f them, or stop ignoring them, so that your teammates get them`);
   const notices = [commandNotice(command), ...plans.flatMap(({ plan }) => plan.notices)].filter((notice) => notice !== null);
   for (const notice of notices) out(`note: ${notice}`);
   for (const { plan } of plans) for (const warning of plan.warnings) process.stderr.write(`baton init: warning: ${warning}\n`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parse } from '@decimalturn/toml-patch';
-import { TomlConfigError, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings } from '../../src/clients/codex/config.ts';
+import { TomlConfigError, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings, withoutSandboxSettings } from '../../src/clients/codex/config.ts';
 
 // The Codex trust entries and sandbox settings install-hooks writes (test/ops/codexTrust.test.ts
 // checks them against the real Codex; these are the edge cases of merging into a user's file).
@@ -71,5 +71,30 @@ describe('withSandboxSettings', () => {
       sandbox_workspace_write: { network_access: true, writable_roots: [`${ROOT}/.git`, `${ROOT}/.agents`], exclude_tmpdir_env_var: true },
     });
     expect(() => withSandboxSettings('[sandbox_workspace_write]\nwritable_roots = "x"\n', roots, '.codex/config.toml')).toThrow('writable_roots is not an array');
+  });
+
+  it("replaces an older baton's absolute roots with the relative ones, keeping the user's", () => {
+    const text = `# mine\n[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = ["/srv/cache", "${ROOT}/.agents", "${ROOT}/.git"]\n`;
+    const updated = withSandboxSettings(text, ['../.agents', '../.git'], '.codex/config.toml', roots);
+    expect(updated.startsWith('# mine\n')).toBe(true);
+    expect(parse(updated)).toEqual({ sandbox_workspace_write: { network_access: true, writable_roots: ['/srv/cache', '../.agents', '../.git'] } });
+    expect(withSandboxSettings(updated, ['../.agents', '../.git'], '.codex/config.toml', roots)).toBe(updated);
+  });
+});
+
+describe('withoutSandboxSettings (baton uninstall, a file changed since init)', () => {
+  const ours = ['../.agents', '../.git'];
+  it("takes out network access and baton's roots, and the section when nothing else is left", () => {
+    const installed = withSandboxSettings('model = "o3" # keep\n', ours, '.codex/config.toml');
+    expect(parse(withoutSandboxSettings(installed, ours, '.codex/config.toml'))).toEqual({ model: 'o3' });
+    expect(withoutSandboxSettings(installed, ours, '.codex/config.toml')).toContain('# keep');
+    const shared = '[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = ["/srv/cache", "../.agents", "../.git"]\nexclude_tmpdir_env_var = true\n';
+    expect(parse(withoutSandboxSettings(shared, ours, '.codex/config.toml'))).toEqual({ sandbox_workspace_write: { writable_roots: ['/srv/cache'], exclude_tmpdir_env_var: true } });
+  });
+
+  it("leaves a section without baton's roots alone, network access included", () => {
+    const mine = '[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = ["/srv/cache"]\n';
+    expect(withoutSandboxSettings(mine, ours, '.codex/config.toml')).toBe(mine);
+    expect(withoutSandboxSettings('model = "o3"\n', ours, '.codex/config.toml')).toBe('model = "o3"\n');
   });
 });

@@ -8,9 +8,14 @@ import { WORKSPACE_PATH } from '../../core/taskLayout.ts';
 export const GITIGNORE_FILE = '.gitignore';
 export const WORKSPACE_LINE = `${WORKSPACE_PATH}/`;
 
+/** Whether the root .gitignore (its text) keeps a repo-relative file out of git. */
+export function ignoredBy(text: string | null, file: string): boolean {
+  return text !== null && ignore().add(text).ignores(file);
+}
+
 /** Whether the root .gitignore already keeps the task workspace out of git. */
 export function ignoresWorkspace(text: string | null): boolean {
-  return text !== null && ignore().add(text).ignores(`${WORKSPACE_PATH}/active/task.md`);
+  return ignoredBy(text, `${WORKSPACE_PATH}/active/task.md`);
 }
 
 /** `.gitignore` with the workspace line appended, when it does not ignore the workspace yet. */

@@ -163,6 +163,8 @@ export function withoutSandboxSettings(text: string, writableRoots: readonly str
   const config = parseToml(text, label);
   const sandbox = config.sandbox_workspace_write;
   if (sandbox === undefined || sandbox === null || typeof sandbox !== 'object') return text;
+  // Without one of baton's roots, the section is the user's alone (network access included).
+  if (!Array.isArray(sandbox.writable_roots) || !sandbox.writable_roots.some((root: unknown) => writableRoots.includes(root as string))) return text;
   delete sandbox.network_access;
   if (Array.isArray(sandbox.writable_roots)) {
     sandbox.writable_roots = sandbox.writable_roots.filter((root: unknown) => !writableRoots.includes(root as string));
