@@ -70,6 +70,7 @@ export async function run(argv: string[]): Promise<number> {
   }
   const trustCommand = `baton init${options.client ? ` --client ${chosen.clients.map((client) => client.id).join(',')}` : ''} --trust`;
   const plans: Array<{ client: ClientAdapter; plan: InstallPlan }> = [];
+  const files: InitFile[] = [];
   let gitignore: PlannedFile;
   let record;
   try {
@@ -85,14 +86,13 @@ export async function run(argv: string[]): Promise<number> {
       plans.push({ client, plan });
     }
     gitignore = planFile(root.root, GITIGNORE_FILE, withGitignoreLine(readText(path.join(root.root, GITIGNORE_FILE), GITIGNORE_FILE)), 'gitignore');
+    for (const { client, plan } of plans) for (const file of plan.files) files.push({ file, client: client.id, original: await originalOf(root.root, file, client) });
+    files.push({ file: gitignore, client: null, original: await originalOf(root.root, gitignore, null) });
   } catch (error) {
     if (!(error instanceof InstallError)) throw error;
     process.stderr.write(`baton init: ${(error as Error).message}\n`);
     return 1;
   }
-  const files: InitFile[] = [];
-  for (const { client, plan } of plans) for (const file of plan.files) files.push({ file, client: client.id, original: await originalOf(root.root, file, client) });
-  files.push({ file: gitignore, client: null, original: await originalOf(root.root, gitignore, null) });
   const clash = files.find(({ file }, index) => files.findIndex((other) => other.file.path === file.path) !== index);
   if (clash) {
     process.stderr.write(`baton init: two clients would write ${clash.file.path}; run it for one client at a time (--client). Nothing was written\n`);
@@ -101,9 +101,10 @@ export async function run(argv: string[]): Promise<number> {
   const dryRun = options.dryRun === true;
   const created = directoriesCreated(root.root, files.map(({ file }) => file));
   if (!dryRun) {
+    // The record first: should a write fail half-way, uninstall still knows what init meant to change.
+    writeInitRecord(root.root, recordInit(record, command.command, files, created));
     for (const { plan } of plans) applyInstall(root.root, plan);
     applyInstall(root.root, { files: [gitignore] });
-    writeInitRecord(root.root, recordInit(record, command.command, files, created));
   }
   report(root.root, plans, files, command.command, dryRun);
   return 0;
