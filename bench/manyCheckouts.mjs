@@ -157,7 +157,17 @@ await main(async () => {
       samples.inProcessIdle.push(await inProcess(idleInProcess.repo));
       samples.inProcessBusy.push(await inProcess(await busyRepo(index)));
     }
-    // Right after the busy checkouts' last events: what holding them costs.
+    // What holding the busy checkouts costs: once the others touched above went idle again (a
+    // build that releases them does so after --keep-warm), right after each busy one had an event.
+    if (build.keepWarm) {
+      const deadline = Date.now() + KEEP_WARM_MS * 4 + 30_000;
+      for (const repo of repos.filter((candidate) => !hot.includes(candidate) && candidate.lastEvent > 0)) {
+        while (await held(raw, repo.queueName)) {
+          if (Date.now() > deadline) throw new Error(`${build.label}: ${repo.queueName} still held long after its last event`);
+          await sleep(100);
+        }
+      }
+    }
     for (const repo of hot) await cli(repo);
     const busyConnections = (await connections(raw, ownId)).count;
     const busyRss = rssMb(pid);

@@ -1,6 +1,6 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { connectDurable } from '../queue/connection.ts';
+import { connectDurable, withTimeout } from '../queue/connection.ts';
 import { eventsStreamKey, workerWakeKey } from '../queue/keys.ts';
 
 // Serving on demand (docs/architecture.md "Serving on demand"): a worker process serves many
@@ -152,16 +152,18 @@ export class OnDemandConsumers {
     this.#closing = true;
     for (const timer of this.#timers) clearInterval(timer);
     const slots = [...this.#slots.values()];
-    // Let acquisitions under way finish, so that every Worker there is gets closed.
-    await Promise.all(slots.map((slot) => slot.turn));
-    const workers = slots.flatMap((slot) => (slot.worker ? [slot.worker] : []));
-    const graceful = Promise.all(workers.map((worker) => worker.close())).then(() => true);
+    const workers = () => slots.flatMap((slot) => (slot.worker ? [slot.worker] : []));
+    // Acquisitions under way finish first (a Worker opened while closing closes itself, see #acquire).
+    const graceful = Promise.all(slots.map((slot) => slot.turn))
+      .then(() => Promise.all(workers().map((worker) => worker.close())))
+      .then(() => true);
     const deadline = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), deadlineMs).unref?.());
     const clean = await Promise.race([graceful, deadline]);
-    if (!clean) await Promise.all(workers.map((worker) => worker.close(true).catch(() => undefined)));
+    if (!clean) await Promise.all(workers().map((worker) => worker.close(true).catch(() => undefined)));
     this.#watch.disconnect();
     await this.#watching.catch(() => undefined);
-    await this.#options.connection.del(this.#wakeKey).catch(() => undefined);
+    // Bounded: with Redis gone, a command would wait for it forever (the key expires by itself).
+    await withTimeout(this.#options.connection.del(this.#wakeKey), 2_000, 'Redis did not answer').catch(() => undefined);
     return { clean };
   }
 
@@ -187,6 +189,11 @@ export class OnDemandConsumers {
         this.#options.log(`checkout ${slot.id}: cannot start consuming its queue (${(error as Error).message}); trying again`);
         slot.state = 'checking';
         setTimeout(() => this.#queueCheck(slot), RETRY_MS).unref?.();
+        return;
+      }
+      if (slot.removed || this.#closing) {
+        // Stopped serving, or stopping, while it opened: it takes nothing more.
+        await worker.close();
         return;
       }
       const touch = () => {
@@ -298,8 +305,9 @@ export class OnDemandConsumers {
   #watchChanged(): void {
     if (!this.#watchInFlight || this.#woken || this.#closing) return;
     this.#woken = true;
+    // A pipeline, not MULTI: the ACL of docs/teams.md grants no transactions.
     void this.#options.connection
-      .multi()
+      .pipeline()
       .xadd(this.#wakeKey, 'MAXLEN', '1', '*', 'wake', '1')
       .pexpire(this.#wakeKey, 60_000)
       .exec()

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { assertPrefixFits, connectDurable, redactRedisUrl } from '../queue/connection.ts';
+import { assertPrefixFits, connectDurable, redactRedisUrl, withTimeout } from '../queue/connection.ts';
 import { queueNameFor, repoIdentity } from '../queue/envelope.ts';
 import type { JobEnvelope, RepoIdentity } from '../queue/envelope.ts';
 import {
@@ -373,9 +373,10 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
         const pipeline = connection.pipeline();
         pipeline.zrem(workersKey(prefix), workerId);
         for (const { queueName } of serving.values()) pipeline.zrem(heartbeatKey(prefix, queueName), workerId);
-        await pipeline.exec();
+        // Bounded: with Redis gone, the commands would wait for it forever.
+        await withTimeout(pipeline.exec(), 2_000, 'Redis did not answer');
       } catch {
-        // Heartbeats expire on their own.
+        // The process heartbeat expires on its own; other workers drop the stale entries.
       }
       await Promise.all([...serving.values()].map((entry) => entry.queue?.close().catch(() => undefined)));
       connection.disconnect();
