@@ -96,6 +96,7 @@ await main(async () => {
     const seconds = Number(after.at - before.at) / 1e9;
     const idle = {
       connections: connectionsIdle.count,
+      infoClients: connectionsIdle.info,
       commandsPerSecond: round((after.commands - before.commands - 1) / seconds, 1),
       cpuPercent: round(((after.cpu - before.cpu) / seconds) * 100, 2),
       rssMb: rssMb(pid),
@@ -169,7 +170,7 @@ await main(async () => {
       }
     }
     for (const repo of hot) await cli(repo);
-    const busyConnections = (await connections(raw, ownId)).count;
+    const busy = await connections(raw, ownId);
     const busyRss = rssMb(pid);
     await worker.stop('SIGTERM');
     raw.disconnect();
@@ -181,7 +182,8 @@ await main(async () => {
       readyMs,
       idle,
       busyCheckouts: hot.length,
-      busyConnections,
+      busyConnections: busy.count,
+      busyInfoClients: busy.info,
       busyRssMb: busyRss,
       idleForSeconds: summarize(samples.idleForMs.map((ms) => ms / 1000)),
       roundTripMs: roundTrip,
@@ -198,7 +200,8 @@ await main(async () => {
     const last = at(label, Math.max(...SIZES));
     if (!first || !last) return null;
     return {
-      connectionsFlat: last.busyConnections <= GOALS.flatFactor * first.busyConnections && last.idle.connections <= GOALS.flatFactor * first.idle.connections,
+      // As the issue counts them (INFO clients, the measuring connection included), idle and with ≤ BUSY busy.
+      connectionsFlat: last.busyInfoClients <= GOALS.flatFactor * first.busyInfoClients && last.idle.infoClients <= GOALS.flatFactor * first.idle.infoClients,
       commandsFlat: last.idle.commandsPerSecond <= GOALS.flatFactor * Math.max(first.idle.commandsPerSecond, 1),
       rss: last.idle.rssMb <= GOALS.rssMb && last.busyRssMb <= GOALS.rssMb,
       roundTrip: results.filter((result) => result.build === label).every((result) => result.idleOverBusy.cli <= GOALS.idleOverBusy),
@@ -219,8 +222,8 @@ await main(async () => {
   const rows = results.map((result) => [
     result.build,
     result.checkouts,
-    result.idle.connections,
-    `${result.busyConnections} (${result.busyCheckouts} busy)`,
+    `${result.idle.infoClients} (${result.idle.connections})`,
+    `${result.busyInfoClients} (${result.busyConnections}; ${result.busyCheckouts} busy)`,
     result.idle.commandsPerSecond,
     `${result.idle.cpuPercent} %`,
     `${result.idle.rssMb} MB`,
@@ -243,14 +246,17 @@ ${SAMPLES} round trips each, interleaved, of \`baton task ${TASK_ID} begin-or-re
 enqueue, the worker applies it, the result comes back) and of the same event in process
 (RepositoryQueueClient) on an idle checkout (untouched since the worker started, or released by
 the worker since its last event; idle for ${json.results.length ? `${Math.min(...results.map((r) => r.idleForSeconds.min))}–${Math.max(...results.map((r) => r.idleForSeconds.max))}` : '?'} s) and on a busy one (an event within the last
-second). "Busy connections": right after ${BUSY} checkouts (or N, if fewer) had an event each.
+second). Connections are counted as INFO clients does (connected_clients: the benchmark's own
+connection included, as in issue 19's table) and, in brackets, the worker's own (CLIENT LIST
+without the benchmark's); "busy": right after ${BUSY} checkouts (or N, if fewer) had an event each,
+the others idle again.
 Builds: ${builds.map((build) => `**${build.label}** (bundle ${build.bundleHash}${build.keepWarm ? `, \`--keep-warm ${KEEP_WARM_MS}\`` : ', holds every checkout'})`).join(', ')}.
 
 Goals (issue 19): connections and idle commands/s flat in N (at N = ${Math.max(...SIZES)} ≤ ${GOALS.flatFactor}× N = ${Math.min(...SIZES)}, with ≤ ${BUSY} busy), RSS ≤ ${GOALS.rssMb} MB at N = ${Math.max(...SIZES)}, the round trip on an idle checkout ≤ ${GOALS.idleOverBusy}× a busy one.
 
 Reproduce: \`${command}\`
 
-${table(['build', 'N checkouts', 'connections, idle', 'connections, busy', 'idle Redis commands/s', 'worker idle CPU', 'worker RSS', 'round trip p50, idle / busy (command)', 'round trip p50, idle / busy (in process)', 'worker ready after'], rows)}
+${table(['build', 'N checkouts', 'connections, idle: INFO clients (worker\'s own)', 'connections, busy: INFO clients (worker\'s own)', 'idle Redis commands/s', 'worker idle CPU', 'worker RSS', 'round trip p50, idle / busy (command)', 'round trip p50, idle / busy (in process)', 'worker ready after'], rows)}
 
 ${table(['build', 'connections flat', 'idle commands/s flat', `RSS ≤ ${GOALS.rssMb} MB`, `idle round trip ≤ ${GOALS.idleOverBusy}× busy (command)`], goalRows)}
 
@@ -264,12 +270,16 @@ function workerHelp(bin) {
   return spawnSync(process.execPath, [bin, 'worker', '--help'], { encoding: 'utf8' }).stdout ?? '';
 }
 
-/** Clients connected to Redis, the benchmark's own connection left out. */
+/**
+ * Clients connected to Redis: `info`, INFO clients' connected_clients (the issue's figure, which
+ * counts the benchmark's own connection), and `count`, the worker's own (CLIENT LIST without ours).
+ */
 async function connections(raw, ownId) {
   const list = String(await raw.client('LIST'));
+  const info = Number(/connected_clients:(\d+)/.exec(String(await raw.info('clients')))?.[1] ?? NaN);
   const clients = list.split('\n').filter(Boolean).map((line) => Object.fromEntries(line.split(' ').map((field) => field.split(/=(.*)/s).slice(0, 2))));
   const others = clients.filter((client) => Number(client.id) !== ownId);
-  return { count: others.length, names: others.map((client) => client.name) };
+  return { count: others.length, info, names: others.map((client) => client.name) };
 }
 
 /** Whether a BullMQ Worker consumes the queue: its blocking connection is named after the queue (base64). */

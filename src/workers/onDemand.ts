@@ -245,7 +245,8 @@ export class OnDemandConsumers {
     this.#pendingChecks.add(slot);
     if (this.#checkScheduled) return;
     this.#checkScheduled = true;
-    setImmediate(() => {
+    // Checks asked for in the same turn (a worker starting with a thousand checkouts) go in one round.
+    setTimeout(() => {
       this.#checkScheduled = false;
       const slots = [...this.#pendingChecks].filter((candidate) => candidate.state !== 'held' && !candidate.removed);
       this.#pendingChecks = new Set();
@@ -253,7 +254,7 @@ export class OnDemandConsumers {
         this.#options.log(`looking at idle checkouts: ${error.message}; trying again`);
         setTimeout(() => slots.forEach((again) => this.#queueCheck(again)), RETRY_MS).unref?.();
       });
-    });
+    }, 0);
   }
 
   async #checkAndWatch(slots: Slot[]): Promise<void> {

@@ -391,8 +391,12 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
  */
 function checkoutStamp(root: string): string {
   const stamp = (file: string) => {
-    const stat = fs.statSync(file, { throwIfNoEntry: false });
-    return stat ? `${stat.ino}:${stat.mtimeMs}:${stat.size}` : '-';
+    try {
+      const stat = fs.statSync(file);
+      return `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
+    } catch {
+      return '-';
+    }
   };
   let idFile: string;
   try {
