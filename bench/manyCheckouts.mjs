@@ -15,7 +15,7 @@
 //   command's start-up.
 //
 //   npm run build && node bench/manyCheckouts.mjs [--baseline DIR] [--sizes 1,64,256,1024]
-//     [--idle-seconds 10] [--samples 10] [--busy 5] [--keep-warm 3000]
+//     [--idle-seconds 10] [--samples 25] [--busy 5] [--keep-warm 1000]
 //
 // --baseline DIR measures DIR's bin/ + dist/ too (labelled "before"), e.g. a build of the commit
 // before serving on demand:  git worktree add /tmp/before <commit> && ln -s "$PWD/node_modules"
@@ -35,9 +35,9 @@ import {
 const options = flags();
 const SIZES = String(options.sizes ?? '1,64,256,1024').split(',').map(Number);
 const IDLE_SECONDS = Number(options['idle-seconds'] ?? 10);
-const SAMPLES = Number(options.samples ?? 10);
+const SAMPLES = Number(options.samples ?? 25);
 const BUSY = Number(options.busy ?? 5);
-const KEEP_WARM_MS = Number(options['keep-warm'] ?? 3000);
+const KEEP_WARM_MS = Number(options['keep-warm'] ?? 1000);
 const SETTLE_MS = 3_000;
 const GOALS = { flatFactor: 2, rssMb: 150, idleOverBusy: 1.3 };
 
@@ -140,7 +140,7 @@ await main(async () => {
       } else {
         await sleep(KEEP_WARM_MS + 1_000); // an older build never lets go: the same pause, for the same conditions
       }
-      return { repo, idleMs: Date.now() - repo.lastEvent };
+      return { repo, idleMs: Date.now() - (repo.lastEvent || startedAt) };
     };
     const busyRepo = async (index) => {
       const repo = hot[index % hot.length];
@@ -169,7 +169,9 @@ await main(async () => {
         }
       }
     }
-    for (const repo of hot) await cli(repo);
+    // In process (milliseconds each), so that all of them are well within --keep-warm when counted.
+    for (const repo of hot) await inProcess(repo);
+    await sleep(250); // the in-process client's closed connection leaves the server's list
     const busy = await connections(raw, ownId);
     const busyRss = rssMb(pid);
     await worker.stop('SIGTERM');
@@ -188,6 +190,11 @@ await main(async () => {
       idleForSeconds: summarize(samples.idleForMs.map((ms) => ms / 1000)),
       roundTripMs: roundTrip,
       idleOverBusy: { cli: round(roundTrip.cliIdle.p50 / roundTrip.cliBusy.p50), inProcess: round(roundTrip.inProcessIdle.p50 / roundTrip.inProcessBusy.p50) },
+      // Each idle sample over the busy one taken right after it: less exposed to the machine's load drifting.
+      pairedRatioMedian: {
+        cli: summarize(samples.cliIdle.map((ms, index) => ms / samples.cliBusy[index])).p50,
+        inProcess: summarize(samples.inProcessIdle.map((ms, index) => ms / samples.inProcessBusy[index])).p50,
+      },
     };
   }
 
@@ -227,8 +234,8 @@ await main(async () => {
     result.idle.commandsPerSecond,
     `${result.idle.cpuPercent} %`,
     `${result.idle.rssMb} MB`,
-    `${result.roundTripMs.cliIdle.p50} / ${result.roundTripMs.cliBusy.p50} ms (${result.idleOverBusy.cli}×)`,
-    `${result.roundTripMs.inProcessIdle.p50} / ${result.roundTripMs.inProcessBusy.p50} ms (${result.idleOverBusy.inProcess}×)`,
+    `${result.roundTripMs.cliIdle.p50} / ${result.roundTripMs.cliBusy.p50} ms (${result.idleOverBusy.cli}×; paired ${result.pairedRatioMedian.cli}×)`,
+    `${result.roundTripMs.inProcessIdle.p50} / ${result.roundTripMs.inProcessBusy.p50} ms (${result.idleOverBusy.inProcess}×; paired ${result.pairedRatioMedian.inProcess}×)`,
     `${Math.round(result.readyMs / 100) / 10} s`,
   ]);
   const mark = (value) => (value === true ? '✅' : value === false ? '❌' : '—');
@@ -246,7 +253,7 @@ ${SAMPLES} round trips each, interleaved, of \`baton task ${TASK_ID} begin-or-re
 enqueue, the worker applies it, the result comes back) and of the same event in process
 (RepositoryQueueClient) on an idle checkout (untouched since the worker started, or released by
 the worker since its last event; idle for ${json.results.length ? `${Math.min(...results.map((r) => r.idleForSeconds.min))}–${Math.max(...results.map((r) => r.idleForSeconds.max))}` : '?'} s) and on a busy one (an event within the last
-second). Connections are counted as INFO clients does (connected_clients: the benchmark's own
+second); "paired" is the median of each idle sample over the busy one taken right after it. Connections are counted as INFO clients does (connected_clients: the benchmark's own
 connection included, as in issue 19's table) and, in brackets, the worker's own (CLIENT LIST
 without the benchmark's); "busy": right after ${BUSY} checkouts (or N, if fewer) had an event each,
 the others idle again.
