@@ -133,7 +133,7 @@ if (many) {
     rows.push([
       `One worker, ${smallest} → ${largest} checkouts (${build.label})`,
       'connections and idle commands/s ≤ 2× N = 1 (≤ 5 busy), RSS ≤ 150 MB, idle round trip ≤ 1.3× busy',
-      `connections ${first.idle.connections} → ${last.idle.connections} idle, ${first.busyConnections} → ${last.busyConnections} busy; idle commands/s ${first.idle.commandsPerSecond} → ${last.idle.commandsPerSecond}; RSS ${last.idle.rssMb} MB; round trip idle/busy ${last.idleOverBusy.cli}× (command), ${last.idleOverBusy.inProcess}× (in process)`,
+      `connections (INFO clients) ${first.idle.infoClients} → ${last.idle.infoClients} idle, ${first.busyInfoClients} → ${last.busyInfoClients} busy (the worker's own: ${first.idle.connections} → ${last.idle.connections}, ${first.busyConnections} → ${last.busyConnections}); idle commands/s ${first.idle.commandsPerSecond} → ${last.idle.commandsPerSecond}; RSS ${last.idle.rssMb} MB; round trip idle/busy ${last.idleOverBusy.cli}× (command), ${last.idleOverBusy.inProcess}× (in process)`,
       mark(Object.values(goals).every(Boolean)),
       'manyCheckouts.md',
       many.machine.date,
