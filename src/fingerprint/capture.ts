@@ -17,9 +17,10 @@ import fs from 'node:fs';
 import { Buffer } from 'node:buffer';
 import type { IndexSnapshot } from './indexFile.ts';
 import { isExcluded, matcherFor, pushLevel, type RuleFileCache, type RuleStack } from './ignoreRules.ts';
-import { hashWrapped, type ObjectDatabase } from './objects.ts';
+import { hashWrapped, readFileAsBlob, wrapObject, type ObjectDatabase } from './objects.ts';
 import { findGitDir, readCommonDir, resolveHead, type RepoConfig } from './repository.ts';
 import {
+  fileKind,
   KIND_FILE,
   KIND_SYMLINK,
   lookupIndex,
@@ -35,7 +36,7 @@ import {
   MODE_SYMLINK,
   MODE_TREE,
   parseTree,
-  serializeTreeWrapped,
+  serializeTreeTransient,
   sortTreeEntries,
   type TreeEntry,
   type TreeMode,
@@ -379,8 +380,9 @@ async function trackedEntry(
     if (commit) return { name, mode: MODE_GITLINK, oid: commit };
     return he.mode === MODE_GITLINK ? he : null;
   }
-  if (!st.isFile() && !st.isSymbolicLink()) return null;
-  return fileEntryFromStat(ctx, rel, abs, name, st, he.mode);
+  const mode = Number(st.mode);
+  if (fileKind(mode) === 0) return null;
+  return fileEntryFromStat(ctx, rel, abs, name, st, mode, he.mode);
 }
 
 /** The `git add -f` path itself: everything there is added, ignore rules do not apply. */
@@ -394,10 +396,11 @@ async function forcedEntry(
   const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
   if (!st) return null;
   if (st.isDirectory()) return enterDir(ctx, rel, abs, name, null, parentHead);
-  if (!st.isFile() && !st.isSymbolicLink()) return null;
+  const mode = Number(st.mode);
+  if (fileKind(mode) === 0) return null;
   const needHeadModes = !ctx.config.fileMode || !ctx.config.symlinks;
   const headMode = needHeadModes ? (await headEntry(parentHead, name))?.mode : undefined;
-  return fileEntryFromStat(ctx, rel, abs, name, st, headMode);
+  return fileEntryFromStat(ctx, rel, abs, name, st, mode, headMode);
 }
 
 function fileEntry(
@@ -408,12 +411,15 @@ function fileEntry(
   headMode: TreeMode | undefined,
 ): TreeEntry | null {
   const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
-  if (!st || (!st.isFile() && !st.isSymbolicLink())) return null; // changed under our feet
-  return fileEntryFromStat(ctx, rel, abs, name, st, headMode);
+  if (!st) return null; // removed under our feet
+  const mode = Number(st.mode);
+  if (fileKind(mode) === 0) return null; // replaced by something else under our feet
+  return fileEntryFromStat(ctx, rel, abs, name, st, mode, headMode);
 }
 
 /**
- * Mode and blob of a file or symlink. Modes as git's ce_mode_from_stat: the owner's executable bit
+ * Mode and blob of a file or symlink (`statMode`: st.mode as a number, converted once; the
+ * BigIntStats is*() methods do bigint arithmetic on every call). Modes as git's ce_mode_from_stat: the owner's executable bit
  * decides 100755/100644, unless core.fileMode is false (then the mode HEAD has is kept, 100644 for new
  * files); with core.symlinks false, a regular file where HEAD has a symlink stays a symlink.
  */
@@ -423,15 +429,16 @@ function fileEntryFromStat(
   abs: string,
   name: string,
   st: fs.BigIntStats,
+  statMode: number,
   headMode: TreeMode | undefined,
 ): TreeEntry {
   ctx.stats.files++;
-  if (st.isSymbolicLink()) {
+  if (fileKind(statMode) === KIND_SYMLINK) {
     return { name, mode: MODE_SYMLINK, oid: blobId(ctx, rel, abs, st, KIND_SYMLINK) };
   }
   let mode: TreeMode;
   if (!ctx.config.symlinks && headMode === MODE_SYMLINK) mode = MODE_SYMLINK;
-  else if (ctx.config.fileMode) mode = st.mode & 0o100n ? MODE_EXECUTABLE : MODE_FILE;
+  else if (ctx.config.fileMode) mode = statMode & 0o100 ? MODE_EXECUTABLE : MODE_FILE;
   else mode = headMode === MODE_EXECUTABLE ? MODE_EXECUTABLE : MODE_FILE;
   return { name, mode, oid: blobId(ctx, rel, abs, st, KIND_FILE) };
 }
@@ -453,8 +460,12 @@ function blobId(ctx: CaptureContext, rel: string, abs: string, st: fs.BigIntStat
     return oid;
   }
   ctx.stats.hashed++;
-  const content = kind === KIND_SYMLINK ? (fs.readlinkSync(abs, { encoding: 'buffer' }) as Buffer) : fs.readFileSync(abs);
-  oid = ctx.db.write('blob', content);
+  const wrapped =
+    kind === KIND_SYMLINK
+      ? wrapObject('blob', fs.readlinkSync(abs, { encoding: 'buffer' }) as Buffer)
+      : (readFileAsBlob(abs, Number(st.size)) ?? wrapObject('blob', fs.readFileSync(abs)));
+  oid = hashWrapped(wrapped);
+  ctx.db.writeWrapped(oid, wrapped);
   const record = next ? remember(st, kind, oid, ctx.trustBeforeNs) : null;
   if (record) next?.set(rel, record);
   return oid;
@@ -465,7 +476,7 @@ function writeTree(ctx: CaptureContext, entries: TreeEntry[]): string | null;
 function writeTree(ctx: CaptureContext, entries: TreeEntry[], allowEmpty: true): string;
 function writeTree(ctx: CaptureContext, entries: TreeEntry[], allowEmpty = false): string | null {
   if (entries.length === 0 && !allowEmpty) return null;
-  const wrapped = serializeTreeWrapped(sortTreeEntries(entries), true);
+  const wrapped = serializeTreeTransient(sortTreeEntries(entries));
   const oid = hashWrapped(wrapped);
   ctx.db.writeWrapped(oid, wrapped);
   ctx.stats.trees++;

@@ -84,7 +84,7 @@ function parseEntries(buf: Buffer): Map<string, number> | null {
       extFlags = buf.readUInt16BE(at + 62);
       nameStart += 2;
     }
-    let pathBytes: Buffer;
+    let name: string;
     let next: number;
     if (version === 4) {
       // Prefix compression: varint N = bytes to drop from the previous path, then a NUL-terminated suffix.
@@ -98,20 +98,21 @@ function parseEntries(buf: Buffer): Map<string, number> | null {
       }
       const nul = buf.indexOf(0, p);
       if (nul < 0 || nul > end || drop > previousPath.length) return null;
-      pathBytes = Buffer.concat([previousPath.subarray(0, previousPath.length - drop), buf.subarray(p, nul)]);
+      const pathBytes = Buffer.concat([previousPath.subarray(0, previousPath.length - drop), buf.subarray(p, nul)]);
+      previousPath = pathBytes;
+      name = pathBytes.toString('utf8');
       next = nul + 1;
     } else {
       const nameLength = flags & 0x0fff;
       const nul = nameLength < 0x0fff ? nameStart + nameLength : buf.indexOf(0, nameStart);
       if (nul < 0 || nul > end) return null;
-      pathBytes = buf.subarray(nameStart, nul);
+      name = buf.toString('utf8', nameStart, nul);
       // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
       next = at + ((nul - at + 8) & ~7);
     }
-    previousPath = pathBytes;
     const trusted =
       (flags & (FLAG_STAGE_MASK | FLAG_ASSUME_VALID)) === 0 && (extFlags & (EXT_SKIP_WORKTREE | EXT_INTENT_TO_ADD)) === 0;
-    if (trusted) entries.set(pathBytes.toString('utf8'), at);
+    if (trusted) entries.set(name, at);
     at = next;
   }
   // A split index keeps most entries in a shared index file; do not trust a partial picture.

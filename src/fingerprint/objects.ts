@@ -43,28 +43,52 @@ export function hashObject(type: ObjectType, content: Uint8Array): string {
   return createHash('sha1').update(`${type} ${content.length}\0`, 'latin1').update(content).digest('hex');
 }
 
+/** `<type> <size>\0<content>`: the bytes an object id is the sha1 of. */
+export function wrapObject(type: ObjectType, content: Uint8Array): Buffer {
+  const header = `${type} ${content.length}\0`;
+  const out = Buffer.allocUnsafe(header.length + content.length);
+  out.write(header, 0, 'latin1');
+  out.set(content, header.length);
+  return out;
+}
+
+const probe = Buffer.alloc(1);
+
+/**
+ * A regular file read straight into a wrapped blob (`blob <size>\0` + its bytes) with the size its
+ * stat gave: one buffer, no copy. Null if the file no longer has that size (it changed since the
+ * stat): the caller then reads it whole.
+ */
+export function readFileAsBlob(file: string, size: number): Buffer | null {
+  const header = `blob ${size}\0`;
+  const out = Buffer.allocUnsafe(header.length + size);
+  let at = out.write(header, 0, 'latin1');
+  const fd = fs.openSync(file, 'r');
+  try {
+    while (at < out.length) {
+      const n = fs.readSync(fd, out, at, out.length - at, null);
+      if (n === 0) return null;
+      at += n;
+    }
+    // Grown meanwhile: not the content the stat described.
+    if (fs.readSync(fd, probe, 0, 1, null) !== 0) return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+  return out;
+}
+
 /** sha1 of bytes that already hold the object header. */
 export function hashWrapped(wrapped: Uint8Array): string {
   return oneShot ? oneShot('sha1', wrapped, 'hex') : createHash('sha1').update(wrapped).digest('hex');
 }
 
-type IsoGit = {
-  readObject(args: {
-    fs: unknown;
-    gitdir: string;
-    oid: string;
-    format: 'content';
-    cache: object;
-  }): Promise<{ type: string; object: Uint8Array | unknown }>;
-};
+type PackedObjectReader = typeof import('./packedObjects.ts');
 
-let isoGitPromise: Promise<IsoGit> | undefined;
-/** isomorphic-git is loaded only when a packed object has to be read (it costs ~50 ms to load). */
-function loadIsoGit(): Promise<IsoGit> {
-  isoGitPromise ??= import('isomorphic-git').then((m) => {
-    const mod = m as unknown as IsoGit & { default?: IsoGit };
-    return typeof mod.readObject === 'function' ? mod : (mod.default as IsoGit);
-  });
+let isoGitPromise: Promise<PackedObjectReader> | undefined;
+/** isomorphic-git is loaded only when a deltified packed object has to be read (it costs ~50 ms to load). */
+function loadIsoGit(): Promise<PackedObjectReader> {
+  isoGitPromise ??= import('./packedObjects.ts');
   return isoGitPromise;
 }
 
@@ -77,6 +101,13 @@ export class ObjectDatabase {
   /** Ids known to be present (written or found by us); survives between captures of one instance. */
   private readonly known = new Set<string>();
   private readonly fanoutDirs = new Set<string>();
+  /**
+   * Loose objects per fan-out directory (`objects/ab/`), listed during the current operation. A cold
+   * capture asks about thousands of objects (every tree it builds, every file it hashes): the first
+   * question to a fan-out directory costs one stat, the second lists the directory, and the rest
+   * are answered from that listing: at most 256 listings instead of one stat per object.
+   */
+  private looseListings = new Map<string, Set<string> | null>();
   /** isomorphic-git's cache of parsed pack files. */
   private readonly isoCache: object = {};
 
@@ -90,6 +121,7 @@ export class ObjectDatabase {
   /** Starts a new operation: packs may have been added or removed since the last one. */
   refresh(): void {
     this.packs.invalidate();
+    this.looseListings = new Map();
     for (const alt of this.alternates) alt.refresh();
   }
 
@@ -100,7 +132,7 @@ export class ObjectDatabase {
   }
 
   loosepath(oid: string): string {
-    return path.join(this.objectsDir, oid.slice(0, 2), oid.slice(2));
+    return this.objectsDir + '/' + oid.slice(0, 2) + '/' + oid.slice(2);
   }
 
   /** Whether the object exists, loose or packed (here or in an alternate object store). */
@@ -116,9 +148,29 @@ export class ObjectDatabase {
   private hasUncached(oid: string): boolean {
     // Packs first: an in-memory binary search, where a loose check costs a system call.
     if (this.packs.has(oid)) return true;
-    if (fs.existsSync(this.loosepath(oid))) return true;
+    if (this.hasLoose(oid)) return true;
     for (const alt of this.alternates) if (alt.has(oid)) return true;
     return false;
+  }
+
+  private hasLoose(oid: string): boolean {
+    const fanout = oid.slice(0, 2);
+    const listing = this.looseListings.get(fanout);
+    if (listing === undefined) {
+      // First question to this directory in this operation: one stat.
+      this.looseListings.set(fanout, null);
+      return fs.existsSync(this.loosepath(oid));
+    }
+    if (listing !== null) return listing.has(oid.slice(2));
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.objectsDir + '/' + fanout);
+    } catch {
+      names = [];
+    }
+    const set = new Set(names);
+    this.looseListings.set(fanout, set);
+    return set.has(oid.slice(2));
   }
 
   /** Hashes an object and writes it as a loose object unless it already exists. Returns its id. */
@@ -131,8 +183,7 @@ export class ObjectDatabase {
   /** Writes an object whose id the caller already computed (unless it already exists). */
   writeWithId(oid: string, type: ObjectType, content: Uint8Array): void {
     if (this.has(oid)) return;
-    const header = Buffer.from(`${type} ${content.length}\0`, 'latin1');
-    this.writeWrapped(oid, Buffer.concat([header, content]));
+    this.writeWrapped(oid, wrapObject(type, content));
   }
 
   /** Writes `<type> <size>\0<content>` bytes under `oid` (unless the object already exists). */
@@ -140,13 +191,13 @@ export class ObjectDatabase {
     if (this.has(oid)) return;
     // git writes loose objects with core.looseCompression, default Z_BEST_SPEED.
     const deflated = deflateSync(wrapped, { level: zlibConstants.Z_BEST_SPEED });
-    const dir = path.join(this.objectsDir, oid.slice(0, 2));
+    const dir = this.objectsDir + '/' + oid.slice(0, 2);
     if (!this.fanoutDirs.has(dir)) {
       fs.mkdirSync(dir, { recursive: true });
       this.fanoutDirs.add(dir);
     }
-    const final = path.join(dir, oid.slice(2));
-    const tmp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`);
+    const final = dir + '/' + oid.slice(2);
+    const tmp = dir + `/tmp_obj_${randomBytes(6).toString('hex')}`;
     fs.writeFileSync(tmp, deflated, { mode: 0o444 });
     try {
       fs.renameSync(tmp, final);
