@@ -7,7 +7,8 @@
 // Module map: repository.ts (git dir, config, HEAD) · indexFile.ts (.git/index reader) ·
 // statCache.ts (when stat data vouches for a blob id, racy-git rules) · ignoreRules.ts (gitignore
 // via the `ignore` package) · tree.ts (tree order and format) · objects.ts + packIndex.ts (object
-// database; packed objects read with isomorphic-git) · capture.ts (the walk) · diff.ts (changed paths).
+// database) · packedObjects.ts (deltified packed objects, read with isomorphic-git) · capture.ts (the
+// walk) · diff.ts (changed paths).
 //
 // Known differences from git (documented, see README and capture.ts / ignoreRules.ts):
 // - .gitattributes content filters (eol, LFS, filter drivers) are not applied;
