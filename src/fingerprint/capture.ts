@@ -115,8 +115,8 @@ export type CaptureContext = {
   index: IndexSnapshot;
   rules: RuleFileCache;
   /** Stat cache from earlier captures (read) and the one being built (written; null: not kept). */
-  previous: Map<string, CachedStat>;
-  next: Map<string, CachedStat> | null;
+  previous: StatCache;
+  next: StatCache | null;
   /** Hashed files whose mtime or ctime is at or after this are not remembered (racy). */
   trustBeforeNs: bigint;
   /** Repo-relative path force-added like `git add -f`, or null. */
@@ -128,6 +128,32 @@ export type CaptureContext = {
 };
 
 export type CaptureStats = { files: number; hashed: number; fromIndex: number; fromCache: number; trees: number };
+
+/**
+ * The stat cache a fingerprinter keeps between captures: directory (repo-relative, '' for the root)
+ * → entry name → what was learned. Per directory, like the index (indexFile.ts), so that the walk
+ * looks a file up by its name instead of hashing its whole path.
+ */
+export type StatCache = Map<string, Map<string, CachedStat>>;
+
+/** What the caches know about the entries of one directory. */
+type DirCaches = {
+  index: ReadonlyMap<string, number> | undefined;
+  previous: ReadonlyMap<string, CachedStat> | undefined;
+  next: Map<string, CachedStat> | null;
+};
+
+function dirCaches(ctx: CaptureContext, rel: string): DirCaches {
+  let next: Map<string, CachedStat> | null = null;
+  if (ctx.next !== null) {
+    next = ctx.next.get(rel) ?? null;
+    if (next === null) {
+      next = new Map();
+      ctx.next.set(rel, next);
+    }
+  }
+  return { index: ctx.index.dirs.get(rel), previous: ctx.previous.get(rel), next };
+}
 
 type Dirent = fs.Dirent;
 
@@ -194,6 +220,7 @@ async function buildDir(
     }
   }
   const matcher = here === null ? null : matcherFor(here, rel);
+  const caches = dirCaches(ctx, rel);
   const out: TreeEntry[] = [];
   const needHeadModes = !ctx.config.fileMode || !ctx.config.symlinks;
   for (const d of list) {
@@ -202,29 +229,29 @@ async function buildDir(
     const childRel = rel ? rel + '/' + name : name;
     const childAbs = abs + '/' + name;
     if (childRel === ctx.forcePath) {
-      const e = await forcedEntry(ctx, childRel, childAbs, name, head);
+      const e = await forcedEntry(ctx, caches, childRel, childAbs, name, head);
       if (e) out.push(e);
       continue;
     }
     if (d.isDirectory()) {
       if (matcher !== null && isExcluded(matcher, childRel, name, true)) {
-        const e = await excludedDir(ctx, childRel, childAbs, name, head);
+        const e = await excludedDir(ctx, caches, childRel, childAbs, name, head);
         if (e) out.push(e);
         continue;
       }
-      const e = await enterDir(ctx, childRel, childAbs, name, here, head);
+      const e = await enterDir(ctx, caches, childRel, childAbs, name, here, head);
       if (e) out.push(e);
     } else if (d.isFile() || d.isSymbolicLink()) {
       if (matcher !== null && isExcluded(matcher, childRel, name, false)) {
         // An ignored file stays in the fingerprint only if HEAD tracks it (then it is updated).
         const he = await headEntry(head, name);
         if (!he || he.mode === MODE_TREE) continue;
-        const e = await trackedEntry(ctx, childRel, childAbs, name, he);
+        const e = await trackedEntry(ctx, caches, childAbs, name, he);
         if (e) out.push(e);
         continue;
       }
       const headMode = needHeadModes ? (await headEntry(head, name))?.mode : undefined;
-      const e = fileEntry(ctx, childRel, childAbs, name, headMode);
+      const e = fileEntry(ctx, caches, childAbs, name, headMode);
       if (e) out.push(e);
     }
     // Sockets, FIFOs and devices are not added by git.
@@ -235,6 +262,7 @@ async function buildDir(
 /** A directory that is not excluded: a nested repository becomes a gitlink, anything else a tree. */
 async function enterDir(
   ctx: CaptureContext,
+  parent: DirCaches,
   rel: string,
   abs: string,
   name: string,
@@ -251,7 +279,7 @@ async function enterDir(
   }
   // A submodule that is not checked out (no .git inside): the index records it as a gitlink, and the
   // temporary index (from HEAD) keeps HEAD's gitlink without looking inside.
-  const offset = ctx.index.entries.get(rel);
+  const offset = parent.index?.get(name);
   if (offset !== undefined && (ctx.index.buf.readUInt32BE(offset + 24) & 0o170000) === 0o160000) {
     const he = await headEntry(parentHead, name);
     if (he && he.mode === MODE_GITLINK) return he;
@@ -292,6 +320,7 @@ async function nestedRepository(
 /** An excluded directory: only what HEAD tracks below it (and the forced path, if below it) remains. */
 async function excludedDir(
   ctx: CaptureContext,
+  parent: DirCaches,
   rel: string,
   abs: string,
   name: string,
@@ -308,7 +337,7 @@ async function excludedDir(
     const oid = await buildTracked(ctx, rel, abs, he.mode === MODE_TREE ? headDir(ctx.headTrees, he.oid) : NO_HEAD);
     return oid ? { name, mode: MODE_TREE, oid } : null;
   }
-  return trackedEntry(ctx, rel, abs, name, he);
+  return trackedEntry(ctx, parent, abs, name, he);
 }
 
 /**
@@ -317,6 +346,7 @@ async function excludedDir(
  */
 async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head: HeadDir): Promise<string | null> {
   const entries = await head.get();
+  const caches = dirCaches(ctx, rel);
   let forcedChild: string | null = null;
   if (ctx.forcePath !== null && ctx.forcePath.startsWith(rel + '/')) {
     const rest = ctx.forcePath.slice(rel.length + 1);
@@ -329,7 +359,7 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
     const childRel = rel + '/' + forcedChild;
     const childAbs = abs + '/' + forcedChild;
     if (childRel === ctx.forcePath) {
-      const e = await forcedEntry(ctx, childRel, childAbs, forcedChild, head);
+      const e = await forcedEntry(ctx, caches, childRel, childAbs, forcedChild, head);
       if (e) out.push(e);
       forcedHandled = true;
     } else {
@@ -354,7 +384,7 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
         const oid = await buildTracked(ctx, childRel, childAbs, headDir(ctx.headTrees, he.oid));
         if (oid) out.push({ name: he.name, mode: MODE_TREE, oid });
       } else {
-        const e = await trackedEntry(ctx, childRel, childAbs, he.name, he);
+        const e = await trackedEntry(ctx, caches, childAbs, he.name, he);
         if (e) out.push(e);
       }
     }
@@ -365,7 +395,7 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
 /** A path HEAD tracks as a file, symlink or gitlink, brought to its work-tree state. */
 async function trackedEntry(
   ctx: CaptureContext,
-  rel: string,
+  dir: DirCaches,
   abs: string,
   name: string,
   he: TreeEntry,
@@ -382,12 +412,13 @@ async function trackedEntry(
   }
   const mode = Number(st.mode);
   if (fileKind(mode) === 0) return null;
-  return fileEntryFromStat(ctx, rel, abs, name, st, mode, he.mode);
+  return fileEntryFromStat(ctx, dir, abs, name, st, mode, he.mode);
 }
 
 /** The `git add -f` path itself: everything there is added, ignore rules do not apply. */
 async function forcedEntry(
   ctx: CaptureContext,
+  parent: DirCaches,
   rel: string,
   abs: string,
   name: string,
@@ -395,17 +426,17 @@ async function forcedEntry(
 ): Promise<TreeEntry | null> {
   const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
   if (!st) return null;
-  if (st.isDirectory()) return enterDir(ctx, rel, abs, name, null, parentHead);
+  if (st.isDirectory()) return enterDir(ctx, parent, rel, abs, name, null, parentHead);
   const mode = Number(st.mode);
   if (fileKind(mode) === 0) return null;
   const needHeadModes = !ctx.config.fileMode || !ctx.config.symlinks;
   const headMode = needHeadModes ? (await headEntry(parentHead, name))?.mode : undefined;
-  return fileEntryFromStat(ctx, rel, abs, name, st, mode, headMode);
+  return fileEntryFromStat(ctx, parent, abs, name, st, mode, headMode);
 }
 
 function fileEntry(
   ctx: CaptureContext,
-  rel: string,
+  dir: DirCaches,
   abs: string,
   name: string,
   headMode: TreeMode | undefined,
@@ -414,7 +445,7 @@ function fileEntry(
   if (!st) return null; // removed under our feet
   const mode = Number(st.mode);
   if (fileKind(mode) === 0) return null; // replaced by something else under our feet
-  return fileEntryFromStat(ctx, rel, abs, name, st, mode, headMode);
+  return fileEntryFromStat(ctx, dir, abs, name, st, mode, headMode);
 }
 
 /**
@@ -425,7 +456,7 @@ function fileEntry(
  */
 function fileEntryFromStat(
   ctx: CaptureContext,
-  rel: string,
+  dir: DirCaches,
   abs: string,
   name: string,
   st: fs.BigIntStats,
@@ -434,29 +465,30 @@ function fileEntryFromStat(
 ): TreeEntry {
   ctx.stats.files++;
   if (fileKind(statMode) === KIND_SYMLINK) {
-    return { name, mode: MODE_SYMLINK, oid: blobId(ctx, rel, abs, st, KIND_SYMLINK) };
+    return { name, mode: MODE_SYMLINK, oid: blobId(ctx, dir, name, abs, st, KIND_SYMLINK) };
   }
   let mode: TreeMode;
   if (!ctx.config.symlinks && headMode === MODE_SYMLINK) mode = MODE_SYMLINK;
   else if (ctx.config.fileMode) mode = statMode & 0o100 ? MODE_EXECUTABLE : MODE_FILE;
   else mode = headMode === MODE_EXECUTABLE ? MODE_EXECUTABLE : MODE_FILE;
-  return { name, mode, oid: blobId(ctx, rel, abs, st, KIND_FILE) };
+  return { name, mode, oid: blobId(ctx, dir, name, abs, st, KIND_FILE) };
 }
 
 /** The blob id of a file or link: from the stat caches when they vouch for it, else hashed (and written). */
-function blobId(ctx: CaptureContext, rel: string, abs: string, st: fs.BigIntStats, kind: FileKind): string {
-  const next = ctx.next;
-  const cached = ctx.previous.size > 0 ? ctx.previous.get(rel) : undefined;
+function blobId(ctx: CaptureContext, dir: DirCaches, name: string, abs: string, st: fs.BigIntStats, kind: FileKind): string {
+  const next = dir.next;
+  const cached = dir.previous?.get(name);
   let oid = lookupOwn(cached, st, kind);
   if (oid !== null) {
     ctx.stats.fromCache++;
-    next?.set(rel, cached as CachedStat);
+    next?.set(name, cached as CachedStat);
     return oid;
   }
-  oid = lookupIndex(ctx.index, rel, st, kind);
+  const at = dir.index?.get(name);
+  oid = at === undefined ? null : lookupIndex(ctx.index, at, st, kind);
   if (oid !== null) {
     ctx.stats.fromIndex++;
-    next?.set(rel, { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, kind, oid });
+    next?.set(name, { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, kind, oid });
     return oid;
   }
   ctx.stats.hashed++;
@@ -467,7 +499,7 @@ function blobId(ctx: CaptureContext, rel: string, abs: string, st: fs.BigIntStat
   oid = hashWrapped(wrapped);
   ctx.db.writeWrapped(oid, wrapped);
   const record = next ? remember(st, kind, oid, ctx.trustBeforeNs) : null;
-  if (record) next?.set(rel, record);
+  if (record) next?.set(name, record);
   return oid;
 }
 

@@ -76,10 +76,8 @@ export function lookupOwn(cached: CachedStat | undefined, st: fs.BigIntStats, ki
   return null;
 }
 
-/** The blob id `.git/index` records for this path if its stat data matches and is not racy. */
-export function lookupIndex(index: IndexSnapshot, relPath: string, st: fs.BigIntStats, kind: FileKind): string | null {
-  const at = index.entries.get(relPath);
-  if (at === undefined) return null;
+/** The blob id the `.git/index` entry at byte offset `at` records if its stat data matches and is not racy. */
+export function lookupIndex(index: IndexSnapshot, at: number, st: fs.BigIntStats, kind: FileKind): string | null {
   const b = index.buf;
   const type = b.readUInt32BE(at + 24) & 0o170000;
   if (kind === KIND_FILE ? type !== 0o100000 : type !== 0o120000) return null;

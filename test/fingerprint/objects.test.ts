@@ -85,7 +85,7 @@ describe('index reader', () => {
     const paths = (v: number) => {
       git(root, ['update-index', '--index-version', String(v)]);
       const idx = readIndex(path.join(root, '.git', 'index'));
-      return [...idx.entries.keys()].sort();
+      return [...idx.dirs].flatMap(([dir, names]) => [...names.keys()].map((name) => (dir ? `${dir}/${name}` : name))).sort();
     };
     const expected = ['a/b.txt', 'a/c.txt', `${'long/'.repeat(20)}x`];
     expect(paths(2)).toEqual(expected);
