@@ -157,6 +157,9 @@ function dirCaches(ctx: CaptureContext, rel: string): DirCaches {
 
 type Dirent = fs.Dirent;
 
+/** Nanosecond times (bigint), and undefined instead of a throw for a path that is gone. */
+const EXACT_LSTAT = { bigint: true, throwIfNoEntry: false } as const;
+
 /** Computes (and writes) the fingerprint tree. Returns its id; an empty work tree gives the empty tree. */
 export async function buildFingerprint(ctx: CaptureContext, rootStack: RuleStack): Promise<string> {
   // The procedure runs `git add -f` only if the path exists (following symlinks, like fs.existsSync).
@@ -400,7 +403,7 @@ async function trackedEntry(
   name: string,
   he: TreeEntry,
 ): Promise<TreeEntry | null> {
-  const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+  const st = fs.lstatSync(abs, EXACT_LSTAT);
   if (!st) return null; // deleted
   if (st.isDirectory()) {
     // A tracked path that is now a directory: a repository there is recorded as a gitlink (a
@@ -424,7 +427,7 @@ async function forcedEntry(
   name: string,
   parentHead: HeadDir,
 ): Promise<TreeEntry | null> {
-  const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+  const st = fs.lstatSync(abs, EXACT_LSTAT);
   if (!st) return null;
   if (st.isDirectory()) return enterDir(ctx, parent, rel, abs, name, null, parentHead);
   const mode = Number(st.mode);
@@ -441,7 +444,7 @@ function fileEntry(
   name: string,
   headMode: TreeMode | undefined,
 ): TreeEntry | null {
-  const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+  const st = fs.lstatSync(abs, EXACT_LSTAT);
   if (!st) return null; // removed under our feet
   const mode = Number(st.mode);
   if (fileKind(mode) === 0) return null; // replaced by something else under our feet
