@@ -52,7 +52,7 @@ function low32(v: bigint): number {
 /**
  * Whether a stat time in nanoseconds is exactly `sec` seconds and `nsec` nanoseconds as the index
  * records them. Without bigint division (it runs for every file): the two agree within 2^12 as
- * doubles (rounding errs by well under 2^10 there) and modulo 2^32, so they are equal. An index
+ * doubles (rounding errs by less than 2^10 there) and modulo 2^32, so they are equal. An index
  * time whose seconds were truncated to 32 bits (after 2106) never matches: the file is re-hashed.
  */
 export function sameTime(ns: bigint, sec: number, nsec: number): boolean {
