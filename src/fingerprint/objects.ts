@@ -52,8 +52,6 @@ export function wrapObject(type: ObjectType, content: Uint8Array): Buffer {
   return out;
 }
 
-const probe = Buffer.alloc(1);
-
 /**
  * A regular file read straight into a wrapped blob (`blob <size>\0` + its bytes) with the size its
  * stat gave: one buffer, no copy. Null if the file no longer has that size (it changed since the
@@ -61,21 +59,24 @@ const probe = Buffer.alloc(1);
  */
 export function readFileAsBlob(file: string, size: number): Buffer | null {
   const header = `blob ${size}\0`;
-  const out = Buffer.allocUnsafe(header.length + size);
+  const end = header.length + size;
+  // One byte more than the blob: reading it means the file grew since the stat.
+  const out = Buffer.allocUnsafe(end + 1);
   let at = out.write(header, 0, 'latin1');
   const fd = fs.openSync(file, 'r');
   try {
-    while (at < out.length) {
-      const n = fs.readSync(fd, out, at, out.length - at, null);
-      if (n === 0) return null;
+    for (;;) {
+      const wanted = end + 1 - at;
+      const n = fs.readSync(fd, out, at, wanted, null);
       at += n;
+      if (at > end) return null;
+      // A short read that completes the stat's size is the end of the file: no extra read for EOF.
+      if (n === 0 || (n < wanted && at === end)) break;
     }
-    // Grown meanwhile: not the content the stat described.
-    if (fs.readSync(fd, probe, 0, 1, null) !== 0) return null;
   } finally {
     fs.closeSync(fd);
   }
-  return out;
+  return at === end ? out.subarray(0, end) : null;
 }
 
 /** sha1 of bytes that already hold the object header. */
