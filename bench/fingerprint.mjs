@@ -149,6 +149,14 @@ function gitProcedure(root) {
   return { tree, ms };
 }
 
+/** The runtime starting and exiting with nothing to do, in the same environment: the floor of any cold run. */
+function emptyStart() {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, ['-e', '0'], { env: GIT_ENV });
+  if (r.status !== 0) throw new Error('node -e 0 failed');
+  return performance.now() - t0;
+}
+
 function batonCold(root, bin = BATON) {
   const t0 = performance.now();
   const r = spawnSync(process.execPath, [bin, 'fingerprint', '--repo', root], { encoding: 'utf8', env: GIT_ENV });
@@ -191,6 +199,7 @@ async function benchSize(n, fpModule) {
   const coldTimes = [];
   const warmTimes = [];
   const beforeTimes = [];
+  const startTimes = [];
   const loads = [];
   const edited = path.join(root, 'src/pkg0/mod0/part0/file1.md');
   for (let rep = 0; rep < REPS; rep++) {
@@ -211,6 +220,7 @@ async function benchSize(n, fpModule) {
     coldTimes.push(c.ms);
     warmTimes.push(wMs);
     if (b) beforeTimes.push(b.ms);
+    startTimes.push(emptyStart());
     loads.push(os.loadavg()[0]);
     process.stderr.write(`  rep ${rep + 1}/${REPS}: git ${g.ms.toFixed(0)} ms, cold ${c.ms.toFixed(0)} ms, warm ${wMs.toFixed(0)} ms${b ? `, before ${b.ms.toFixed(0)} ms` : ''}\n`);
   }
@@ -224,7 +234,8 @@ async function benchSize(n, fpModule) {
     gitMs: median(gitTimes),
     coldMs: median(coldTimes),
     warmMs: median(warmTimes),
-    samples: { git: gitTimes, cold: coldTimes, warm: warmTimes, ...(BEFORE_BUILD ? { before: beforeTimes } : {}), loadAverage1m: loads },
+    emptyStartMs: median(startTimes),
+    samples: { git: gitTimes, cold: coldTimes, warm: warmTimes, ...(BEFORE_BUILD ? { before: beforeTimes } : {}), emptyStart: startTimes, loadAverage1m: loads },
   };
   result.coldRatio = result.coldMs / result.gitMs;
   result.warmRatio = result.warmMs / result.gitMs;
@@ -302,6 +313,8 @@ const md = [
     : []),
   '"cold / git" divides the medians; "paired" is the median of the per-repetition ratios (git and baton',
   'measured back to back), less sensitive to other load on the machine drifting during the run.',
+  '',
+  `Of a cold run, the runtime's own start (\`node -e 0\` in the same environment, median) takes ${results.map((r) => `${fmt(r.emptyStartMs)} ms (${r.files} files)`).join(', ')}${process.env.NODE_EXTRA_CA_CERTS ? '; NODE_EXTRA_CA_CERTS is set here, so every Node process parses that CA bundle before running any code' : ''}.`,
   '',
   'Repository shape: `src/pkgP/modM/partD/fileN.*`, ~10 files per directory (1–60 lines each, every 97th executable), 95% of them',
   'committed and packed (`git gc`), 1% modified, 0.5% deleted, 5% untracked, an ignored `node_modules/`',
