@@ -3,7 +3,7 @@
 // run, on generated repositories of 2,000 and 20,000 files.
 //
 //   npm run build && node bench/fingerprint.mjs [--sizes 2000,20000] [--reps 7] [--keep] [--baton bin/baton.mjs]
-//                                                [--before DIR]
+//                                                [--before DIR [--before-label TEXT]]
 //
 // For each size it generates a repository in a temp dir (nested directories, a committed and packed
 // HEAD with most files, some modified/deleted/untracked files, an ignored node_modules/ and the
@@ -16,7 +16,8 @@
 //           edit (one file rewritten)
 //   before — with --before DIR (a directory holding bin/ and dist/ of another build, e.g. a checkout
 //           of an earlier commit after `npm ci && npm run build`): its cold run, for a before/after
-//           comparison measured in the same run
+//           comparison measured in the same run, named by --before-label (default: DIR's git commit,
+//           else its name)
 // and reports medians and ratios to git. Every baton result is checked against git's tree id. The
 // builds are measured from snapshots of bin/ + dist/ (bench/lib.mjs), so a concurrent
 // `npm run build` cannot change them halfway; the load average is recorded before and after.
@@ -37,6 +38,15 @@ const opt = (name, dflt) => {
 // --baton <bin/baton.mjs>: another build of the CLI (default: this checkout's bin/baton.mjs).
 const BATON_SOURCE = path.resolve(opt('--baton', path.join(ROOT, 'bin', 'baton.mjs')));
 const BEFORE_SOURCE = opt('--before', null);
+/** How the results name the before build: --before-label, else the commit of DIR, else its name. */
+function beforeLabel() {
+  if (opt('--before-label', null)) return opt('--before-label', null);
+  try {
+    return `commit ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: BEFORE_SOURCE, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()}`;
+  } catch {
+    return path.basename(path.resolve(BEFORE_SOURCE));
+  }
+}
 const SIZES = opt('--sizes', '2000,20000').split(',').map(Number);
 const REPS = Number(opt('--reps', '7'));
 const KEEP = args.includes('--keep');
@@ -269,8 +279,10 @@ const machine = {
   git: execFileSync('git', ['--version'], { encoding: 'utf8' }).trim(),
   loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
 };
-const command = 'npm run build && node bench/fingerprint.mjs' + (args.length ? ` ${args.join(' ')}` : '');
-const builds = { measured: BATON_BUILD.bundleHash, ...(BEFORE_BUILD ? { before: BEFORE_BUILD.bundleHash } : {}) };
+// The command as run, with the before build's directory (outside this checkout) written as DIR.
+const shownArgs = args.map((a, i) => (args[i - 1] === '--before' ? 'DIR' : /[\s'"]/.test(a) ? `'${a.replace(/'/g, "'\\''")}'` : a));
+const command = 'npm run build && node bench/fingerprint.mjs' + (shownArgs.length ? ` ${shownArgs.join(' ')}` : '');
+const builds = { measured: BATON_BUILD.bundleHash, ...(BEFORE_BUILD ? { before: BEFORE_BUILD.bundleHash, beforeLabel: beforeLabel() } : {}) };
 const report = { date: new Date().toISOString(), command, machine, builds, goals: { cold: 1.0, warm: 0.5 }, results };
 
 const outDir = path.join(ROOT, 'bench', 'results');
@@ -300,7 +312,7 @@ const md = [
   '',
   ...(BEFORE_BUILD
     ? [
-        `Before (\`--before ${BEFORE_SOURCE}\`), cold, measured in the same repetitions:`,
+        `Before (${builds.beforeLabel}, \`--before DIR\`), cold, measured in the same repetitions:`,
         '',
         '| files | git (ms) | before cold (ms) | after cold (ms) | before cold / git | after cold / git | paired before / git | paired after / git |',
         '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
