@@ -114,7 +114,7 @@ if (fingerprint) {
     rows.push([
       `Fingerprint, ${result.files} files`,
       goalApplies ? `cold ≤ ${goals.cold ?? '?'}× git, warm ≤ ${goals.warm ?? '?'}× git` : '(reported; the goal is for 20k files)',
-      `cold ${Math.round(result.coldRatio * 100) / 100}× (${Math.round(result.coldMs)} ms vs git ${Math.round(result.gitMs)} ms), warm ${Math.round(result.warmRatio * 100) / 100}×`,
+      `cold ${Math.round(result.coldRatio * 100) / 100}× (${Math.round(result.coldMs)} ms vs git ${Math.round(result.gitMs)} ms${typeof result.beforeColdRatio === 'number' ? `; before: ${Math.round(result.beforeColdRatio * 100) / 100}×` : ''}), warm ${Math.round(result.warmRatio * 100) / 100}×`,
       mark(met),
       'fingerprint.md',
       fingerprint.date ?? fingerprint.machine?.date ?? '',
