@@ -3,6 +3,7 @@
 // run, on generated repositories of 2,000 and 20,000 files.
 //
 //   npm run build && node bench/fingerprint.mjs [--sizes 2000,20000] [--reps 7] [--keep] [--baton bin/baton.mjs]
+//                                                [--before DIR [--before-label TEXT]]
 //
 // For each size it generates a repository in a temp dir (nested directories, a committed and packed
 // HEAD with most files, some modified/deleted/untracked files, an ignored node_modules/ and the
@@ -13,13 +14,20 @@
 //   cold  — a fresh process: node bin/baton.mjs fingerprint --repo <repo>
 //   warm  — capture() again in one long-lived process with one fingerprinter instance, after a small
 //           edit (one file rewritten)
-// and reports medians and ratios to git. Every baton result is checked against git's tree id.
+//   before — with --before DIR (a directory holding bin/ and dist/ of another build, e.g. a checkout
+//           of an earlier commit after `npm ci && npm run build`): its cold run, for a before/after
+//           comparison measured in the same run, named by --before-label (default: DIR's git commit,
+//           else its name)
+// and reports medians and ratios to git. Every baton result is checked against git's tree id. The
+// builds are measured from snapshots of bin/ + dist/ (bench/lib.mjs), so a concurrent
+// `npm run build` cannot change them halfway; the load average is recorded before and after.
 // Results: bench/results/fingerprint.json and bench/results/fingerprint.md.
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { cleanup, snapshotBuild } from './lib.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -28,15 +36,42 @@ const opt = (name, dflt) => {
   return i >= 0 ? args[i + 1] : dflt;
 };
 // --baton <bin/baton.mjs>: another build of the CLI (default: this checkout's bin/baton.mjs).
-const BATON = path.resolve(opt('--baton', path.join(ROOT, 'bin', 'baton.mjs')));
+const BATON_SOURCE = path.resolve(opt('--baton', path.join(ROOT, 'bin', 'baton.mjs')));
+const BEFORE_SOURCE = opt('--before', null);
+/** How the results name the before build: --before-label, else the commit of DIR, else its name. */
+function beforeLabel() {
+  if (opt('--before-label', null)) return opt('--before-label', null);
+  try {
+    return `commit ${execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: BEFORE_SOURCE, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim()}`;
+  } catch {
+    return path.basename(path.resolve(BEFORE_SOURCE));
+  }
+}
 const SIZES = opt('--sizes', '2000,20000').split(',').map(Number);
 const REPS = Number(opt('--reps', '7'));
 const KEEP = args.includes('--keep');
 
-if (!fs.existsSync(path.join(path.dirname(BATON), '..', 'dist', 'baton.mjs'))) {
-  console.error('dist/baton.mjs missing: run `npm run build` first');
-  process.exit(2);
+for (const bin of [BATON_SOURCE, ...(BEFORE_SOURCE ? [path.join(path.resolve(BEFORE_SOURCE), 'bin', 'baton.mjs')] : [])]) {
+  if (!fs.existsSync(path.join(path.dirname(bin), '..', 'dist', 'baton.mjs'))) {
+    console.error(`${path.join(path.dirname(bin), '..', 'dist', 'baton.mjs')} missing: run \`npm run build\` first`);
+    process.exit(2);
+  }
 }
+/** bin/ + dist/ of a build copied aside (bench/lib.mjs), so a concurrent `npm run build` cannot change it. */
+const snapshotOf = (buildDir) => {
+  const saved = process.env.BATON_BENCH_BUILD;
+  process.env.BATON_BENCH_BUILD = buildDir;
+  try {
+    return snapshotBuild();
+  } finally {
+    if (saved === undefined) delete process.env.BATON_BENCH_BUILD;
+    else process.env.BATON_BENCH_BUILD = saved;
+  }
+};
+const BATON_BUILD = snapshotOf(path.resolve(path.dirname(BATON_SOURCE), '..'));
+const BATON = BATON_BUILD.bin;
+const BEFORE_BUILD = BEFORE_SOURCE ? snapshotOf(path.resolve(BEFORE_SOURCE)) : null;
+const loadAtStart = os.loadavg().map((x) => Number(x.toFixed(2)));
 
 const HOME = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-bench-home-'));
 const GIT_ENV = {
@@ -124,9 +159,17 @@ function gitProcedure(root) {
   return { tree, ms };
 }
 
-function batonCold(root) {
+/** The runtime starting and exiting with nothing to do, in the same environment: the floor of any cold run. */
+function emptyStart() {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [BATON, 'fingerprint', '--repo', root], { encoding: 'utf8', env: GIT_ENV });
+  const r = spawnSync(process.execPath, ['-e', '0'], { env: GIT_ENV });
+  if (r.status !== 0) throw new Error('node -e 0 failed');
+  return performance.now() - t0;
+}
+
+function batonCold(root, bin = BATON) {
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [bin, 'fingerprint', '--repo', root], { encoding: 'utf8', env: GIT_ENV });
   const ms = performance.now() - t0;
   if (r.status !== 0) throw new Error(`baton fingerprint failed: ${r.stderr}`);
   return { tree: r.stdout.trim(), ms };
@@ -165,22 +208,31 @@ async function benchSize(n, fpModule) {
   const gitTimes = [];
   const coldTimes = [];
   const warmTimes = [];
+  const beforeTimes = [];
+  const startTimes = [];
+  const loads = [];
   const edited = path.join(root, 'src/pkg0/mod0/part0/file1.md');
   for (let rep = 0; rep < REPS; rep++) {
     // A small edit, then each contender on the same work tree.
     fs.appendFileSync(edited, `// edit ${rep}\n`);
     const g = gitProcedure(root);
+    // With a before build, the two cold runs take turns going first.
+    const b0 = BEFORE_BUILD && rep % 2 === 1 ? batonCold(root, BEFORE_BUILD.bin) : null;
     const c = batonCold(root);
+    const b = BEFORE_BUILD ? (b0 ?? batonCold(root, BEFORE_BUILD.bin)) : null;
     const t0 = performance.now();
     const w = await fingerprinter.capture(root);
     const wMs = performance.now() - t0;
-    if (c.tree !== g.tree || w !== g.tree) {
-      throw new Error(`mismatch at ${n} files, rep ${rep}: git ${g.tree}, cold ${c.tree}, warm ${w}`);
+    if (c.tree !== g.tree || w !== g.tree || (b && b.tree !== g.tree)) {
+      throw new Error(`mismatch at ${n} files, rep ${rep}: git ${g.tree}, cold ${c.tree}, warm ${w}${b ? `, before ${b.tree}` : ''}`);
     }
     gitTimes.push(g.ms);
     coldTimes.push(c.ms);
     warmTimes.push(wMs);
-    process.stderr.write(`  rep ${rep + 1}/${REPS}: git ${g.ms.toFixed(0)} ms, cold ${c.ms.toFixed(0)} ms, warm ${wMs.toFixed(0)} ms\n`);
+    if (b) beforeTimes.push(b.ms);
+    startTimes.push(emptyStart());
+    loads.push(os.loadavg()[0]);
+    process.stderr.write(`  rep ${rep + 1}/${REPS}: git ${g.ms.toFixed(0)} ms, cold ${c.ms.toFixed(0)} ms, warm ${wMs.toFixed(0)} ms${b ? `, before ${b.ms.toFixed(0)} ms` : ''}\n`);
   }
   const g = gitProcedure(root);
   if (first === g.tree) throw new Error('the edits did not change the fingerprint');
@@ -192,7 +244,8 @@ async function benchSize(n, fpModule) {
     gitMs: median(gitTimes),
     coldMs: median(coldTimes),
     warmMs: median(warmTimes),
-    samples: { git: gitTimes, cold: coldTimes, warm: warmTimes },
+    emptyStartMs: median(startTimes),
+    samples: { git: gitTimes, cold: coldTimes, warm: warmTimes, ...(BEFORE_BUILD ? { before: beforeTimes } : {}), emptyStart: startTimes, loadAverage1m: loads },
   };
   result.coldRatio = result.coldMs / result.gitMs;
   result.warmRatio = result.warmMs / result.gitMs;
@@ -200,6 +253,12 @@ async function benchSize(n, fpModule) {
   // to load from other processes drifting during the run.
   result.pairedColdRatio = median(coldTimes.map((c, i) => c / gitTimes[i]));
   result.pairedWarmRatio = median(warmTimes.map((w, i) => w / gitTimes[i]));
+  result.medianLoadAverage1m = Number(median(loads).toFixed(2));
+  if (BEFORE_BUILD) {
+    result.beforeColdMs = median(beforeTimes);
+    result.beforeColdRatio = result.beforeColdMs / result.gitMs;
+    result.pairedBeforeColdRatio = median(beforeTimes.map((c, i) => c / gitTimes[i]));
+  }
   if (!KEEP) fs.rmSync(root, { recursive: true, force: true });
   else result.repo = root;
   return result;
@@ -211,6 +270,7 @@ for (const n of SIZES) results.push(await benchSize(n, fpModule));
 
 const cpus = os.cpus();
 const machine = {
+  loadAverageAtStart: loadAtStart,
   cpu: cpus[0]?.model ?? 'unknown',
   cores: cpus.length,
   memoryGiB: Math.round(os.totalmem() / 2 ** 30),
@@ -219,8 +279,11 @@ const machine = {
   git: execFileSync('git', ['--version'], { encoding: 'utf8' }).trim(),
   loadAverage: os.loadavg().map((x) => Number(x.toFixed(2))),
 };
-const command = 'npm run build && node bench/fingerprint.mjs' + (args.length ? ` ${args.join(' ')}` : '');
-const report = { date: new Date().toISOString(), command, machine, goals: { cold: 1.0, warm: 0.5 }, results };
+// The command as run, with the before build's directory (outside this checkout) written as DIR.
+const shownArgs = args.map((a, i) => (args[i - 1] === '--before' ? 'DIR' : /[\s'"]/.test(a) ? `'${a.replace(/'/g, "'\\''")}'` : a));
+const command = 'npm run build && node bench/fingerprint.mjs' + (shownArgs.length ? ` ${shownArgs.join(' ')}` : '');
+const builds = { measured: BATON_BUILD.bundleHash, ...(BEFORE_BUILD ? { before: BEFORE_BUILD.bundleHash, beforeLabel: beforeLabel() } : {}) };
+const report = { date: new Date().toISOString(), command, machine, builds, goals: { cold: 1.0, warm: 0.5 }, results };
 
 const outDir = path.join(ROOT, 'bench', 'results');
 fs.mkdirSync(outDir, { recursive: true });
@@ -231,7 +294,9 @@ const md = [
   '',
   `Reproduce: \`${command}\``,
   '',
-  `Date: ${report.date} · CPU: ${machine.cpu} × ${machine.cores} · ${machine.memoryGiB} GiB · ${machine.os} · Node ${machine.node} · ${machine.git} · load average at the end: ${machine.loadAverage.join(' ')}`,
+  `Date: ${report.date} · CPU: ${machine.cpu} × ${machine.cores} · ${machine.memoryGiB} GiB · ${machine.os} · Node ${machine.node} · ${machine.git} · load average (1, 5, 15 min) at the start: ${machine.loadAverageAtStart.join(' ')}, at the end: ${machine.loadAverage.join(' ')}; median 1-minute load during the repetitions: ${results.map((r) => `${r.medianLoadAverage1m} (${r.files} files)`).join(', ')}`,
+  '',
+  `Builds (hash of dist/*.mjs): measured ${builds.measured}${builds.before ? `, before ${builds.before}` : ''}.`,
   '',
   'Medians of interleaved repetitions, wall time in ms. git = the 4-command git procedure on a temporary',
   'index; cold = a fresh `node bin/baton.mjs fingerprint` process (start-up included); warm = `capture()`',
@@ -245,8 +310,23 @@ const md = [
       `| ${r.files} | ${r.trackedFiles} | ${fmt(r.gitMs)} | ${fmt(r.coldMs)} | ${fmt(r.warmMs)} | ${r.coldRatio.toFixed(2)}× | ${r.warmRatio.toFixed(2)}× | ${r.pairedColdRatio.toFixed(2)}× | ${r.pairedWarmRatio.toFixed(2)}× |`,
   ),
   '',
+  ...(BEFORE_BUILD
+    ? [
+        `Before (${builds.beforeLabel}, \`--before DIR\`), cold, measured in the same repetitions:`,
+        '',
+        '| files | git (ms) | before cold (ms) | after cold (ms) | before cold / git | after cold / git | paired before / git | paired after / git |',
+        '| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+        ...results.map(
+          (r) =>
+            `| ${r.files} | ${fmt(r.gitMs)} | ${fmt(r.beforeColdMs)} | ${fmt(r.coldMs)} | ${r.beforeColdRatio.toFixed(2)}× | ${r.coldRatio.toFixed(2)}× | ${r.pairedBeforeColdRatio.toFixed(2)}× | ${r.pairedColdRatio.toFixed(2)}× |`,
+        ),
+        '',
+      ]
+    : []),
   '"cold / git" divides the medians; "paired" is the median of the per-repetition ratios (git and baton',
   'measured back to back), less sensitive to other load on the machine drifting during the run.',
+  '',
+  `Of a cold run, the runtime's own start (\`node -e 0\` in the same environment, median) takes ${results.map((r) => `${fmt(r.emptyStartMs)} ms (${r.files} files)`).join(', ')}${process.env.NODE_EXTRA_CA_CERTS ? '; NODE_EXTRA_CA_CERTS is set here, so every Node process parses that CA bundle before running any code' : ''}.`,
   '',
   'Repository shape: `src/pkgP/modM/partD/fileN.*`, ~10 files per directory (1–60 lines each, every 97th executable), 95% of them',
   'committed and packed (`git gc`), 1% modified, 0.5% deleted, 5% untracked, an ignored `node_modules/`',
@@ -257,3 +337,4 @@ const md = [
 fs.writeFileSync(path.join(outDir, 'fingerprint.md'), md);
 process.stdout.write(md);
 fs.rmSync(HOME, { recursive: true, force: true });
+await cleanup();

@@ -68,9 +68,9 @@ export function redisClient(socket) {
  * Copies bin/ and dist/ to a temp dir: the bundle is self-contained, and a copy cannot be rebuilt
  * under our feet by someone running `npm run build` in the same checkout.
  */
-export function snapshotBuild() {
-  // BATON_BENCH_BUILD=DIR measures another build (a DIR holding bin/ and dist/), e.g. for A/B runs.
-  const source = process.env.BATON_BENCH_BUILD ? path.resolve(process.env.BATON_BENCH_BUILD) : PROJECT_ROOT;
+export function snapshotBuild(from) {
+  // BATON_BENCH_BUILD=DIR (or `from`) measures another build (a DIR holding bin/ and dist/), e.g. for A/B runs.
+  const source = from ?? (process.env.BATON_BENCH_BUILD ? path.resolve(process.env.BATON_BENCH_BUILD) : PROJECT_ROOT);
   const dist = path.join(source, 'dist', 'baton.mjs');
   if (!fs.existsSync(dist)) throw new Error(`${dist} is missing: run \`npm run build\` first`);
   const dir = tempDir('build');

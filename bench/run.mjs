@@ -5,6 +5,7 @@
 //   npm run bench -- --quick       smaller runs, for checking that everything works
 //   npm run bench -- --no-build    measure the dist/ that is there
 //   npm run bench -- --only hook,latency
+//   npm run bench -- --only manyCheckouts --baseline DIR   (DIR: another build's bin/ + dist/, measured alongside)
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,6 +21,12 @@ const BENCHMARKS = [
   { name: 'throughput', script: 'throughput.mjs', args: quick ? ['--events', '20'] : [] },
   // Written by the fingerprint work (issue: fingerprints); run when present.
   { name: 'fingerprint', script: 'fingerprint.mjs', args: quick ? ['--sizes', '2000', '--reps', '3'] : [], optional: true },
+  // One worker, N checkouts; `--baseline DIR` adds the build in DIR (e.g. one from before serving on demand) to the same run.
+  {
+    name: 'manyCheckouts',
+    script: 'manyCheckouts.mjs',
+    args: [...(quick ? ['--sizes', '1,16', '--samples', '3', '--idle-seconds', '3'] : []), ...(options.baseline ? ['--baseline', String(options.baseline)] : [])],
+  },
   // Needs Chromium (/usr/bin/chromium or $CHROMIUM).
   { name: 'runview', script: 'runview.mjs', args: quick ? ['--events', '150', '--blocks', '2', '--warmup', '10'] : [], optional: true },
 ];
@@ -107,10 +114,29 @@ if (fingerprint) {
     rows.push([
       `Fingerprint, ${result.files} files`,
       goalApplies ? `cold ≤ ${goals.cold ?? '?'}× git, warm ≤ ${goals.warm ?? '?'}× git` : '(reported; the goal is for 20k files)',
-      `cold ${Math.round(result.coldRatio * 100) / 100}× (${Math.round(result.coldMs)} ms vs git ${Math.round(result.gitMs)} ms), warm ${Math.round(result.warmRatio * 100) / 100}×`,
+      `cold ${Math.round(result.coldRatio * 100) / 100}× (${Math.round(result.coldMs)} ms vs git ${Math.round(result.gitMs)} ms${typeof result.beforeColdRatio === 'number' ? `; before: ${Math.round(result.beforeColdRatio * 100) / 100}×` : ''}), warm ${Math.round(result.warmRatio * 100) / 100}×`,
       mark(met),
       'fingerprint.md',
       fingerprint.date ?? fingerprint.machine?.date ?? '',
+    ]);
+  }
+}
+const many = read('manyCheckouts');
+if (many) {
+  const largest = Math.max(...many.results.map((result) => result.checkouts));
+  const smallest = Math.min(...many.results.map((result) => result.checkouts));
+  for (const build of many.builds) {
+    const at = (size) => many.results.find((result) => result.build === build.label && result.checkouts === size);
+    const [first, last] = [at(smallest), at(largest)];
+    if (!first || !last) continue;
+    const goals = many.goalMet[build.label] ?? {};
+    rows.push([
+      `One worker, ${smallest} → ${largest} checkouts (${build.label})`,
+      'connections and idle commands/s ≤ 2× N = 1 (≤ 5 busy), RSS ≤ 150 MB, idle round trip ≤ 1.3× busy',
+      `connections (INFO clients) ${first.idle.infoClients} → ${last.idle.infoClients} idle, ${first.busyInfoClients} → ${last.busyInfoClients} busy (the worker's own: ${first.idle.connections} → ${last.idle.connections}, ${first.busyConnections} → ${last.busyConnections}); idle commands/s ${first.idle.commandsPerSecond} → ${last.idle.commandsPerSecond}; RSS ${last.idle.rssMb} MB; round trip idle/busy ${last.idleOverBusy.cli}× (command), ${last.idleOverBusy.inProcess}× (in process)`,
+      mark(Object.values(goals).every(Boolean)),
+      'manyCheckouts.md',
+      many.machine.date,
     ]);
   }
 }

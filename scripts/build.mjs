@@ -2,14 +2,19 @@
 // JavaScript on Node, Bun and Deno without a TypeScript loader. Code splitting keeps commands lean:
 // heavy modules (dashboard, fingerprints) load only when a command needs them.
 //
-// `baton hook` starts for every agent event, so it gets a bundle of its own, dist/hook.mjs
-// (bin/baton.mjs picks it): one file with only what the hook imports statically. Each module the
-// hook imports lazily (`await import(...)`: the ioredis fallback, zod schemas, the spawn check),
-// except the light ones listed in HOOK_BUNDLE_LAZY, is left out of it and loaded from the main
-// bundle instead, where it becomes an entry point (dist/lib/<name>.mjs). Why not one split build: esbuild would put the zod core that the hook's
-// zod/mini shares with full zod into one chunk the hook loads at start-up (~650 KB, ~25 ms).
-// The build fails if the hook bundle's static part pulls in a package it should not (see
-// HOOK_BUNDLE_PACKAGES), and if any code imports a CommonJS module lazily: in the bundle that module
+// Two commands get a bundle of their own (bin/baton.mjs picks it), one file with only what the
+// command imports statically:
+// - `baton hook` (dist/hook.mjs) starts for every agent event;
+// - `baton fingerprint` (dist/fingerprint.mjs) is measured cold against git (bench/fingerprint.mjs):
+//   without it, the command would load the main bundle's chunk graph and commander first.
+// Each module such a command imports lazily (`await import(...)`: the hook's ioredis fallback, zod
+// schemas and spawn check; the fingerprint's isomorphic-git pack reader), except the light ones
+// listed in its `keepLazy`, is left out of its bundle and loaded from the main bundle instead, where
+// it becomes an entry point (dist/lib/<name>.mjs). Why not one split build: esbuild would put the zod
+// core that the hook's zod/mini shares with full zod into one chunk the hook loads at start-up
+// (~650 KB, ~25 ms). The build fails if a lean bundle's static part pulls in a package it should not
+// (see `packages`).
+// The build also fails if any code imports a CommonJS module lazily: in the bundle that module
 // would have only a `default` export (scripts/lazyImports.mjs; test/cli/bundleImports.test.ts loads
 // every lazily imported module of dist/ and checks the names the code reads from it).
 import { build } from 'esbuild';
@@ -20,14 +25,28 @@ import { lazyCommonJsImports } from './lazyImports.mjs';
 
 process.chdir(fileURLToPath(new URL('..', import.meta.url)));
 
-/** Packages (and files of them) the hook bundle may contain; anything else must be a lazy import. */
-const HOOK_BUNDLE_PACKAGES = [
-  /^node_modules\/zod\/v4\/(mini|core)\//, // zod/mini for the payload check (tree-shaken, ~30 KB)
-  /^node_modules\/bullmq\/dist\/cjs\/(scripts\/addStandardJob-\d+|version)\.js$/, // BullMQ's add script (Lua text) and version
-];
-
-/** Lazy imports of the hook that stay in its bundle (light, and needed on every enqueue). */
-const HOOK_BUNDLE_LAZY = ['src/queue/hookTransport.ts', 'src/queue/spool.ts'];
+/**
+ * The lean bundles: entry, why it must stay small, the packages (and files of them) it may contain
+ * (anything else must be a lazy import), and its lazy imports that stay in it (light, and needed on
+ * every run).
+ */
+const LEAN_BUNDLES = {
+  hook: {
+    entry: 'src/cli/hookMain.ts',
+    why: 'it starts for every agent event',
+    packages: [
+      /^node_modules\/zod\/v4\/(mini|core)\//, // zod/mini for the payload check (tree-shaken, ~30 KB)
+      /^node_modules\/bullmq\/dist\/cjs\/(scripts\/addStandardJob-\d+|version)\.js$/, // BullMQ's add script (Lua text) and version
+    ],
+    keepLazy: ['src/queue/hookTransport.ts', 'src/queue/spool.ts'],
+  },
+  fingerprint: {
+    entry: 'src/cli/fingerprintMain.ts',
+    why: 'a cold `baton fingerprint` is measured against git',
+    packages: [/^node_modules\/ignore\//], // gitignore matching
+    keepLazy: [],
+  },
+};
 
 const common = {
   bundle: true,
@@ -41,18 +60,18 @@ const common = {
   banner: { js: "import { createRequire as __batonCreateRequire } from 'node:module'; const require = __batonCreateRequire(import.meta.url);" },
 };
 
-/** Turns the hook's lazy imports of project modules into imports of ./lib/<name>.mjs, recording them. */
-function lazyImportsFromMainBundle(lazyModules) {
+/** Turns a lean bundle's lazy imports of project modules into imports of ./lib/<name>.mjs, recording them. */
+function lazyImportsFromMainBundle(lazyModules, keepLazy) {
   return {
-    name: 'hook-lazy-imports',
+    name: 'lean-bundle-lazy-imports',
     setup(pluginBuild) {
       pluginBuild.onResolve({ filter: /.*/ }, (args) => {
         if (args.kind !== 'dynamic-import' || args.path.startsWith('node:')) return undefined;
         if (!args.path.startsWith('.')) {
-          return { errors: [{ text: `the hook bundle imports the package '${args.path}' lazily from ${args.importer}: import a project module that imports it instead` }] };
+          return { errors: [{ text: `a lean bundle imports the package '${args.path}' lazily from ${args.importer}: import a project module that imports it instead` }] };
         }
         const source = path.relative('src', path.resolve(path.dirname(args.importer), args.path));
-        if (HOOK_BUNDLE_LAZY.includes(`src/${source.split(path.sep).join('/')}`)) return undefined;
+        if (keepLazy.includes(`src/${source.split(path.sep).join('/')}`)) return undefined;
         const name = source.replace(/\.ts$/, '').split(path.sep).join('-');
         lazyModules.set(name, `src/${source.split(path.sep).join('/')}`);
         return { path: `./lib/${name}.mjs`, external: true };
@@ -68,19 +87,21 @@ const retired = `dist.retired-${process.pid}`;
 rmSync(staging, { recursive: true, force: true });
 try {
   const lazyModules = new Map();
-  const hook = await build({
-    ...common,
-    entryPoints: { hook: 'src/cli/hookMain.ts' },
-    outdir: staging,
-    splitting: false,
-    outExtension: { '.js': '.mjs' },
-    plugins: [lazyImportsFromMainBundle(lazyModules)],
-  });
-  // What ends up in the file (the metafile's inputs also list what tree shaking dropped).
-  const contents = Object.entries(hook.metafile.outputs[`${staging}/hook.mjs`].inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([input]) => input);
-  const strays = contents.filter((input) => input.startsWith('node_modules/') && !HOOK_BUNDLE_PACKAGES.some((allowed) => allowed.test(input)));
-  if (strays.length > 0) {
-    throw new Error(`dist/hook.mjs must stay small (it starts for every agent event), but it would contain:\n  ${strays.join('\n  ')}\nImport what needs them lazily (await import(...)), or extend HOOK_BUNDLE_PACKAGES in scripts/build.mjs.`);
+  for (const [name, lean] of Object.entries(LEAN_BUNDLES)) {
+    const result = await build({
+      ...common,
+      entryPoints: { [name]: lean.entry },
+      outdir: staging,
+      splitting: false,
+      outExtension: { '.js': '.mjs' },
+      plugins: [lazyImportsFromMainBundle(lazyModules, lean.keepLazy)],
+    });
+    // What ends up in the file (the metafile's inputs also list what tree shaking dropped).
+    const contents = Object.entries(result.metafile.outputs[`${staging}/${name}.mjs`].inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([input]) => input);
+    const strays = contents.filter((input) => input.startsWith('node_modules/') && !lean.packages.some((allowed) => allowed.test(input)));
+    if (strays.length > 0) {
+      throw new Error(`dist/${name}.mjs must stay small (${lean.why}), but it would contain:\n  ${strays.join('\n  ')}\nImport what needs them lazily (await import(...)), or extend LEAN_BUNDLES.${name}.packages in scripts/build.mjs.`);
+    }
   }
   const main = await build({
     ...common,
@@ -94,11 +115,12 @@ try {
   if (lazyCommonJs.length > 0) {
     throw new Error(
       `a CommonJS module imported lazily (await import(...)) has only a 'default' export in the bundle, so the names read from it are undefined:\n  ${lazyCommonJs.join('\n  ')}\n` +
-        'Import the package statically from a project module and import that module lazily (see src/fingerprint/isomorphicGit.ts).',
+        'Import the package statically from a project module and import that module lazily (see src/fingerprint/packedObjects.ts).',
     );
   }
   if (process.env.BATON_BUILD_VERBOSE) {
-    process.stderr.write(`dist/hook.mjs: ${statSync(path.join(staging, 'hook.mjs')).size} bytes; lazy from the main bundle: ${[...lazyModules.values()].join(', ')}\n`);
+    const sizes = Object.keys(LEAN_BUNDLES).map((name) => `dist/${name}.mjs: ${statSync(path.join(staging, `${name}.mjs`)).size} bytes`);
+    process.stderr.write(`${sizes.join('; ')}; lazy from the main bundle: ${[...lazyModules.values()].join(', ')}\n`);
   }
 } catch (error) {
   rmSync(staging, { recursive: true, force: true });

@@ -2,62 +2,79 @@
 // between two fingerprints. For users checking receipts, and for benchmarks.
 import fs from 'node:fs';
 import path from 'node:path';
-import { Command, CommanderError } from 'commander';
+import { parseArgs } from 'node:util';
 import { findRepoRoot } from '../core/repoRoot.ts';
 import { createFingerprinter } from '../fingerprint/index.ts';
-import { acceptUnusedOptions, warnUnusedOptions } from './options.ts';
-import type { UnusedOptions } from './options.ts';
+import { unusedOptionWarning } from './common.ts';
 
-const DESCRIPTION = `Print the workspace fingerprint: the git tree id of the work tree with .gitignore applied and
+// Arguments are parsed with node:util's parseArgs (Node, Bun and Deno have it), not commander like
+// the other commands: `baton fingerprint` has its own lean bundle (dist/fingerprint.mjs, see
+// scripts/build.mjs) because its cold run is measured against git (bench/fingerprint.mjs,
+// docs/architecture.md "Performance"), and loading commander costs ~10 ms of it. The help text is
+// written out below in commander's layout.
+
+const REDIS_IGNORED = 'baton fingerprint reads the work tree and .git only; it does not use Redis';
+
+const HELP = `Usage: baton fingerprint [options] [fingerprints...]
+
+Print the workspace fingerprint: the git tree id of the work tree with .gitignore applied and
 .agents/workspace/active force-included (what 'git read-tree HEAD && git add -A && git add -f
 .agents/workspace/active && git write-tree' gives on a temporary index), computed without git.
 
 With --diff A B, print the repo-relative paths that differ between two fingerprints, one per line
-(what 'git diff --name-only --no-renames A B' lists).`;
+(what 'git diff --name-only --no-renames A B' lists).
 
-type Options = { repo?: string; json?: boolean; diff?: boolean; stats?: boolean };
+Arguments:
+  fingerprints   with --diff: the two fingerprints to compare (before, after)
 
-const UNUSED: UnusedOptions = { redis: 'baton fingerprint reads the work tree and .git only; it does not use Redis' };
+Options:
+  --repo <dir>   repository (default: nearest ancestor of the working directory holding .git)
+  --diff         list the paths changed between two fingerprints
+  --json         print JSON for machines
+  --stats        with --json: include capture counters (files hashed, taken from the index, …)
+  --redis <url>  accepted and ignored: ${REDIS_IGNORED}
+  -h, --help     show this help
+`;
+
+const OPTIONS = {
+  repo: { type: 'string' },
+  diff: { type: 'boolean' },
+  json: { type: 'boolean' },
+  stats: { type: 'boolean' },
+  redis: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Options = { repo?: string; json?: boolean; diff?: boolean; stats?: boolean; redis?: string; help?: boolean };
+
+/** What is wrong with the arguments parseArgs refused: "unknown option '--x'", else its own message. */
+function argumentError(argv: string[], error: unknown): string {
+  const { tokens } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: false, tokens: true });
+  const unknown = tokens.find((token) => token.kind === 'option' && !Object.hasOwn(OPTIONS, token.name));
+  if (unknown?.kind === 'option') return `unknown option '${unknown.rawName}'`;
+  const message = error instanceof Error ? error.message : String(error);
+  return `${message.charAt(0).toLowerCase()}${message.slice(1)}`;
+}
 
 export async function run(argv: string[]): Promise<number> {
-  let stdout = '';
-  let stderr = '';
-  const program = new Command('baton fingerprint')
-    .description(DESCRIPTION)
-    .argument('[fingerprints...]', 'with --diff: the two fingerprints to compare (before, after)')
-    .option('--repo <dir>', 'repository (default: nearest ancestor of the working directory holding .git)')
-    .option('--diff', 'list the paths changed between two fingerprints')
-    .option('--json', 'print JSON for machines')
-    .option('--stats', 'with --json: include capture counters (files hashed, taken from the index, …)')
-    .helpOption('-h, --help', 'show this help')
-    .exitOverride()
-    .configureOutput({
-      writeOut: (s) => {
-        stdout += s;
-      },
-      writeErr: (s) => {
-        stderr += s;
-      },
-    });
-
-  acceptUnusedOptions(program, UNUSED);
-  let parsed: { options: Options; args: string[] };
-  try {
-    program.parse(argv, { from: 'user' });
-    parsed = { options: program.opts<Options>(), args: program.args };
-  } catch (error) {
-    process.stdout.write(stdout);
-    process.stderr.write(stderr);
-    if (error instanceof CommanderError) return error.code === 'commander.helpDisplayed' || error.exitCode === 0 ? 0 : 1;
-    throw error;
-  }
-
-  warnUnusedOptions(program, UNUSED);
-  const { options, args } = parsed;
   const fail = (message: string): number => {
     process.stderr.write(`baton fingerprint: ${message}\n`);
     return 1;
   };
+  let parsed: { options: Options; args: string[] };
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
+    parsed = { options: values as Options, args: positionals };
+  } catch (error) {
+    return fail(`${argumentError(argv, error)} (see baton fingerprint --help)`);
+  }
+  if (parsed.options.help) {
+    process.stdout.write(HELP);
+    return 0;
+  }
+  if (parsed.options.redis !== undefined) process.stderr.write(unusedOptionWarning('baton fingerprint', 'redis', REDIS_IGNORED));
+
+  const { options, args } = parsed;
 
   if (options.diff) {
     if (args.length !== 2) return fail(`--diff needs exactly two fingerprints (before, after), got ${args.length}`);

@@ -15,6 +15,7 @@ export type WorkerCommandOptions = {
   shutdownDeadline: number;
   lockDuration?: number;
   stalledInterval?: number;
+  keepWarm?: number;
   dashboard?: boolean;
   port?: number;
   host: string;
@@ -33,6 +34,7 @@ export async function run(argv: string[]): Promise<number> {
     .option('--shutdown-deadline <ms>', 'on SIGINT/SIGTERM, wait at most this long for the active job', positiveInteger, 10_000)
     .option('--lock-duration <ms>', 'job lock duration: how soon a killed worker\'s job is handed over', positiveInteger)
     .option('--stalled-interval <ms>', 'how often to look for jobs of killed workers', positiveInteger)
+    .option('--keep-warm <ms>', 'keep consuming a repository\'s queue this long after its last job (default 120000); idle repositories are watched on one shared connection', positiveInteger)
     .option('--dashboard', 'also serve the queue dashboard')
     .option('--port <n>', 'dashboard port (default 3000; 0 picks a free port)', portNumber);
   dashboardOptions(program).option('--quiet', 'log only problems');
@@ -69,6 +71,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
       discoverRoots: options.discover ? options.allowRoot : [],
       lockDurationMs: options.lockDuration,
       stalledIntervalMs: options.stalledInterval,
+      keepWarmMs: options.keepWarm,
       quiet: options.quiet,
     },
     options.shutdownDeadline,

@@ -4,7 +4,7 @@ import { Counter, Gauge, Registry } from 'prom-client';
 import type { Redis } from 'ioredis';
 import { listRuns } from '../core/runList.ts';
 import type { RunRow } from '../core/runList.ts';
-import { DEFAULT_PREFIX, HEARTBEAT_TTL_MS, LATENCY_BUCKETS_S, heartbeatKey, metricsKey } from '../queue/keys.ts';
+import { DEFAULT_PREFIX, HEARTBEAT_TTL_MS, LATENCY_BUCKETS_S, heartbeatKey, liveServers, metricsKey, workersKey } from '../queue/keys.ts';
 import { spooledFiles } from '../queue/spool.ts';
 import type { DashboardRepository } from './repositories.ts';
 
@@ -184,7 +184,9 @@ async function takeSnapshot(repositories: readonly DashboardRepository[]): Promi
   const first = repositories[0];
   const redis: Redis | null = first ? await redisOf(first) : null;
   const prefix = first?.queue.opts.prefix ?? DEFAULT_PREFIX;
-  const [events, latency] = redis ? await Promise.all([redis.hgetall(metricsKey(prefix, 'events')), redis.hgetall(metricsKey(prefix, 'latency'))]) : [{}, {}];
+  const [events, latency, liveWorkers] = redis
+    ? await Promise.all([redis.hgetall(metricsKey(prefix, 'events')), redis.hgetall(metricsKey(prefix, 'latency')), redis.zrangebyscore(workersKey(prefix), now, '+inf', 'WITHSCORES')])
+    : [{}, {}, []];
   const queueCounts = new Map<string, Record<string, number>>();
   const heartbeats = new Map<string, (readonly [string, number])[]>();
   const runs = new Map<string, RunRow[] | null>();
@@ -192,13 +194,13 @@ async function takeSnapshot(repositories: readonly DashboardRepository[]): Promi
   await Promise.all(
     repositories.map(async (repo) => {
       const client = await redisOf(repo);
-      const [counts, beats] = await Promise.all([
+      const [counts, members] = await Promise.all([
         repo.queue.getJobCounts(...QUEUE_STATES),
-        client.zrangebyscore(heartbeatKey(repo.queue.opts.prefix ?? prefix, repo.queue.name), now, '+inf', 'WITHSCORES'),
+        client.zrange(heartbeatKey(repo.queue.opts.prefix ?? prefix, repo.queue.name), '0', '-1', 'WITHSCORES'),
       ]);
       queueCounts.set(repo.id, counts);
-      const live: (readonly [string, number])[] = [];
-      for (let index = 0; index + 1 < beats.length; index += 2) live.push([beats[index]!, Number(beats[index + 1])]);
+      // Serving workers whose process heartbeat is live (docs/architecture.md "Serving on demand").
+      const live = liveServers(members, liveWorkers, now);
       heartbeats.set(repo.id, live);
       // Files of a repository on another machine are not readable here: those metrics are left out.
       if (!fs.existsSync(path.join(repo.root, '.git'))) {

@@ -17,10 +17,12 @@ import fs from 'node:fs';
 import { Buffer } from 'node:buffer';
 import type { IndexSnapshot } from './indexFile.ts';
 import { isExcluded, matcherFor, pushLevel, type RuleFileCache, type RuleStack } from './ignoreRules.ts';
-import { hashWrapped, type ObjectDatabase } from './objects.ts';
+import { hashWrapped, readFileAsBlob, wrapObject, type ObjectDatabase } from './objects.ts';
 import { findGitDir, readCommonDir, resolveHead, type RepoConfig } from './repository.ts';
+import { checkForcedPath, NOT_A_REPOSITORY, nestedRepository, readDir } from './workTree.ts';
 import { NO_HEAD, childHeadDir, headDir, headEntry, rootHeadDir, type HeadDir, type HeadTrees } from './headTrees.ts';
 import {
+  fileKind,
   KIND_FILE,
   KIND_SYMLINK,
   lookupIndex,
@@ -35,7 +37,7 @@ import {
   MODE_GITLINK,
   MODE_SYMLINK,
   MODE_TREE,
-  serializeTreeWrapped,
+  serializeTreeTransient,
   sortTreeEntries,
   type TreeEntry,
   type TreeMode,
@@ -49,8 +51,8 @@ export type CaptureContext = {
   index: IndexSnapshot;
   rules: RuleFileCache;
   /** Stat cache from earlier captures (read) and the one being built (written; null: not kept). */
-  previous: Map<string, CachedStat>;
-  next: Map<string, CachedStat> | null;
+  previous: StatCache;
+  next: StatCache | null;
   /** Hashed files whose mtime or ctime is at or after this are not remembered (racy). */
   trustBeforeNs: bigint;
   /** Repo-relative path force-added like `git add -f`, or null. */
@@ -63,7 +65,36 @@ export type CaptureContext = {
 
 export type CaptureStats = { files: number; hashed: number; fromIndex: number; fromCache: number; trees: number };
 
+/**
+ * The stat cache a fingerprinter keeps between captures: directory (repo-relative, '' for the root)
+ * → entry name → what was learned. Per directory, like the index (indexFile.ts), so that the walk
+ * looks a file up by its name instead of hashing its whole path.
+ */
+export type StatCache = Map<string, Map<string, CachedStat>>;
+
+/** What the caches know about the entries of one directory. */
+type DirCaches = {
+  index: ReadonlyMap<string, number> | undefined;
+  previous: ReadonlyMap<string, CachedStat> | undefined;
+  next: Map<string, CachedStat> | null;
+};
+
+function dirCaches(ctx: CaptureContext, rel: string): DirCaches {
+  let next: Map<string, CachedStat> | null = null;
+  if (ctx.next !== null) {
+    next = ctx.next.get(rel) ?? null;
+    if (next === null) {
+      next = new Map();
+      ctx.next.set(rel, next);
+    }
+  }
+  return { index: ctx.index.dirs.get(rel), previous: ctx.previous.get(rel), next };
+}
+
 type Dirent = fs.Dirent;
+
+/** Nanosecond times (bigint), and undefined instead of a throw for a path that is gone. */
+const EXACT_LSTAT = { bigint: true, throwIfNoEntry: false } as const;
 
 /** Computes (and writes) the fingerprint tree. Returns its id; an empty work tree gives the empty tree. */
 export async function buildFingerprint(ctx: CaptureContext, rootStack: RuleStack): Promise<string> {
@@ -74,32 +105,6 @@ export async function buildFingerprint(ctx: CaptureContext, rootStack: RuleStack
   const head = rootHeadDir(ctx.headTrees, ctx.headTree);
   const oid = await buildDir(ctx, '', ctx.root, list, rootStack, head);
   return oid ?? writeTree(ctx, [], true);
-}
-
-/**
- * `git add -f -- <path>` refuses a path that goes through a symbolic link; so does the procedure
- * (it throws), and so do we.
- */
-function checkForcedPath(root: string, forcePath: string): void {
-  const parts = forcePath.split('/');
-  let rel = '';
-  for (let i = 0; i < parts.length - 1; i++) {
-    rel = rel ? rel + '/' + parts[i] : (parts[i] ?? '');
-    if (fs.lstatSync(root + '/' + rel).isSymbolicLink()) {
-      throw new Error(`pathspec '${forcePath}' is beyond a symbolic link (git add -f would fail)`);
-    }
-  }
-}
-
-function readDir(abs: string): Dirent[] {
-  try {
-    return fs.readdirSync(abs, { withFileTypes: true });
-  } catch (error) {
-    // git warns "could not open directory" and goes on; a directory that vanished is empty.
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EACCES' || code === 'EPERM' || code === 'ENOENT' || code === 'ENOTDIR') return [];
-    throw error;
-  }
 }
 
 /**
@@ -128,6 +133,7 @@ async function buildDir(
     }
   }
   const matcher = here === null ? null : matcherFor(here, rel);
+  const caches = dirCaches(ctx, rel);
   const out: TreeEntry[] = [];
   const needHeadModes = !ctx.config.fileMode || !ctx.config.symlinks;
   for (const d of list) {
@@ -136,29 +142,29 @@ async function buildDir(
     const childRel = rel ? rel + '/' + name : name;
     const childAbs = abs + '/' + name;
     if (childRel === ctx.forcePath) {
-      const e = await forcedEntry(ctx, childRel, childAbs, name, head);
+      const e = await forcedEntry(ctx, caches, childRel, childAbs, name, head);
       if (e) out.push(e);
       continue;
     }
     if (d.isDirectory()) {
       if (matcher !== null && isExcluded(matcher, childRel, name, true)) {
-        const e = await excludedDir(ctx, childRel, childAbs, name, head);
+        const e = await excludedDir(ctx, caches, childRel, childAbs, name, head);
         if (e) out.push(e);
         continue;
       }
-      const e = await enterDir(ctx, childRel, childAbs, name, here, head);
+      const e = await enterDir(ctx, caches, childRel, childAbs, name, here, head);
       if (e) out.push(e);
     } else if (d.isFile() || d.isSymbolicLink()) {
       if (matcher !== null && isExcluded(matcher, childRel, name, false)) {
         // An ignored file stays in the fingerprint only if HEAD tracks it (then it is updated).
         const he = await headEntry(head, name);
         if (!he || he.mode === MODE_TREE) continue;
-        const e = await trackedEntry(ctx, childRel, childAbs, name, he);
+        const e = await trackedEntry(ctx, caches, childAbs, name, he);
         if (e) out.push(e);
         continue;
       }
       const headMode = needHeadModes ? (await headEntry(head, name))?.mode : undefined;
-      const e = fileEntry(ctx, childRel, childAbs, name, headMode);
+      const e = fileEntry(ctx, caches, childAbs, name, headMode);
       if (e) out.push(e);
     }
     // Sockets, FIFOs and devices are not added by git.
@@ -169,6 +175,7 @@ async function buildDir(
 /** A directory that is not excluded: a nested repository becomes a gitlink, anything else a tree. */
 async function enterDir(
   ctx: CaptureContext,
+  parent: DirCaches,
   rel: string,
   abs: string,
   name: string,
@@ -185,7 +192,7 @@ async function enterDir(
   }
   // A submodule that is not checked out (no .git inside): the index records it as a gitlink, and the
   // temporary index (from HEAD) keeps HEAD's gitlink without looking inside.
-  const offset = ctx.index.entries.get(rel);
+  const offset = parent.index?.get(name);
   if (offset !== undefined && (ctx.index.buf.readUInt32BE(offset + 24) & 0o170000) === 0o160000) {
     const he = await headEntry(parentHead, name);
     if (he && he.mode === MODE_GITLINK) return he;
@@ -201,31 +208,10 @@ async function enterDir(
   return oid ? { name, mode: MODE_TREE, oid } : null;
 }
 
-const NOT_A_REPOSITORY = Symbol('not a repository');
-
-/**
- * A directory holding `.git`. If it is a valid repository, `git add` records it as a gitlink to its
- * HEAD commit; without a commit, `git add -A` fails ("does not have a commit checked out") unless
- * the path is already a gitlink in HEAD, which is then kept.
- */
-async function nestedRepository(
-  rel: string,
-  abs: string,
-  name: string,
-  parentHead: HeadDir,
-): Promise<TreeEntry | null | typeof NOT_A_REPOSITORY> {
-  const gitDir = findGitDir(abs);
-  if (!gitDir) return NOT_A_REPOSITORY;
-  const commit = resolveHead(gitDir, readCommonDir(gitDir));
-  if (commit) return { name, mode: MODE_GITLINK, oid: commit };
-  const he = await headEntry(parentHead, name);
-  if (he && he.mode === MODE_GITLINK) return he;
-  throw new Error(`'${rel}/' does not have a commit checked out (git add -A fails on it)`);
-}
-
 /** An excluded directory: only what HEAD tracks below it (and the forced path, if below it) remains. */
 async function excludedDir(
   ctx: CaptureContext,
+  parent: DirCaches,
   rel: string,
   abs: string,
   name: string,
@@ -242,7 +228,7 @@ async function excludedDir(
     const oid = await buildTracked(ctx, rel, abs, he.mode === MODE_TREE ? headDir(ctx.headTrees, he.oid) : NO_HEAD);
     return oid ? { name, mode: MODE_TREE, oid } : null;
   }
-  return trackedEntry(ctx, rel, abs, name, he);
+  return trackedEntry(ctx, parent, abs, name, he);
 }
 
 /**
@@ -251,6 +237,7 @@ async function excludedDir(
  */
 async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head: HeadDir): Promise<string | null> {
   const entries = await head.get();
+  const caches = dirCaches(ctx, rel);
   let forcedChild: string | null = null;
   if (ctx.forcePath !== null && ctx.forcePath.startsWith(rel + '/')) {
     const rest = ctx.forcePath.slice(rel.length + 1);
@@ -263,7 +250,7 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
     const childRel = rel + '/' + forcedChild;
     const childAbs = abs + '/' + forcedChild;
     if (childRel === ctx.forcePath) {
-      const e = await forcedEntry(ctx, childRel, childAbs, forcedChild, head);
+      const e = await forcedEntry(ctx, caches, childRel, childAbs, forcedChild, head);
       if (e) out.push(e);
       forcedHandled = true;
     } else {
@@ -288,7 +275,7 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
         const oid = await buildTracked(ctx, childRel, childAbs, headDir(ctx.headTrees, he.oid));
         if (oid) out.push({ name: he.name, mode: MODE_TREE, oid });
       } else {
-        const e = await trackedEntry(ctx, childRel, childAbs, he.name, he);
+        const e = await trackedEntry(ctx, caches, childAbs, he.name, he);
         if (e) out.push(e);
       }
     }
@@ -299,12 +286,12 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
 /** A path HEAD tracks as a file, symlink or gitlink, brought to its work-tree state. */
 async function trackedEntry(
   ctx: CaptureContext,
-  rel: string,
+  dir: DirCaches,
   abs: string,
   name: string,
   he: TreeEntry,
 ): Promise<TreeEntry | null> {
-  const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+  const st = fs.lstatSync(abs, EXACT_LSTAT);
   if (!st) return null; // deleted
   if (st.isDirectory()) {
     // A tracked path that is now a directory: a repository there is recorded as a gitlink (a
@@ -314,84 +301,96 @@ async function trackedEntry(
     if (commit) return { name, mode: MODE_GITLINK, oid: commit };
     return he.mode === MODE_GITLINK ? he : null;
   }
-  if (!st.isFile() && !st.isSymbolicLink()) return null;
-  return fileEntryFromStat(ctx, rel, abs, name, st, he.mode);
+  const mode = Number(st.mode);
+  if (fileKind(mode) === 0) return null;
+  return fileEntryFromStat(ctx, dir, abs, name, st, mode, he.mode);
 }
 
 /** The `git add -f` path itself: everything there is added, ignore rules do not apply. */
 async function forcedEntry(
   ctx: CaptureContext,
+  parent: DirCaches,
   rel: string,
   abs: string,
   name: string,
   parentHead: HeadDir,
 ): Promise<TreeEntry | null> {
-  const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
+  const st = fs.lstatSync(abs, EXACT_LSTAT);
   if (!st) return null;
-  if (st.isDirectory()) return enterDir(ctx, rel, abs, name, null, parentHead);
-  if (!st.isFile() && !st.isSymbolicLink()) return null;
+  if (st.isDirectory()) return enterDir(ctx, parent, rel, abs, name, null, parentHead);
+  const mode = Number(st.mode);
+  if (fileKind(mode) === 0) return null;
   const needHeadModes = !ctx.config.fileMode || !ctx.config.symlinks;
   const headMode = needHeadModes ? (await headEntry(parentHead, name))?.mode : undefined;
-  return fileEntryFromStat(ctx, rel, abs, name, st, headMode);
+  return fileEntryFromStat(ctx, parent, abs, name, st, mode, headMode);
 }
 
 function fileEntry(
   ctx: CaptureContext,
-  rel: string,
+  dir: DirCaches,
   abs: string,
   name: string,
   headMode: TreeMode | undefined,
 ): TreeEntry | null {
-  const st = fs.lstatSync(abs, { bigint: true, throwIfNoEntry: false });
-  if (!st || (!st.isFile() && !st.isSymbolicLink())) return null; // changed under our feet
-  return fileEntryFromStat(ctx, rel, abs, name, st, headMode);
+  const st = fs.lstatSync(abs, EXACT_LSTAT);
+  if (!st) return null; // removed under our feet
+  const mode = Number(st.mode);
+  if (fileKind(mode) === 0) return null; // replaced by something else under our feet
+  return fileEntryFromStat(ctx, dir, abs, name, st, mode, headMode);
 }
 
 /**
- * Mode and blob of a file or symlink. Modes as git's ce_mode_from_stat: the owner's executable bit
+ * Mode and blob of a file or symlink (`statMode`: st.mode as a number, converted once; the
+ * BigIntStats is*() methods do bigint arithmetic on every call). Modes as git's ce_mode_from_stat: the owner's executable bit
  * decides 100755/100644, unless core.fileMode is false (then the mode HEAD has is kept, 100644 for new
  * files); with core.symlinks false, a regular file where HEAD has a symlink stays a symlink.
  */
 function fileEntryFromStat(
   ctx: CaptureContext,
-  rel: string,
+  dir: DirCaches,
   abs: string,
   name: string,
   st: fs.BigIntStats,
+  statMode: number,
   headMode: TreeMode | undefined,
 ): TreeEntry {
   ctx.stats.files++;
-  if (st.isSymbolicLink()) {
-    return { name, mode: MODE_SYMLINK, oid: blobId(ctx, rel, abs, st, KIND_SYMLINK) };
+  if (fileKind(statMode) === KIND_SYMLINK) {
+    return { name, mode: MODE_SYMLINK, oid: blobId(ctx, dir, name, abs, st, KIND_SYMLINK) };
   }
   let mode: TreeMode;
   if (!ctx.config.symlinks && headMode === MODE_SYMLINK) mode = MODE_SYMLINK;
-  else if (ctx.config.fileMode) mode = st.mode & 0o100n ? MODE_EXECUTABLE : MODE_FILE;
+  else if (ctx.config.fileMode) mode = statMode & 0o100 ? MODE_EXECUTABLE : MODE_FILE;
   else mode = headMode === MODE_EXECUTABLE ? MODE_EXECUTABLE : MODE_FILE;
-  return { name, mode, oid: blobId(ctx, rel, abs, st, KIND_FILE) };
+  return { name, mode, oid: blobId(ctx, dir, name, abs, st, KIND_FILE) };
 }
 
 /** The blob id of a file or link: from the stat caches when they vouch for it, else hashed (and written). */
-function blobId(ctx: CaptureContext, rel: string, abs: string, st: fs.BigIntStats, kind: FileKind): string {
-  const next = ctx.next;
-  const cached = ctx.previous.size > 0 ? ctx.previous.get(rel) : undefined;
+function blobId(ctx: CaptureContext, dir: DirCaches, name: string, abs: string, st: fs.BigIntStats, kind: FileKind): string {
+  const next = dir.next;
+  const cached = dir.previous?.get(name);
   let oid = lookupOwn(cached, st, kind);
   if (oid !== null) {
     ctx.stats.fromCache++;
-    next?.set(rel, cached as CachedStat);
+    next?.set(name, cached as CachedStat);
     return oid;
   }
-  oid = lookupIndex(ctx.index, rel, st, kind);
+  const at = dir.index?.get(name);
+  oid = at === undefined ? null : lookupIndex(ctx.index, at, st, kind);
   if (oid !== null) {
     ctx.stats.fromIndex++;
-    next?.set(rel, { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, kind, oid });
+    next?.set(name, { ino: st.ino, size: st.size, mtimeNs: st.mtimeNs, ctimeNs: st.ctimeNs, kind, oid });
     return oid;
   }
   ctx.stats.hashed++;
-  const content = kind === KIND_SYMLINK ? (fs.readlinkSync(abs, { encoding: 'buffer' }) as Buffer) : fs.readFileSync(abs);
-  oid = ctx.db.write('blob', content);
+  const wrapped =
+    kind === KIND_SYMLINK
+      ? wrapObject('blob', fs.readlinkSync(abs, { encoding: 'buffer' }) as Buffer)
+      : (readFileAsBlob(abs, Number(st.size)) ?? wrapObject('blob', fs.readFileSync(abs)));
+  oid = hashWrapped(wrapped);
+  ctx.db.writeWrapped(oid, wrapped);
   const record = next ? remember(st, kind, oid, ctx.trustBeforeNs) : null;
-  if (record) next?.set(rel, record);
+  if (record) next?.set(name, record);
   return oid;
 }
 
@@ -400,7 +399,7 @@ function writeTree(ctx: CaptureContext, entries: TreeEntry[]): string | null;
 function writeTree(ctx: CaptureContext, entries: TreeEntry[], allowEmpty: true): string;
 function writeTree(ctx: CaptureContext, entries: TreeEntry[], allowEmpty = false): string | null {
   if (entries.length === 0 && !allowEmpty) return null;
-  const wrapped = serializeTreeWrapped(sortTreeEntries(entries), true);
+  const wrapped = serializeTreeTransient(sortTreeEntries(entries));
   const oid = hashWrapped(wrapped);
   ctx.db.writeWrapped(oid, wrapped);
   ctx.stats.trees++;

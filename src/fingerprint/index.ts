@@ -7,7 +7,8 @@
 // Module map: repository.ts (git dir, config, HEAD) · indexFile.ts (.git/index reader) ·
 // statCache.ts (when stat data vouches for a blob id, racy-git rules) · ignoreRules.ts (gitignore
 // via the `ignore` package) · tree.ts (tree order and format) · objects.ts + packIndex.ts (object
-// database; packed objects read with isomorphic-git) · capture.ts (the walk) · diff.ts (changed paths).
+// database) · packedObjects.ts (deltified packed objects, read with isomorphic-git) · capture.ts (the
+// walk) · diff.ts (changed paths).
 //
 // Known differences from git (documented, see README and capture.ts / ignoreRules.ts):
 // - .gitattributes content filters (eol, LFS, filter drivers) are not applied;
@@ -17,14 +18,14 @@
 import path from 'node:path';
 import { ACTIVE_TASKS_PATH } from '../core/taskLayout.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
-import { buildFingerprint, type CaptureStats } from './capture.ts';
+import { buildFingerprint, type CaptureStats, type StatCache } from './capture.ts';
 import { HeadTrees } from './headTrees.ts';
 import { diffTrees, resolveTreeId } from './diff.ts';
 import { rootStack, RuleFileCache } from './ignoreRules.ts';
 import { EMPTY_INDEX, readIndex, type IndexSnapshot } from './indexFile.ts';
 import { ObjectDatabase, peelToTree } from './objects.ts';
 import { openRepository, resolveHead, type RepoLayout } from './repository.ts';
-import { RACY_MARGIN_MS, type CachedStat } from './statCache.ts';
+import { RACY_MARGIN_MS } from './statCache.ts';
 import type { TreeEntry } from './tree.ts';
 
 export { InvalidFingerprintError } from './diff.ts';
@@ -69,7 +70,7 @@ type RepoState = {
   objectsDir: string;
   db: ObjectDatabase;
   index: IndexSnapshot;
-  statCache: Map<string, CachedStat>;
+  statCache: StatCache;
   rules: RuleFileCache;
   ignoreCase: boolean;
   headTreeCache: Map<string, Map<string, TreeEntry>>;
@@ -154,7 +155,7 @@ export function createFingerprinter(options: FingerprinterOptions = {}): Fingerp
         index,
         rules: state.rules,
         previous: state.statCache,
-        next: keep ? new Map<string, CachedStat>() : null,
+        next: keep ? (new Map() as StatCache) : null,
         trustBeforeNs: BigInt(Math.floor(started - RACY_MARGIN_MS)) * 1_000_000n,
         forcePath,
         headTrees: new HeadTrees(state.db, state.headTreeCache),

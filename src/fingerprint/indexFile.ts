@@ -20,8 +20,12 @@ export type IndexSnapshot = IndexStat & {
   /** Identity of the file this was parsed from, to reuse the parse while it is unchanged. */
   stamp: string;
   buf: Buffer;
-  /** Path (as a JS string) → byte offset of its entry in `buf`. Stage-0, trusted entries only. */
-  entries: Map<string, number>;
+  /**
+   * Directory (repo-relative, '' for the root) → entry name → byte offset of its entry in `buf`.
+   * Stage-0, trusted entries only. Per directory, so that a walk looks a file up by its name (a
+   * string it already has) rather than by its whole path (which it would have to build and hash).
+   */
+  dirs: Map<string, Map<string, number>>;
 };
 
 const SIGNATURE = 0x44495243; // 'DIRC'
@@ -36,7 +40,7 @@ export const EMPTY_INDEX: IndexSnapshot = {
   timestampSec: 0,
   timestampNsec: 0,
   buf: Buffer.alloc(0),
-  entries: new Map(),
+  dirs: new Map(),
 };
 
 /**
@@ -60,17 +64,20 @@ export function readIndex(file: string, previous?: IndexSnapshot): IndexSnapshot
   }
   const timestampSec = Number(st.mtimeNs / 1_000_000_000n);
   const timestampNsec = Number(st.mtimeNs % 1_000_000_000n);
-  const entries = parseEntries(buf);
-  if (!entries) return EMPTY_INDEX;
-  return { stamp, timestampSec, timestampNsec, buf, entries };
+  const dirs = parseEntries(buf);
+  if (!dirs) return EMPTY_INDEX;
+  return { stamp, timestampSec, timestampNsec, buf, dirs };
 }
 
-function parseEntries(buf: Buffer): Map<string, number> | null {
+function parseEntries(buf: Buffer): Map<string, Map<string, number>> | null {
   if (buf.length < 12 + 20 || buf.readUInt32BE(0) !== SIGNATURE) return null;
   const version = buf.readUInt32BE(4);
   if (version < 2 || version > 4) return null;
   const count = buf.readUInt32BE(8);
-  const entries = new Map<string, number>();
+  const dirs = new Map<string, Map<string, number>>();
+  // Entries are sorted by path: most follow one of the same directory.
+  let dirName = '';
+  let dir: Map<string, number> | undefined;
   const end = buf.length - 20;
   let at = 12;
   let previousPath: Buffer = Buffer.alloc(0);
@@ -84,7 +91,7 @@ function parseEntries(buf: Buffer): Map<string, number> | null {
       extFlags = buf.readUInt16BE(at + 62);
       nameStart += 2;
     }
-    let pathBytes: Buffer;
+    let name: string;
     let next: number;
     if (version === 4) {
       // Prefix compression: varint N = bytes to drop from the previous path, then a NUL-terminated suffix.
@@ -98,25 +105,38 @@ function parseEntries(buf: Buffer): Map<string, number> | null {
       }
       const nul = buf.indexOf(0, p);
       if (nul < 0 || nul > end || drop > previousPath.length) return null;
-      pathBytes = Buffer.concat([previousPath.subarray(0, previousPath.length - drop), buf.subarray(p, nul)]);
+      const pathBytes = Buffer.concat([previousPath.subarray(0, previousPath.length - drop), buf.subarray(p, nul)]);
+      previousPath = pathBytes;
+      name = pathBytes.toString('utf8');
       next = nul + 1;
     } else {
       const nameLength = flags & 0x0fff;
       const nul = nameLength < 0x0fff ? nameStart + nameLength : buf.indexOf(0, nameStart);
       if (nul < 0 || nul > end) return null;
-      pathBytes = buf.subarray(nameStart, nul);
+      name = buf.toString('utf8', nameStart, nul);
       // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
       next = at + ((nul - at + 8) & ~7);
     }
-    previousPath = pathBytes;
     const trusted =
       (flags & (FLAG_STAGE_MASK | FLAG_ASSUME_VALID)) === 0 && (extFlags & (EXT_SKIP_WORKTREE | EXT_INTENT_TO_ADD)) === 0;
-    if (trusted) entries.set(pathBytes.toString('utf8'), at);
+    if (trusted) {
+      const slash = name.lastIndexOf('/');
+      const parent = slash < 0 ? '' : name.slice(0, slash);
+      if (dir === undefined || parent !== dirName) {
+        dirName = parent;
+        dir = dirs.get(parent);
+        if (dir === undefined) {
+          dir = new Map();
+          dirs.set(parent, dir);
+        }
+      }
+      dir.set(slash < 0 ? name : name.slice(slash + 1), at);
+    }
     at = next;
   }
   // A split index keeps most entries in a shared index file; do not trust a partial picture.
   if (hasExtension(buf, at, end, 'link')) return new Map();
-  return entries;
+  return dirs;
 }
 
 function hasExtension(buf: Buffer, at: number, end: number, name: string): boolean {

@@ -43,15 +43,53 @@ export function hashObject(type: ObjectType, content: Uint8Array): string {
   return createHash('sha1').update(`${type} ${content.length}\0`, 'latin1').update(content).digest('hex');
 }
 
+/** `<type> <size>\0<content>`: the bytes an object id is the sha1 of. */
+export function wrapObject(type: ObjectType, content: Uint8Array): Buffer {
+  const header = `${type} ${content.length}\0`;
+  const out = Buffer.allocUnsafe(header.length + content.length);
+  out.write(header, 0, 'latin1');
+  out.set(content, header.length);
+  return out;
+}
+
+/**
+ * A regular file read straight into a wrapped blob (`blob <size>\0` + its bytes) with the size its
+ * stat gave: one buffer, no copy. Null if the file no longer has that size (it changed since the
+ * stat): the caller then reads it whole.
+ */
+export function readFileAsBlob(file: string, size: number): Buffer | null {
+  const header = `blob ${size}\0`;
+  const end = header.length + size;
+  // One byte more than the blob: reading it means the file grew since the stat.
+  const out = Buffer.allocUnsafe(end + 1);
+  let at = out.write(header, 0, 'latin1');
+  const fd = fs.openSync(file, 'r');
+  try {
+    for (;;) {
+      const wanted = end + 1 - at;
+      const n = fs.readSync(fd, out, at, wanted, null);
+      at += n;
+      if (at > end) return null;
+      // A short read that completes the stat's size is the end of the file: no extra read for EOF.
+      if (n === 0 || (n < wanted && at === end)) break;
+    }
+  } finally {
+    fs.closeSync(fd);
+  }
+  return at === end ? out.subarray(0, end) : null;
+}
+
 /** sha1 of bytes that already hold the object header. */
 export function hashWrapped(wrapped: Uint8Array): string {
   return oneShot ? oneShot('sha1', wrapped, 'hex') : createHash('sha1').update(wrapped).digest('hex');
 }
 
-let isoGitPromise: Promise<typeof import('./isomorphicGit.ts')> | undefined;
-/** isomorphic-git is loaded only when a packed object has to be read (it costs ~50 ms to load). */
-function loadIsoGit(): Promise<typeof import('./isomorphicGit.ts')> {
-  isoGitPromise ??= import('./isomorphicGit.ts');
+type PackedObjectReader = typeof import('./packedObjects.ts');
+
+let isoGitPromise: Promise<PackedObjectReader> | undefined;
+/** isomorphic-git is loaded only when a deltified packed object has to be read (it costs ~50 ms to load). */
+function loadIsoGit(): Promise<PackedObjectReader> {
+  isoGitPromise ??= import('./packedObjects.ts');
   return isoGitPromise;
 }
 
@@ -64,6 +102,13 @@ export class ObjectDatabase {
   /** Ids known to be present (written or found by us); survives between captures of one instance. */
   private readonly known = new Set<string>();
   private readonly fanoutDirs = new Set<string>();
+  /**
+   * Loose objects per fan-out directory (`objects/ab/`), listed during the current operation. A cold
+   * capture asks about thousands of objects (every tree it builds, every file it hashes): the first
+   * question to a fan-out directory costs one stat, the second lists the directory, and the rest
+   * are answered from that listing: at most 256 listings instead of one stat per object.
+   */
+  private looseListings = new Map<string, Set<string> | null>();
   /** isomorphic-git's cache of parsed pack files. */
   private readonly isoCache: object = {};
 
@@ -77,6 +122,7 @@ export class ObjectDatabase {
   /** Starts a new operation: packs may have been added or removed since the last one. */
   refresh(): void {
     this.packs.invalidate();
+    this.looseListings = new Map();
     for (const alt of this.alternates) alt.refresh();
   }
 
@@ -87,7 +133,7 @@ export class ObjectDatabase {
   }
 
   loosepath(oid: string): string {
-    return path.join(this.objectsDir, oid.slice(0, 2), oid.slice(2));
+    return this.objectsDir + '/' + oid.slice(0, 2) + '/' + oid.slice(2);
   }
 
   /** Whether the object exists, loose or packed (here or in an alternate object store). */
@@ -103,9 +149,29 @@ export class ObjectDatabase {
   private hasUncached(oid: string): boolean {
     // Packs first: an in-memory binary search, where a loose check costs a system call.
     if (this.packs.has(oid)) return true;
-    if (fs.existsSync(this.loosepath(oid))) return true;
+    if (this.hasLoose(oid)) return true;
     for (const alt of this.alternates) if (alt.has(oid)) return true;
     return false;
+  }
+
+  private hasLoose(oid: string): boolean {
+    const fanout = oid.slice(0, 2);
+    const listing = this.looseListings.get(fanout);
+    if (listing === undefined) {
+      // First question to this directory in this operation: one stat.
+      this.looseListings.set(fanout, null);
+      return fs.existsSync(this.loosepath(oid));
+    }
+    if (listing !== null) return listing.has(oid.slice(2));
+    let names: string[];
+    try {
+      names = fs.readdirSync(this.objectsDir + '/' + fanout);
+    } catch {
+      names = [];
+    }
+    const set = new Set(names);
+    this.looseListings.set(fanout, set);
+    return set.has(oid.slice(2));
   }
 
   /** Hashes an object and writes it as a loose object unless it already exists. Returns its id. */
@@ -118,8 +184,7 @@ export class ObjectDatabase {
   /** Writes an object whose id the caller already computed (unless it already exists). */
   writeWithId(oid: string, type: ObjectType, content: Uint8Array): void {
     if (this.has(oid)) return;
-    const header = Buffer.from(`${type} ${content.length}\0`, 'latin1');
-    this.writeWrapped(oid, Buffer.concat([header, content]));
+    this.writeWrapped(oid, wrapObject(type, content));
   }
 
   /** Writes `<type> <size>\0<content>` bytes under `oid` (unless the object already exists). */
@@ -127,13 +192,13 @@ export class ObjectDatabase {
     if (this.has(oid)) return;
     // git writes loose objects with core.looseCompression, default Z_BEST_SPEED.
     const deflated = deflateSync(wrapped, { level: zlibConstants.Z_BEST_SPEED });
-    const dir = path.join(this.objectsDir, oid.slice(0, 2));
+    const dir = this.objectsDir + '/' + oid.slice(0, 2);
     if (!this.fanoutDirs.has(dir)) {
       fs.mkdirSync(dir, { recursive: true });
       this.fanoutDirs.add(dir);
     }
-    const final = path.join(dir, oid.slice(2));
-    const tmp = path.join(dir, `tmp_obj_${randomBytes(6).toString('hex')}`);
+    const final = dir + '/' + oid.slice(2);
+    const tmp = dir + `/tmp_obj_${randomBytes(6).toString('hex')}`;
     fs.writeFileSync(tmp, deflated, { mode: 0o444 });
     try {
       fs.renameSync(tmp, final);

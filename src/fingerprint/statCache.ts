@@ -26,6 +26,12 @@ export const KIND_FILE = 1;
 export const KIND_SYMLINK = 2;
 export type FileKind = typeof KIND_FILE | typeof KIND_SYMLINK;
 
+/** The kind of a stat's mode (given as a number): a regular file, a symlink, or 0 for anything else. */
+export function fileKind(mode: number): FileKind | 0 {
+  const type = mode & 0o170000;
+  return type === 0o100000 ? KIND_FILE : type === 0o120000 ? KIND_SYMLINK : 0;
+}
+
 export type CachedStat = {
   ino: bigint;
   size: bigint;
@@ -35,8 +41,25 @@ export type CachedStat = {
   oid: string;
 };
 
-const NS_PER_SEC = 1_000_000_000n;
 const U32 = 0xffffffffn;
+const TWO_POW_53 = 2n ** 53n;
+
+/** The low 32 bits of a non-negative stat field, as the index stores it (exact, no bigint math below 2^53). */
+function low32(v: bigint): number {
+  return v < TWO_POW_53 ? Number(v) % 4_294_967_296 : Number(v & U32);
+}
+
+/**
+ * Whether a stat time in nanoseconds is exactly `sec` seconds and `nsec` nanoseconds as the index
+ * records them. Without bigint division (it runs for every file): the two agree within 2^12 as
+ * doubles (rounding errs by less than 2^10 there) and modulo 2^32, so they are equal. An index
+ * time whose seconds were truncated to 32 bits (after 2106) never matches: the file is re-hashed.
+ */
+export function sameTime(ns: bigint, sec: number, nsec: number): boolean {
+  const approx = Number(ns) - (sec * 1e9 + nsec);
+  if (approx > 4096 || approx < -4096) return false;
+  return Number(BigInt.asUintN(32, ns)) === (Math.imul(sec, 1_000_000_000) + nsec) >>> 0;
+}
 
 /** The blob id the cache remembers for this stat, or null if the stat changed. */
 export function lookupOwn(cached: CachedStat | undefined, st: fs.BigIntStats, kind: FileKind): string | null {
@@ -53,21 +76,16 @@ export function lookupOwn(cached: CachedStat | undefined, st: fs.BigIntStats, ki
   return null;
 }
 
-/** The blob id `.git/index` records for this path if its stat data matches and is not racy. */
-export function lookupIndex(index: IndexSnapshot, relPath: string, st: fs.BigIntStats, kind: FileKind): string | null {
-  const at = index.entries.get(relPath);
-  if (at === undefined) return null;
+/** The blob id the `.git/index` entry at byte offset `at` records if its stat data matches and is not racy. */
+export function lookupIndex(index: IndexSnapshot, at: number, st: fs.BigIntStats, kind: FileKind): string | null {
   const b = index.buf;
   const type = b.readUInt32BE(at + 24) & 0o170000;
   if (kind === KIND_FILE ? type !== 0o100000 : type !== 0o120000) return null;
   const size = b.readUInt32BE(at + 36);
-  if (size !== Number(st.size & U32) || b.readUInt32BE(at + 20) !== Number(st.ino & U32)) return null;
+  if (size !== low32(st.size) || b.readUInt32BE(at + 20) !== low32(st.ino)) return null;
   const mtimeSec = b.readUInt32BE(at + 8);
   const mtimeNsec = b.readUInt32BE(at + 12);
-  if (mtimeSec !== Number((st.mtimeNs / NS_PER_SEC) & U32) || mtimeNsec !== Number(st.mtimeNs % NS_PER_SEC)) return null;
-  if (b.readUInt32BE(at) !== Number((st.ctimeNs / NS_PER_SEC) & U32) || b.readUInt32BE(at + 4) !== Number(st.ctimeNs % NS_PER_SEC)) {
-    return null;
-  }
+  if (!sameTime(st.mtimeNs, mtimeSec, mtimeNsec) || !sameTime(st.ctimeNs, b.readUInt32BE(at), b.readUInt32BE(at + 4))) return null;
   // Racily clean: modified in the same tick the index was written, so stat data cannot vouch for it.
   if (mtimeSec > index.timestampSec || (mtimeSec === index.timestampSec && mtimeNsec >= index.timestampNsec)) {
     return null;

@@ -63,19 +63,34 @@ export function sortTreeEntries(entries: TreeEntry[]): TreeEntry[] {
  * the `tree <size>\0` object header.
  */
 export function serializeTreeWrapped(entries: readonly TreeEntry[], wrapped: boolean): Buffer {
-  let size = 0;
-  for (const e of entries) size += e.mode.length + 2 + Buffer.byteLength(e.name) + 20;
-  const header = wrapped ? `tree ${size}\0` : '';
-  const out = Buffer.allocUnsafe(header.length + size);
-  let at = header ? out.write(header, 0, 'latin1') : 0;
+  const bytes = serializeTreeTransient(entries);
+  return Buffer.from(wrapped ? bytes : bytes.subarray(bytes.indexOf(0) + 1));
+}
+
+/** Room before a tree's entries for its `tree <size>\0` header (a size has at most 10 digits). */
+const HEADER_ROOM = 16;
+let scratch = Buffer.allocUnsafe(1 << 16);
+
+/**
+ * The wrapped tree object (`tree <size>\0` + entries, entries already in git order) in a buffer
+ * shared by every call: the result is only valid until the next call (hash it, write it, drop it).
+ * A capture builds thousands of trees; this allocates nothing per tree and writes each entry with
+ * two calls.
+ */
+export function serializeTreeTransient(entries: readonly TreeEntry[]): Buffer {
+  let max = HEADER_ROOM;
+  // mode (≤ 6) + ' ' + name (≤ 3 UTF-8 bytes per UTF-16 unit) + NUL + 20-byte id
+  for (const e of entries) max += 28 + e.name.length * 3;
+  if (scratch.length < max) scratch = Buffer.allocUnsafe(Math.max(max, scratch.length * 2));
+  let at = HEADER_ROOM;
   for (const e of entries) {
-    at += out.write(e.mode, at, 'latin1');
-    out[at++] = 0x20;
-    at += out.write(e.name, at, 'utf8');
-    out[at++] = 0;
-    at += out.write(e.oid, at, 'hex');
+    at += scratch.write(e.mode + ' ' + e.name + '\0', at, 'utf8');
+    at += scratch.write(e.oid, at, 'hex');
   }
-  return out;
+  const header = `tree ${at - HEADER_ROOM}\0`;
+  const start = HEADER_ROOM - header.length;
+  scratch.write(header, start, 'latin1');
+  return scratch.subarray(start, at);
 }
 
 /** Parses the content of a tree object (without header). Throws on malformed data. */

@@ -7,17 +7,9 @@ import { assertPrefixFits, connectFast } from './connection.ts';
 import { queueNameFor } from './eventIds.ts';
 import type { JobEnvelope } from './envelope.ts';
 import type { RepoIdentity } from './eventIds.ts';
-import {
-  JOB_OPTIONS,
-  discoveryRootsKey,
-  eventsStreamKey,
-  heartbeatKey,
-  jobKey,
-  repositoriesKey,
-  repositoryEntryValue,
-} from './keys.ts';
+import { JOB_OPTIONS, eventsStreamKey, jobKey, repositoriesKey, repositoryEntryValue, servingCheck } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
-import { completedOutcome, fieldsToRecord, isWithin, outcomeFromJobFields, resultSchema } from './outcome.ts';
+import { completedOutcome, fieldsToRecord, outcomeFromJobFields, resultSchema, workerServes } from './outcome.ts';
 import type { JobOutcome } from './outcome.ts';
 
 // The caller's side of a repository queue: enqueue an envelope, find out whether a worker serves
@@ -83,7 +75,7 @@ export class RepositoryQueueClient {
   }
 
   /**
-   * True when a worker's heartbeat for this queue is fresh, or a discovering worker covers the root.
+   * True when a live worker serves this queue, or a live discovering worker covers the root.
    * With `graceMs`, keeps looking that long: right after Redis restarted, workers have reconnected
    * but not yet beaten.
    */
@@ -97,13 +89,17 @@ export class RepositoryQueueClient {
   }
 
   async #workerBeating(): Promise<boolean> {
-    const [beat, roots] = await Promise.all([
-      this.#redis.zcount(heartbeatKey(this.#prefix, this.queueName), Date.now(), '+inf'),
-      this.#redis.hgetall(discoveryRootsKey(this.#prefix)),
-    ]);
-    if (beat > 0) return true;
     const now = Date.now();
-    return Object.entries(roots).some(([root, expiry]) => Number(expiry) > now && isWithin(this.#repo.root, root));
+    const pipeline = this.#redis.pipeline();
+    for (const [command, ...args] of servingCheck(this.#prefix, this.queueName, now)) pipeline.call(command, ...args);
+    const replies = (await pipeline.exec()) ?? [];
+    const failure = replies.find(([error]) => error);
+    if (failure) throw failure[0];
+    const [members, workers, roots] = replies.map(([, reply]) => reply);
+    const list = (reply: unknown) => (Array.isArray(reply) ? (reply as unknown[]) : []);
+    // ioredis may hand HGETALL back as an object or as the flat reply.
+    const discoveryRoots = Array.isArray(roots) ? fieldsToRecord(roots) : ((roots ?? {}) as Record<string, string>);
+    return workerServes({ queueMembers: list(members), liveWorkers: list(workers), discoveryRoots }, this.#repo.root, now);
   }
 
   /**

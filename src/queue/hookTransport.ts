@@ -5,9 +5,9 @@ import type { RepoIdentity } from './eventIds.ts';
 
 /** The checkout a hook enqueues for (an envelope's `repo` will do: host is informational). */
 export type QueueRepo = Pick<RepoIdentity, 'id' | 'root'> & Readonly<{ host?: string }>;
-import { JOB_OPTIONS, discoveryRootsKey, eventsStreamKey, heartbeatKey, jobKey, repositoriesKey, repositoryEntryValue } from './keys.ts';
+import { JOB_OPTIONS, eventsStreamKey, jobKey, repositoriesKey, repositoryEntryValue, servingCheck } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
-import { fieldsToRecord, isWithin, outcomeFromJobFields, resultSchema, completedOutcome } from './outcome.ts';
+import { fieldsToRecord, outcomeFromJobFields, resultSchema, completedOutcome, workerServes } from './outcome.ts';
 import type { JobOutcome } from './outcome.ts';
 import { RedisReplyError, RespClient, rawRedisTarget } from './resp.ts';
 import type { RespArg, RespReply, RespTarget } from './resp.ts';
@@ -85,28 +85,23 @@ export class RawQueueClient implements HookQueue {
     if (typeof added === 'number' && added < 0) throw new Error(`Redis refused job ${envelope.eventId} (BullMQ code ${added})`);
     const last = replies[0];
     this.#streamCursor = lastStreamId(last ?? null);
-    this.#workerSeen = this.#workerFrom(replies[4]!, replies[5]!, now);
+    this.#workerSeen = this.#workerFrom(replies.slice(4), now);
   }
 
-  /** True when a worker's heartbeat for this queue is fresh, or a discovering worker covers the root. */
+  /** True when a live worker serves this queue, or a live discovering worker covers the root. */
   async workerAvailable(): Promise<boolean> {
     if (this.#workerSeen !== null) return this.#workerSeen;
     const now = Date.now();
-    const [beat, roots] = await this.#redis.pipeline(this.#workerCheck(now));
-    return this.#workerFrom(beat!, roots!, now);
+    return this.#workerFrom(await this.#redis.pipeline(this.#workerCheck(now)), now);
   }
 
   #workerCheck(now: number): RespArg[][] {
-    return [
-      ['ZCOUNT', heartbeatKey(this.#prefix, this.queueName), now, '+inf'],
-      ['HGETALL', discoveryRootsKey(this.#prefix)],
-    ];
+    return servingCheck(this.#prefix, this.queueName, now);
   }
 
-  #workerFrom(beat: RespReply, roots: RespReply, now: number): boolean {
-    if (typeof beat === 'number' && beat > 0) return true;
-    if (!Array.isArray(roots)) return false;
-    return Object.entries(fieldsToRecord(roots)).some(([root, expiry]) => Number(expiry) > now && isWithin(this.#repo.root, root));
+  #workerFrom([members, workers, roots]: RespReply[], now: number): boolean {
+    const list = (reply: RespReply | undefined) => (Array.isArray(reply) ? reply : []);
+    return workerServes({ queueMembers: list(members), liveWorkers: list(workers), discoveryRoots: fieldsToRecord(list(roots)) }, this.#repo.root, now);
   }
 
   /** Current outcome of a job, without waiting. */

@@ -5,9 +5,67 @@ export const DEFAULT_PREFIX = 'baton';
 
 export type QueueConfig = Readonly<{ redisUrl: string; prefix: string }>;
 
-/** Sorted set of the workers serving the queue, scored by heartbeat expiry: "is anyone serving this repository?" */
+/**
+ * Sorted set of the workers serving the queue: "is anyone serving this repository?". A worker adds
+ * itself once, when it starts serving (score: that time, ms), and removes itself when it stops; its
+ * liveness is its entry in `workersKey`, so serving a thousand idle checkouts costs one heartbeat,
+ * not a thousand (docs/architecture.md "Serving on demand"). A score in the future is the per-queue
+ * heartbeat expiry that workers before that change wrote, and still counts until it passes.
+ */
 export function heartbeatKey(prefix: string, queueName: string): string {
   return `${prefix}:${queueName}:baton-heartbeat`;
+}
+
+/** Sorted set of the live worker processes, scored by heartbeat expiry (ms since epoch). */
+export function workersKey(prefix: string): string {
+  return `${prefix}:baton:workers`;
+}
+
+/** A worker's own stream, written only to wake its watch (XREAD) when the set of idle checkouts changes. */
+export function workerWakeKey(prefix: string, workerId: string): string {
+  return `${prefix}:baton:wake:${workerId}`;
+}
+
+/**
+ * A WITHSCORES reply as [member, score] pairs: flat ([member, score, ...], RESP2 and ioredis' typed
+ * commands) or nested ([[member, score], ...], RESP3 through ioredis' `call`).
+ */
+export function scorePairs(reply: readonly unknown[]): [string, number][] {
+  const pairs: [string, number][] = [];
+  if (reply.length > 0 && Array.isArray(reply[0])) {
+    for (const pair of reply as unknown[][]) pairs.push([String(pair[0]), Number(pair[1])]);
+    return pairs;
+  }
+  for (let index = 0; index + 1 < reply.length; index += 2) pairs.push([String(reply[index]), Number(reply[index + 1])]);
+  return pairs;
+}
+
+/**
+ * The workers that serve a queue and are alive at `now`, with their heartbeat expiry: from the
+ * queue's `heartbeatKey` and the live `workersKey` entries, both WITHSCORES replies (`scorePairs`),
+ * which is what a caller reads in one round trip (see `servingCheck`).
+ */
+export function liveServers(queueMembers: readonly unknown[], liveWorkers: readonly unknown[], now: number): [string, number][] {
+  const alive = new Map(scorePairs(liveWorkers));
+  const live: [string, number][] = [];
+  for (const [id, score] of scorePairs(queueMembers)) {
+    const expiry = Math.max(score, alive.get(id) ?? -Infinity);
+    if (expiry > now) live.push([id, expiry]);
+  }
+  return live;
+}
+
+/**
+ * The commands (one pipeline) that tell a caller whether a worker serves the queue: its serving
+ * workers, the live workers, and the roots of discovering workers (read with `liveServers` and
+ * `isWithin` on the roots whose expiry has not passed).
+ */
+export function servingCheck(prefix: string, queueName: string, now: number): [string, ...(string | number)[]][] {
+  return [
+    ['ZRANGE', heartbeatKey(prefix, queueName), 0, -1, 'WITHSCORES'],
+    ['ZRANGEBYSCORE', workersKey(prefix), now, '+inf', 'WITHSCORES'],
+    ['HGETALL', discoveryRootsKey(prefix)],
+  ];
 }
 
 /** Roots served by `--discover` workers: field = allowed root, value = expiry (ms since epoch). */

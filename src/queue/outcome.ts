@@ -1,4 +1,5 @@
 import type { OrchestrationResult } from '../core/types.ts';
+import { liveServers } from './keys.ts';
 
 // A job's outcome as callers see it, shared by the ioredis client (client.ts) and the hook's raw
 // transport (hookTransport.ts). No runtime dependency: the result schema (zod) is loaded only once
@@ -50,4 +51,17 @@ function parseJson(text: string | null | undefined): unknown {
 export function isWithin(child: string, parent: string): boolean {
   const base = parent.endsWith('/') ? parent : `${parent}/`;
   return child === parent || child.startsWith(base);
+}
+
+/**
+ * Whether the replies of `servingCheck` (keys.ts) show a worker serving the checkout at `repoRoot`:
+ * a live worker that serves its queue, or a live discovering worker whose root holds it.
+ */
+export function workerServes(
+  replies: Readonly<{ queueMembers: readonly unknown[]; liveWorkers: readonly unknown[]; discoveryRoots: Readonly<Record<string, string>> }>,
+  repoRoot: string,
+  now: number,
+): boolean {
+  if (liveServers(replies.queueMembers, replies.liveWorkers, now).length > 0) return true;
+  return Object.entries(replies.discoveryRoots).some(([root, expiry]) => Number(expiry) > now && isWithin(repoRoot, root));
 }

@@ -25,9 +25,12 @@ export function spoolEvent(repoRoot: string, envelope: JobEnvelope): string {
 }
 
 export function spooledFiles(repoRoot: string): string[] {
+  const dir = spoolDir(repoRoot);
+  // The common case, checked without an exception: a worker looks at every checkout it serves each second.
+  if (!fs.existsSync(dir)) return [];
   let names: string[];
   try {
-    names = fs.readdirSync(spoolDir(repoRoot));
+    names = fs.readdirSync(dir);
   } catch {
     return [];
   }

@@ -6,6 +6,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { assertPrefixFits, connectDurable, redactRedisUrl } from '../queue/connection.ts';
+import { withDeadline } from '../queue/deadline.ts';
 import { queueNameFor, repoIdentity } from '../queue/envelope.ts';
 import type { JobEnvelope, RepoIdentity } from '../queue/envelope.ts';
 import {
@@ -14,14 +15,18 @@ import {
   JOB_OPTIONS,
   discoveryRootsKey,
   heartbeatKey,
+  liveServers,
   parseRepositoryEntry,
   repositoriesKey,
   repositoryEntryValue,
+  scorePairs,
+  workersKey,
 } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { drainSpool, spooledFiles } from '../queue/spool.ts';
 import { redisSettingsProblems } from '../queue/redisSettings.ts';
-import { batonDir } from '../core/batonDir.ts';
+import { batonDir, checkoutFile } from '../core/batonDir.ts';
+import { OnDemandConsumers } from './onDemand.ts';
 import { processJobData, servedRepository } from './processor.ts';
 import { recordApplied, recordFailed } from './jobRecords.ts';
 import { LIFECYCLE_INTENTS } from '../core/events.ts';
@@ -32,8 +37,10 @@ import type { WorkspaceFingerprinter } from '../core/types.ts';
 // The baton worker: ONE module that runs unchanged on Node, Bun and Deno. It serves one or more
 // repositories, each through its own BullMQ queue consumed with concurrency 1 under a queue-wide
 // global concurrency of 1, so at most one job per repository is applied at any moment across all
-// worker processes. It also keeps a heartbeat (so callers know someone serves the repository),
-// drains events that hooks spooled while Redis was down, and prunes the event journal.
+// worker processes. It consumes a queue only while the checkout has work (onDemand.ts; idle
+// checkouts are watched together on one connection), keeps one heartbeat for the whole process
+// (so callers know someone serves the repository), drains events that hooks spooled while Redis was
+// down, and prunes the event journal.
 
 export type WorkerLog = (line: string) => void;
 
@@ -47,6 +54,8 @@ export type BatonWorkerOptions = Readonly<{
   /** BullMQ lock duration: how soon a job of a killed worker is handed to another. */
   lockDurationMs?: number;
   stalledIntervalMs?: number;
+  /** How long a checkout keeps its queue consumer after its last job (docs/architecture.md "Serving on demand"). */
+  keepWarmMs?: number;
   /** How long events stay deduplicated by the journal. */
   journalRetentionMs?: number;
   spoolPollMs?: number;
@@ -57,14 +66,28 @@ export type BatonWorkerOptions = Readonly<{
 export type BatonWorker = Readonly<{
   id: string;
   served(): readonly ServedRepository[];
+  /** A Queue per served repository (made when first asked for: the dashboard's list). */
   queues(): readonly Queue[];
+  /** Ids of the checkouts whose queue this process consumes right now (the others are watched). */
+  held(): readonly string[];
   /** Finishes the active jobs, then stops; after `deadlineMs` it stops regardless. */
   close(deadlineMs?: number): Promise<{ clean: boolean }>;
 }>;
 
-type Serving = { repository: ServedRepository; queue: Queue; worker: Worker; draining: boolean };
+type Serving = {
+  repository: ServedRepository;
+  queueName: string;
+  /** Made on first use (a consumer, a spool drain, the dashboard): an idle checkout needs none. */
+  queue: Queue | null;
+  draining: boolean;
+  /** What the checkout's id file and .git looked like when its id was last read (see followCheckoutIds). */
+  idStamp: string;
+};
 
 const DEFAULT_JOURNAL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+export const DEFAULT_KEEP_WARM_MS = 120_000;
+/** A dead worker's entry stays this long in the workers key, so that every live worker notices it. */
+const DEAD_WORKER_GRACE_MS = 60_000;
 
 export async function startBatonWorker(options: BatonWorkerOptions): Promise<BatonWorker> {
   const workerId = `w-${randomUUID()}`;
@@ -80,26 +103,24 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
 
   const discoverRoots = (options.discoverRoots ?? []).map((root) => realpathOrNull(root)).filter((root): root is string => root !== null);
   await warnAboutRedisConfig(connection, log);
-  // After a reconnect (e.g. Redis restarted), re-assert heartbeats and queue limits at once.
-  connection.on('ready', () => {
-    if (serving.size > 0 || discoverRoots.length > 0) void heartbeat().catch(() => undefined);
-  });
 
-  async function serve(identity: RepoIdentity): Promise<void> {
-    if (serving.has(identity.id) || closing) return;
-    const repository = servedRepository(identity.id, identity.root, options.createFingerprinter(), batonDir(identity.root));
-    // Hooks and `baton task` of this repository find this Redis and prefix there (docs/hooks.md "Which Redis").
-    try {
-      recordEndpoint(identity.root, options.queue);
-    } catch (error) {
-      log(`${identity.root}: could not record the Redis endpoint for hooks: ${(error as Error).message}`);
+  const queueOf = (entry: Serving): Queue => {
+    if (!entry.queue) {
+      const queue = new Queue(entry.queueName, { connection, prefix, skipVersionCheck: true });
+      queue.on('error', (error: Error) => log(`queue ${entry.queueName}: ${error.message}`));
+      entry.queue = queue;
     }
-    const name = queueNameFor(identity.id);
-    const queue = new Queue(name, { connection, prefix, skipVersionCheck: true });
-    queue.on('error', (error: Error) => log(`queue ${name}: ${error.message}`));
-    await queue.setGlobalConcurrency(1);
+    return entry.queue;
+  };
+
+  /** A BullMQ Worker on the checkout's queue, once the queue-wide limit is set (it may be new, or Redis forgot it). */
+  async function consume(id: string): Promise<Worker> {
+    const entry = serving.get(id);
+    if (!entry) throw new Error(`checkout ${id} is no longer served`);
+    const { repository, queueName } = entry;
+    await queueOf(entry).setGlobalConcurrency(1);
     const worker = new Worker(
-      name,
+      queueName,
       async (job: Job) => {
         const started = performance.now();
         const processed = await processJobData(repository, job.data);
@@ -119,56 +140,157 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
         maxStalledCount: 10,
       },
     );
-    worker.on('error', (error: Error) => log(`worker ${name}: ${error.message}`));
+    worker.on('error', (error: Error) => log(`worker ${queueName}: ${error.message}`));
     worker.on('failed', (job, error) => {
-      log(`${identity.root}: job ${job?.id ?? '?'} failed: ${error.message}`);
+      log(`${repository.root}: job ${job?.id ?? '?'} failed: ${error.message}`);
       const intent = (job?.data as { intent?: unknown } | undefined)?.intent;
       // Bounded label values: a malformed job counts as `invalid`.
-      void recordFailed(connection, prefix, identity.id, (LIFECYCLE_INTENTS as readonly unknown[]).includes(intent) ? String(intent) : 'invalid');
+      void recordFailed(connection, prefix, repository.id, (LIFECYCLE_INTENTS as readonly unknown[]).includes(intent) ? String(intent) : 'invalid');
     });
-    serving.set(identity.id, { repository, queue, worker, draining: false });
-    await connection.hset(repositoriesKey(prefix), identity.id, repositoryEntryValue(identity));
-    await heartbeat();
-    log(`serving ${identity.root} (queue ${name})`);
+    return worker;
   }
 
-  async function heartbeat(): Promise<void> {
-    const expiry = Date.now() + HEARTBEAT_TTL_MS;
+  const consumers = new OnDemandConsumers({
+    connection,
+    redisUrl: options.queue.redisUrl,
+    prefix,
+    workerId,
+    keepWarmMs: options.keepWarmMs ?? DEFAULT_KEEP_WARM_MS,
+    log,
+    consume,
+  });
+
+  /**
+   * Records that this process serves the checkouts (one entry in each queue's heartbeat set, kept
+   * while it serves; liveness is the process's single heartbeat), their registry entries, and
+   * drops entries of workers that are gone.
+   */
+  async function announce(entries: readonly Serving[]): Promise<void> {
+    if (entries.length === 0) return;
+    const now = Date.now();
     const pipeline = connection.pipeline();
-    for (const { queue, repository } of serving.values()) {
-      const key = heartbeatKey(prefix, queue.name);
-      pipeline.zadd(key, expiry, workerId).zremrangebyscore(key, '-inf', Date.now()).pexpire(key, HEARTBEAT_TTL_MS * 4);
+    pipeline.zrangebyscore(workersKey(prefix), now, '+inf', 'WITHSCORES');
+    for (const { queueName, repository } of entries) {
+      pipeline.zadd(heartbeatKey(prefix, queueName), now, workerId).zrange(heartbeatKey(prefix, queueName), '0', '-1', 'WITHSCORES');
       pipeline.hset(repositoriesKey(prefix), repository.id, repositoryEntryValue({ root: repository.root, host: hostName }));
     }
-    for (const root of discoverRoots) pipeline.hset(discoveryRootsKey(prefix), root, expiry);
-    await pipeline.exec();
-    // A Redis that restarted without persistence forgot the queue-wide limit: set it again, or
-    // two worker processes could apply two jobs of one repository at once.
-    await Promise.all([...serving.values()].map(({ queue }) => queue.setGlobalConcurrency(1)));
+    const replies = (await pipeline.exec()) ?? [];
+    const failure = replies.find(([error]) => error);
+    if (failure) throw failure[0] as Error;
+    const live = (replies[0]?.[1] as unknown[] | undefined) ?? [];
+    const cleanup = connection.pipeline();
+    entries.forEach(({ queueName }, index) => {
+      const members = (replies[2 + index * 3]?.[1] as unknown[] | undefined) ?? [];
+      const alive = new Set(liveServers(members, live, now).map(([id]) => id));
+      const gone = scorePairs(members).map(([id]) => id).filter((id) => id !== workerId && !alive.has(id));
+      if (gone.length > 0) cleanup.zrem(heartbeatKey(prefix, queueName), ...gone);
+    });
+    if (cleanup.length > 0) await cleanup.exec();
   }
+
+  async function serve(identity: RepoIdentity): Promise<void> {
+    if (serving.has(identity.id) || closing) return;
+    const repository = servedRepository(identity.id, identity.root, options.createFingerprinter(), batonDir(identity.root));
+    // Hooks and `baton task` of this repository find this Redis and prefix there (docs/hooks.md "Which Redis").
+    try {
+      recordEndpoint(identity.root, options.queue);
+    } catch (error) {
+      log(`${identity.root}: could not record the Redis endpoint for hooks: ${(error as Error).message}`);
+    }
+    const queueName = queueNameFor(identity.id);
+    const entry: Serving = { repository, queueName, queue: null, draining: false, idStamp: checkoutStamp(identity.root) };
+    serving.set(identity.id, entry);
+    await announce([entry]);
+    consumers.add(identity.id, queueName);
+    log(`serving ${identity.root} (queue ${queueName})`);
+  }
+
+  /** Workers seen alive at the last beat, and dead ones already looked after. */
+  let liveWorkers = new Set<string>();
+  const deadWorkers = new Set<string>();
+  let beaten = false;
+
+  /**
+   * One heartbeat for the whole process, however many checkouts it serves. When another worker
+   * stopped beating (killed, or stopped), its active jobs may be left on checkouts nobody consumes
+   * now: look at every idle checkout (a held one's stalled checker recovers them).
+   */
+  async function heartbeat(): Promise<void> {
+    const now = Date.now();
+    const expiry = now + HEARTBEAT_TTL_MS;
+    const pipeline = connection.pipeline();
+    pipeline.zscore(workersKey(prefix), workerId);
+    pipeline.zadd(workersKey(prefix), expiry, workerId);
+    pipeline.zremrangebyscore(workersKey(prefix), '-inf', now - DEAD_WORKER_GRACE_MS);
+    pipeline.zrange(workersKey(prefix), '0', '-1', 'WITHSCORES');
+    for (const root of discoverRoots) pipeline.hset(discoveryRootsKey(prefix), root, expiry);
+    const replies = (await pipeline.exec()) ?? [];
+    const failure = replies.find(([error]) => error);
+    if (failure) throw failure[0] as Error;
+    const ownScore = replies[0]?.[1] as string | null;
+    const entries = scorePairs((replies[3]?.[1] as unknown[] | undefined) ?? []);
+    const present = new Set<string>();
+    const alive = new Set<string>();
+    let died = false;
+    for (const [id, expiresAt] of entries) {
+      present.add(id);
+      if (id === workerId) continue;
+      if (expiresAt > now) alive.add(id);
+      else if (!deadWorkers.has(id)) {
+        deadWorkers.add(id);
+        died = true;
+      }
+    }
+    for (const id of liveWorkers) if (!present.has(id)) died = true; // stopped, or expired and already removed
+    for (const id of deadWorkers) if (!present.has(id)) deadWorkers.delete(id);
+    liveWorkers = alive;
+    // Taken for dead (a stalled event loop, a Redis that restarted empty): others may have dropped
+    // this process from the queues' heartbeat sets, so say again what it serves.
+    const wasDead = beaten && (ownScore === null || Number(ownScore) <= now);
+    beaten = true;
+    if (wasDead) await announce([...serving.values()]);
+    if (died) consumers.scanAll();
+    // A Redis that restarted without persistence forgot the queue-wide limit: set it again on the
+    // queues consumed here, or two worker processes could apply two jobs of one repository at once.
+    await Promise.all(
+      consumers.held().flatMap((id) => {
+        const entry = serving.get(id);
+        return entry ? [queueOf(entry).setGlobalConcurrency(1)] : [];
+      }),
+    );
+  }
+
+  // After a reconnect (e.g. Redis restarted), beat at once (and re-announce if Redis forgot us).
+  connection.on('ready', () => {
+    if (beaten) void heartbeat().catch(() => undefined);
+  });
 
   /**
    * A checkout re-cloned (or its id file removed) while the worker runs has a new id, so its hooks
    * and commands use a new queue: serve that one, and stop serving the old queue, whose waiting
    * events were meant for the checkout that is gone (left in Redis, visible in the dashboard).
+   * The id is read again only when the id file or `.git` changed (a stat each, per checkout).
    */
   async function followCheckoutIds(): Promise<void> {
     for (const [id, entry] of [...serving.entries()]) {
+      const stamp = checkoutStamp(entry.repository.root);
+      if (stamp === entry.idStamp) continue;
       let current: RepoIdentity;
       try {
         current = repoIdentity(entry.repository.root);
       } catch {
         continue; // moved away or unreadable: keep serving what we have
       }
+      entry.idStamp = checkoutStamp(entry.repository.root);
       if (current.id === id || closing) continue;
       serving.delete(id);
-      await entry.worker.close();
-      await connection.zrem(heartbeatKey(prefix, entry.queue.name), workerId).catch(() => undefined);
-      const waiting = await entry.queue.getWaitingCount().catch(() => 0);
-      await entry.queue.close().catch(() => undefined);
+      await consumers.remove(id);
+      await connection.zrem(heartbeatKey(prefix, entry.queueName), workerId).catch(() => undefined);
+      const waiting = await queueOf(entry).getWaitingCount().catch(() => 0);
+      await entry.queue?.close().catch(() => undefined);
       log(
         `${entry.repository.root}: checkout id changed from ${id} to ${current.id} (re-cloned, or .git/baton/checkout.json removed); ` +
-          `now serving queue ${queueNameFor(current.id)}; queue ${entry.queue.name} is orphaned with ${waiting} waiting event(s)`,
+          `now serving queue ${queueNameFor(current.id)}; queue ${entry.queueName} is orphaned with ${waiting} waiting event(s)`,
       );
       await serve(current);
     }
@@ -180,9 +302,12 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
       entry.draining = true;
       try {
         const report = await drainSpool(entry.repository.root, (envelope: JobEnvelope) =>
-          entry.queue.add(envelope.intent, envelope, { ...JOB_OPTIONS, jobId: envelope.eventId }).then(() => undefined),
+          queueOf(entry).add(envelope.intent, envelope, { ...JOB_OPTIONS, jobId: envelope.eventId }).then(() => undefined),
         );
-        if (report.added > 0) log(`${entry.repository.root}: queued ${report.added} spooled event(s)`);
+        if (report.added > 0) {
+          log(`${entry.repository.root}: queued ${report.added} spooled event(s)`);
+          consumers.demand(entry.repository.id);
+        }
         for (const name of report.rejected) log(`${entry.repository.root}: spooled file ${name} is unreadable, moved to spool/rejected`);
       } catch (error) {
         log(`${entry.repository.root}: spool drain paused: ${(error as Error).message}`);
@@ -206,11 +331,10 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     }
   }
 
+  // The process beats before it serves anything: its queue entries mean something from the start.
+  await heartbeat();
   for (const repo of options.repos) await serve(repoIdentity(repo));
-  if (discoverRoots.length > 0) {
-    await heartbeat();
-    await discover();
-  }
+  if (discoverRoots.length > 0) await discover();
   await drainSpools();
 
   const every = (ms: number, task: () => Promise<unknown>) => {
@@ -241,26 +365,48 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   return {
     id: workerId,
     served: () => [...serving.values()].map((entry) => entry.repository),
-    queues: () => [...serving.values()].map((entry) => entry.queue),
+    queues: () => [...serving.values()].map(queueOf),
+    held: () => consumers.held(),
     async close(deadlineMs = 10_000) {
       closing = true;
       for (const timer of timers) clearInterval(timer);
-      const graceful = Promise.all([...serving.values()].map((entry) => entry.worker.close())).then(() => true);
-      const deadline = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), deadlineMs).unref?.());
-      const clean = await Promise.race([graceful, deadline]);
-      if (!clean) await Promise.all([...serving.values()].map((entry) => entry.worker.close(true).catch(() => undefined)));
+      const { clean } = await consumers.close(deadlineMs);
       try {
         const pipeline = connection.pipeline();
-        for (const { queue } of serving.values()) pipeline.zrem(heartbeatKey(prefix, queue.name), workerId);
-        await pipeline.exec();
+        pipeline.zrem(workersKey(prefix), workerId);
+        for (const { queueName } of serving.values()) pipeline.zrem(heartbeatKey(prefix, queueName), workerId);
+        // Bounded: with Redis gone, the commands would wait for it forever.
+        await withDeadline(pipeline.exec(), 2_000, 'Redis did not answer');
       } catch {
-        // Heartbeats expire on their own.
+        // The process heartbeat expires on its own; other workers drop the stale entries.
       }
-      await Promise.all([...serving.values()].map((entry) => entry.queue.close().catch(() => undefined)));
+      await Promise.all([...serving.values()].map((entry) => entry.queue?.close().catch(() => undefined)));
       connection.disconnect();
       return { clean };
     },
   };
+}
+
+/**
+ * What a checkout's identity depends on, as cheap stat data: `.git` and the id file (a re-clone
+ * replaces both; removing the id file changes the second).
+ */
+function checkoutStamp(root: string): string {
+  const stamp = (file: string) => {
+    try {
+      const stat = fs.statSync(file);
+      return `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
+    } catch {
+      return '-';
+    }
+  };
+  let idFile: string;
+  try {
+    idFile = checkoutFile(root);
+  } catch {
+    return `${stamp(path.join(root, '.git'))}|?`;
+  }
+  return `${stamp(path.join(root, '.git'))}|${stamp(idFile)}`;
 }
 
 function realpathOrNull(dir: string): string | null {

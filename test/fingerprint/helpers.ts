@@ -70,6 +70,21 @@ export function commitAll(root: string, message = 'commit'): void {
 }
 
 /**
+ * A packed repository (150 files `fNNN.txt` at HEAD) whose HEAD root tree is smaller than its
+ * parent's, so pack-objects stores it as a delta against the bigger one: reading it takes
+ * isomorphic-git.
+ */
+export function makeDeltifiedRepo(): string {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 300; i++) files[`f${String(i).padStart(3, '0')}.txt`] = `content ${i}\n`.repeat(20);
+  const root = makeRepo(files);
+  for (let i = 0; i < 150; i++) fs.rmSync(path.join(root, `f${String(i).padStart(3, '0')}.txt`));
+  commitAll(root, 'shrink');
+  git(root, ['gc', '-q', '--aggressive', '--prune=now']);
+  return root;
+}
+
+/**
  * The oracle: docs/lifecycle.md §9's procedure, on a temporary index (`read-tree HEAD`, or an empty index
  * without commits). Returns the tree id, or throws git's error.
  */

@@ -8,7 +8,7 @@ import { readIndex } from '../../src/fingerprint/indexFile.ts';
 import { hashObject, ObjectDatabase } from '../../src/fingerprint/objects.ts';
 import { PackIndexSet } from '../../src/fingerprint/packIndex.ts';
 import { compareCodePoints, parseTree, serializeTreeWrapped, sortTreeEntries } from '../../src/fingerprint/tree.ts';
-import { cleanup, commitAll, GIT_ENV, git, gitFingerprint, makeRepo, writeFiles } from './helpers.ts';
+import { cleanup, GIT_ENV, git, gitFingerprint, makeDeltifiedRepo, makeRepo, writeFiles } from './helpers.ts';
 
 afterAll(cleanup);
 
@@ -27,13 +27,7 @@ describe('object database', () => {
   });
 
   it('reads packed objects: whole ones directly, deltas through isomorphic-git', async () => {
-    const files: Record<string, string> = {};
-    for (let i = 0; i < 300; i++) files[`f${String(i).padStart(3, '0')}.txt`] = `content ${i}\n`.repeat(20);
-    const root = makeRepo(files);
-    // A smaller HEAD tree than its parent's: pack-objects stores it as a delta against the bigger one.
-    for (let i = 0; i < 150; i++) fs.rmSync(path.join(root, `f${String(i).padStart(3, '0')}.txt`));
-    commitAll(root, 'shrink');
-    git(root, ['gc', '-q', '--aggressive', '--prune=now']);
+    const root = makeDeltifiedRepo();
     const db = new ObjectDatabase(path.join(root, '.git'));
     const packs = new PackIndexSet(path.join(root, '.git', 'objects'));
     const trees = git(root, ['rev-list', '--all', '--objects'])
@@ -91,7 +85,7 @@ describe('index reader', () => {
     const paths = (v: number) => {
       git(root, ['update-index', '--index-version', String(v)]);
       const idx = readIndex(path.join(root, '.git', 'index'));
-      return [...idx.entries.keys()].sort();
+      return [...idx.dirs].flatMap(([dir, names]) => [...names.keys()].map((name) => (dir ? `${dir}/${name}` : name))).sort();
     };
     const expected = ['a/b.txt', 'a/c.txt', `${'long/'.repeat(20)}x`];
     expect(paths(2)).toEqual(expected);

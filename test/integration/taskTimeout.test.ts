@@ -8,7 +8,7 @@ import { activeTaskDir, taskFilePath } from '../../src/core/taskLayout.ts';
 import { RepositoryQueueClient } from '../../src/queue/client.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { envelopeFor, eventIdForKey, queueNameFor, repoIdentity } from '../../src/queue/envelope.ts';
-import { heartbeatKey, jobKey } from '../../src/queue/keys.ts';
+import { jobKey, workersKey } from '../../src/queue/keys.ts';
 import { TASK_ID, TASK_ID_2, readRun, taskMd, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
@@ -84,9 +84,9 @@ function expectWithdrawn(run: CliRun, timeoutMs: number): string {
   return /job (c-[0-9a-f-]+)/.exec(error.message)![1]!;
 }
 
-/** Waits for the worker's next heartbeat, so that callers find it fresh for the whole TTL after. */
+/** Waits for the worker process's next heartbeat, so that callers find it fresh for the whole TTL after. */
 async function nextHeartbeat(): Promise<void> {
-  const key = heartbeatKey(prefix, queueName());
+  const key = workersKey(prefix);
   const [, before = '0'] = await redis.zrange(key, '0', '0', 'WITHSCORES');
   for (;;) {
     const [, score = '0'] = await redis.zrange(key, '0', '0', 'WITHSCORES');

@@ -7,6 +7,7 @@ import type { GitRepo } from '../support/gitRepo.ts';
 import { BATON_BIN, DENO_DIR, HOOK_WAITS_FOR_RESULT, RUNTIMES, batonEnv, jsonOf, runProcess, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
+import { gitFingerprint } from '../fingerprint/helpers.ts';
 
 // The same built module (dist/, via bin/baton.mjs) serves as worker, hook and CLI on Node, Bun
 // and Deno. Bun and Deno come from npm (devDependencies), so CI has them after `npm ci`.
@@ -59,5 +60,13 @@ describe.each(['node', 'bun', 'deno'] as const)('runtime smoke: %s', (name) => {
     expect(advanced).toMatchObject({ status: 'running', changed: true });
     expect(readRun(repo.taskDir)).toMatchObject({ stepCount: 1, pendingDelegation: null });
     expect(readRun(repo.taskDir).receipts[0]).toMatchObject({ status: 'consumed', childId: 'child-1', parentId: 'parent-session' });
+  }, 120_000);
+
+  it(`baton fingerprint (its own bundle, dist/fingerprint.mjs) prints git's fingerprint on ${name}`, async () => {
+    repo = gitRepoWithTask();
+    fs.writeFileSync(path.join(repo.root, 'untracked.txt'), 'new\n');
+    const run = await runProcess(runtime.command, [...runtime.args, BATON_BIN, 'fingerprint', '--repo', repo.root], { env: { ...process.env, DENO_DIR }, timeoutMs: 60_000 });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toBe(`${gitFingerprint(repo.root)}\n`);
   }, 120_000);
 });
