@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { currentPosition, filterRuns, listRuns, nodeRunFiles, readRun, taskDirectories, taskTitle } from '../../core/runList.ts';
 import { shortIdsByTask } from '../../core/taskRef.ts';
-import type { RunRow } from '../../core/runList.ts';
+import type { RunPosition, RunRow } from '../../core/runList.ts';
 import { parseRunLog, runLogFile } from '../../core/runLog.ts';
 import { describeRun } from '../../core/runView.ts';
 import type { RunView } from '../../core/runView.ts';
@@ -26,7 +26,7 @@ export type RunDetail = Readonly<{
   state: TaskState;
   dir: string;
   run: OrchestrationRun;
-  position: Readonly<{ stage: string | null; round: number | null }>;
+  position: RunPosition;
   view: RunView;
   /** bull-board page of each job on the timeline. */
   jobLinks: Readonly<Record<string, string>>;
