@@ -25,6 +25,8 @@ export async function run(argv: string[]): Promise<number> {
   if (exit !== null) return exit;
   const options = program.opts<DashboardCommandOptions>();
   const host = new ServiceHost('baton dashboard');
+  const badUrl = host.refuseRedisUrl(options.redis);
+  if (badUrl !== null) return badUrl;
   const token = dashboardToken(options.token);
   const refused = await host.refuseBind(options.host, token);
   if (refused !== null) return refused;

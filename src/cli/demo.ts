@@ -33,6 +33,8 @@ export async function run(argv: string[]): Promise<number> {
   // The worker's log is kept and shown only when the lifecycle stops.
   const workerLog: string[] = [];
   const host = new ServiceHost('baton demo', timestampedLog((line) => workerLog.push(line)));
+  const badUrl = host.refuseRedisUrl(options.redis);
+  if (badUrl !== null) return badUrl;
 
   const { createDemoRepository } = await import('../demo/repo.ts');
   const repo = await createDemoRepository();

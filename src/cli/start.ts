@@ -36,6 +36,8 @@ export async function run(argv: string[]): Promise<number> {
   const host = new ServiceHost('baton start');
   const root = host.repoRoot(options.repo);
   if (root === null) return EXIT_USAGE;
+  const badUrl = host.refuseRedisUrl(options.redis);
+  if (badUrl !== null) return badUrl;
   const token = dashboardToken(options.token);
   const refused = await host.refuseBind(options.host, token);
   if (refused !== null) return refused;

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
-import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
+import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton worker`: serve repositories until SIGINT/SIGTERM, then finish the active job and exit
 // (or stop at the shutdown deadline).
@@ -60,8 +60,13 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   }
   // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
   const queue = queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined);
+  const badUrl = host.refuseRedisUrl(options.redis);
+  if (badUrl !== null) return badUrl;
   const prefixRefused = await host.refusePrefix(queue);
   if (prefixRefused !== null) return prefixRefused;
+  // A worker may start before its Redis: say once what to do, then wait quietly (redisWait.ts).
+  const { waitForRedis } = await import('./redisWait.ts');
+  if (!(await waitForRedis(queue.redisUrl, { say: (message) => host.fail(message), log: host.log }))) return EXIT_OK;
   const worker = await host.worker(
     {
       queue,
