@@ -70,7 +70,7 @@ export function queueOptions(program: Command, redisHelp: string): Command {
 export function dashboardOptions(program: Command): Command {
   return program
     .option('--host <host>', 'dashboard bind address; anything but 127.0.0.1/localhost/::1 needs a token', '127.0.0.1')
-    .option('--token <secret>', 'dashboard token (default: $BATON_DASHBOARD_TOKEN)')
+    .option('--token <secret>', 'dashboard token; on a shared machine set $BATON_DASHBOARD_TOKEN instead (a --token value shows in the process list)')
     .option('--allow-writes', 'let the dashboard retry, remove and promote jobs (read-only otherwise)');
 }
 

@@ -3,13 +3,13 @@ import { applyEvent } from './engine.ts';
 import { parseTaskFrontmatter } from './frontmatter.ts';
 import { parseRunText } from './runStore.ts';
 import type { RunRead } from './runStore.ts';
-import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, runFilePath, stateDir, taskFilePath } from './taskLayout.ts';
+import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, repositoryRunFiles, runFilePath, stateDir, taskFilePath } from './taskLayout.ts';
 import type { RunFiles } from './taskLayout.ts';
 import { shortIdsByTask } from './taskRef.ts';
 import { outdatedPause } from './runView.ts';
 import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from './types.ts';
 
-export { nodeRunFiles } from './taskLayout.ts';
+export { nodeRunFiles, repositoryRunFiles } from './taskLayout.ts';
 export type { RunFiles } from './taskLayout.ts';
 
 // Every orchestration run of a repository, read from its task directories (active, blocked,
@@ -129,7 +129,8 @@ export async function currentPosition(repoRoot: string, run: OrchestrationRun, f
   return { stage, round, note };
 }
 
-export async function listRuns(repoRoot: string, files: RunFiles = nodeRunFiles): Promise<RunRow[]> {
+/** Read through `repositoryRunFiles` unless told otherwise: nothing outside the repository is listed. */
+export async function listRuns(repoRoot: string, files: RunFiles = repositoryRunFiles(repoRoot)): Promise<RunRow[]> {
   // The registry as task lookup reads it: a registry that resolution refuses gives no short ids.
   const shorts = shortIdsByTask(repoRoot, files);
   const rows: RunRow[] = [];
