@@ -8,12 +8,11 @@ import { createFingerprinter } from '../fingerprint/index.ts';
 import { acceptUnusedOptions, warnUnusedOptions } from './options.ts';
 import type { UnusedOptions } from './options.ts';
 
-const DESCRIPTION = `Print the workspace fingerprint: the git tree id of the work tree with .gitignore applied and
-.agents/workspace/active force-included (what 'git read-tree HEAD && git add -A && git add -f
-.agents/workspace/active && git write-tree' gives on a temporary index), computed without git.
-
-With --diff A B, print the repo-relative paths that differ between two fingerprints, one per line
-(what 'git diff --name-only --no-renames A B' lists).`;
+// One line per paragraph: commander wraps them to the terminal.
+const DESCRIPTION = [
+  "Print the workspace fingerprint: the git tree id of the work tree with .gitignore applied and .agents/workspace/active force-included (what 'git read-tree HEAD && git add -A && git add -f .agents/workspace/active && git write-tree' gives on a temporary index), computed without git.",
+  "With --diff A B, print the repo-relative paths that differ between two fingerprints, one per line (what 'git diff --name-only --no-renames A B' lists).",
+].join('\n\n');
 
 type Options = { repo?: string; json?: boolean; diff?: boolean; stats?: boolean };
 
@@ -25,11 +24,10 @@ export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton fingerprint')
     .description(DESCRIPTION)
     .argument('[fingerprints...]', 'with --diff: the two fingerprints to compare (before, after)')
-    .option('--repo <dir>', 'repository (default: nearest ancestor of the working directory holding .git)')
+    .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .option('--diff', 'list the paths changed between two fingerprints')
     .option('--json', 'print JSON for machines')
     .option('--stats', 'with --json: include capture counters (files hashed, taken from the index, …)')
-    .helpOption('-h, --help', 'show this help')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => {

@@ -21,9 +21,9 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 const line = (synopsis: string, what: string) => `  ${synopsis.padEnd(49)} ${what}`;
 const clients = `<${CLIENT_IDS.join('|')}>`;
 
-const USAGE = `usage: baton <command> [options]
+const USAGE = `Usage: baton <command> [options]
 
-commands:
+Commands:
   task <task-ref|auto> <intent> [--flag value]...   apply a lifecycle intent
 ${line(`hook ${clients} [--event NAME]`, 'native hook: payload on stdin')}
   worker [--repo DIR]... [--discover --allow-root DIR]... [--dashboard]   serve repository queues
@@ -35,8 +35,8 @@ ${line(`hook ${clients} [--event NAME]`, 'native hook: payload on stdin')}
 ${line(`install-hooks ${clients}`, "wire an agent client's hooks and subagent profiles")}
   demo [--keep-open]                                a complete lifecycle in a temporary repository
 
-common options: --repo DIR, --redis URL and --help work with every command; a command that has no
-use for --repo or --redis accepts it and warns that it ignores it.
+Options: --repo DIR, --redis URL and -h, --help work with every command; a command that has no
+use for --repo or --redis accepts it and warns that it ignores it. -V, --version prints the version.
 
 Run 'baton <command> --help' for a command's options.
 `;
@@ -53,7 +53,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const load = COMMANDS[name];
   if (!load) {
-    process.stderr.write(`baton: unknown command '${name}'\n\n${USAGE}`);
+    const { unknownCommandMessage } = await import('./options.ts');
+    process.stderr.write(`baton: ${unknownCommandMessage(name, Object.keys(COMMANDS))}\n\n${USAGE}`);
     return 2;
   }
   const command = await load();

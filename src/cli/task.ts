@@ -12,14 +12,14 @@ import type { QueueConfig } from '../queue/keys.ts';
 import type { JobOutcome, RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
 import { lookupRepoRoot, printJson, redisUrlProblem, unusedOptionWarning } from './common.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
-import { TASK_USAGE, parseTaskCommand } from './taskArgs.ts';
+import { DEFAULT_TASK_TIMEOUT_MS, TASK_USAGE, parseTaskCommand } from './taskArgs.ts';
 import type { TaskCommonOptions } from './taskArgs.ts';
 
 // `baton task <task-ref|auto> <intent> [--flag value]...`: read-only intents read the files
 // directly; every other intent is a job on the repository's queue, applied by the worker, whose
 // result is printed as one line of JSON (exit 1 when it failed, 2 for usage errors).
 
-export const DEFAULT_TASK_TIMEOUT_MS = 30_000;
+export { DEFAULT_TASK_TIMEOUT_MS } from './taskArgs.ts';
 const CONNECT_TIMEOUT_MS = 2_000;
 
 /** route and status never capture a fingerprint; this seam proves it. */

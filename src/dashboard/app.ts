@@ -63,7 +63,8 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
     options: {
       // bull-board finds its UI with an eval'd require.resolve, which a bundle cannot follow.
       uiBasePath: path.dirname(createRequire(import.meta.url).resolve('@bull-board/ui/package.json')),
-      uiConfig: { boardTitle: 'baton', hideDocsLink: true, showWorkers: true },
+      // The run view and the metrics are one click away from bull-board's header (its "misc links" menu).
+      uiConfig: { boardTitle: 'baton', hideDocsLink: true, showWorkers: true, miscLinks: [{ text: 'Runs', url: '/runs' }, { text: 'Metrics', url: '/metrics' }] },
     },
   });
   const shown = new Map<string, DashboardRepository>();

@@ -104,6 +104,18 @@ describe('baton dashboard in a browser', () => {
     await page.close();
   });
 
+  it("bull-board's header menu links to the run view", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(dashboardUrlOf(readOnly), { waitUntil: 'domcontentloaded' });
+    await page.getByRole('link', { name: repo.root }).first().waitFor({ timeout: 15_000 });
+    // bull-board's "misc links" menu: the last action of its header.
+    await page.locator('header ul li').last().locator('button').click();
+    await page.getByRole('menuitem', { name: 'Runs' }).click();
+    await page.waitForURL(/\/runs$/);
+    await page.locator(`tr[data-task="${TASK_ID}"]`).waitFor({ timeout: 10_000 });
+    await page.close();
+  });
+
   it('read-only by default: the failed job has no retry button and the API refuses the retry', async () => {
     const url = dashboardUrlOf(readOnly);
     const page = await browser.context.newPage();
@@ -247,6 +259,10 @@ describe('dashboards follow new repositories', () => {
       services.push(standalone);
       expect(await queueRoots(dashboardUrlOf(worker))).toEqual([]);
       expect(await queueRoots(dashboardUrlOf(standalone))).toEqual([]);
+      // An empty run view says how to get a first run.
+      const empty = await (await fetch(new URL('/runs', dashboardUrlOf(standalone)))).text();
+      expect(empty).toContain('No repository yet');
+      expect(empty).toContain("<p data-hint>To see one, run &#39;baton demo&#39; (a complete lifecycle in a temporary repository). In your project: &#39;baton init&#39; wires your agent client once");
       const begun = await runBaton(['task', '01', 'begin-or-resume'], { env: laterEnv, cwd: later.root });
       expect(jsonOf(begun).status, begun.stdout + begun.stderr).toBe('running');
       await expect.poll(() => queueRoots(dashboardUrlOf(worker)), { timeout: 10_000 }).toEqual([`${later.root} (${os.hostname()})`]);
