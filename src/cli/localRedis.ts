@@ -27,8 +27,7 @@ export class RedisUnavailableError extends Error {}
 
 const PROBE_TIMEOUT_MS = 500;
 
-/** Whether a Redis answers PING at `url` within `timeoutMs` (never throws). */
-export async function answers(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boolean> {
+async function answers(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boolean> {
   if (redisTargetFromUrlSafe(url)?.kind !== 'single') {
     // Cluster and Sentinel: ioredis' Cluster / sentinel client, which connectFast builds.
     try {

@@ -66,7 +66,8 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   if (prefixRefused !== null) return prefixRefused;
   // A worker may start before its Redis: say once what to do, then wait quietly (redisWait.ts).
   const { waitForRedis } = await import('./redisWait.ts');
-  if (!(await waitForRedis(queue.redisUrl, { say: (message) => host.fail(message), log: host.log }))) return EXIT_OK;
+  const redis = await waitForRedis(queue.redisUrl, { say: (message) => host.fail(message), log: host.log });
+  if (redis !== 'ready') return redis === 'stopped' ? EXIT_OK : EXIT_FAILURE;
   const worker = await host.worker(
     {
       queue,

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
-import { startPrivateRedis } from '../support/redisServer.ts';
+import { startPrivateRedis, startTcpRedis } from '../support/redisServer.ts';
 import { jsonOf, runBaton } from '../support/processes.ts';
 import { startBaton } from '../support/services.ts';
 
@@ -62,6 +62,20 @@ describe('baton worker before its Redis answers', () => {
     const worker = await startBaton(['worker', '--repo', repo.root], { env: env(), ready: /waiting for Redis at unix:\/\/\/nonexistent/ });
     expect(await worker.stop('SIGINT')).toBe(0);
     expect(worker.output()).toMatch(/SIGINT: stopped before Redis at unix:\/\/\/nonexistent\/baton-test\/redis\.sock answered \(\d+ attempts\)/);
+  }, 30_000);
+});
+
+describe('baton worker and a Redis that answers but refuses it', () => {
+  it('a password-protected Redis without the password: one message naming NOAUTH, exit 1, no waiting', async () => {
+    const redis = await startTcpRedis({ password: 'baton-test-secret' });
+    try {
+      const run = await runBaton(['worker', '--repo', repo.root, '--redis', `redis://127.0.0.1:${redis.port}`], { env: env(), timeoutMs: 20_000 });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(new RegExp(`^baton worker: Redis at redis://127\\.0\\.0\\.1:${redis.port} answers but refuses this worker: .*NOAUTH`));
+      expect(run.stderr).not.toContain('Any one of these works');
+    } finally {
+      await redis.stop();
+    }
   }, 30_000);
 });
 
