@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { REPO_ROOT_NOT_FOUND_MESSAGE, findRepoRoot } from '../core/repoRoot.ts';
+import { redisTargetFromUrl } from '../queue/redisUrl.ts';
 
 // Small pieces every command shares: where the repository is, how to warn, how to print. Where
 // Redis is lives in src/queue/endpoint.ts.
@@ -16,6 +17,22 @@ export function lookupRepoRoot(option: string | undefined, cwd: string = process
 /** The warning of a command given a common option it has no use for (see options.ts, UnusedOptions). */
 export function unusedOptionWarning(command: string, option: 'repo' | 'redis', why: string): string {
   return `${command}: warning: --${option} is ignored: ${why}\n`;
+}
+
+/**
+ * Why the Redis URL a command was given (`--redis`, else $REDIS_URL) cannot name a Redis at all, as
+ * `<where it came from>: <why>`; null when it can, or when none was given. A usage error, not an
+ * unreachable Redis: starting Redis would not help.
+ */
+export function redisUrlProblem(option: string | undefined, env: Record<string, string | undefined> = process.env): string | null {
+  const [url, source] = option !== undefined ? [option, '--redis'] : [env.REDIS_URL, 'REDIS_URL'];
+  if (!url) return null;
+  try {
+    redisTargetFromUrl(url, env);
+    return null;
+  } catch (error) {
+    return `${source}: ${(error as Error).message}`;
+  }
 }
 
 export function printJson(value: unknown): void {

@@ -19,12 +19,14 @@ type DashboardCommandOptions = {
 export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton dashboard')
     .description('Serve the queue dashboard (bull-board) over every repository queue recorded in Redis.')
-    .option('--port <n>', 'port (0 picks a free port)', portNumber, 3000);
+    .option('--port <n>', 'port; 0 picks a free port', portNumber, 3000);
   dashboardOptions(queueOptions(program, REDIS_HELP.running)).option('--refresh <ms>', 'how often to look for new repositories', milliseconds, 2_000);
   const exit = parseCommand(program, argv, { repo: 'baton dashboard shows every repository recorded in Redis (baton worker --dashboard shows the ones it serves)' });
   if (exit !== null) return exit;
   const options = program.opts<DashboardCommandOptions>();
   const host = new ServiceHost('baton dashboard');
+  const badUrl = host.refuseRedisUrl(options.redis);
+  if (badUrl !== null) return badUrl;
   const token = dashboardToken(options.token);
   const refused = await host.refuseBind(options.host, token);
   if (refused !== null) return refused;

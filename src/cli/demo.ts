@@ -24,7 +24,7 @@ export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton demo')
     .description('Drive a complete lifecycle in a temporary repository through a worker, the queue and real hooks.')
     .option('--keep-open', 'keep the dashboard (and the temporary repository) up until Ctrl-C')
-    .option('--port <n>', 'dashboard port (default: a free port)', portNumber, 0);
+    .addOption(new Option('--port <n>', 'dashboard port').argParser(portNumber).default(0, 'a free port'));
   queueOptions(program, REDIS_HELP.startsOne).addOption(new Option('--client <client>', 'which client the hooks pretend to be').choices(CLIENT_IDS).default(CLIENT_IDS[0]));
   const exit = parseCommand(program, argv, { repo: 'baton demo creates its own temporary repository' });
   if (exit !== null) return exit;
@@ -33,6 +33,8 @@ export async function run(argv: string[]): Promise<number> {
   // The worker's log is kept and shown only when the lifecycle stops.
   const workerLog: string[] = [];
   const host = new ServiceHost('baton demo', timestampedLog((line) => workerLog.push(line)));
+  const badUrl = host.refuseRedisUrl(options.redis);
+  if (badUrl !== null) return badUrl;
 
   const { createDemoRepository } = await import('../demo/repo.ts');
   const repo = await createDemoRepository();

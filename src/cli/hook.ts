@@ -78,11 +78,20 @@ function parseHookArgs(argv: readonly string[]): HookArgs | { help: true } | { e
   return args;
 }
 
-const HOOK_USAGE = `usage: baton hook <${CLIENT_IDS.join('|')}> [--event NAME] [--repo DIR] [--redis URL] [--budget MS]
+const HOOK_USAGE = `Usage: baton hook <${CLIENT_IDS.join('|')}> [--event NAME] [--repo DIR] [--redis URL] [--budget MS]
 
 Reads a native hook payload on stdin. SubagentStart/SubagentStop of agent-infra-lifecycle-executor
 or -reviewer become hook-start/hook-stop events on the repository queue (stdout stays empty);
 PreToolUse of the spawning tool claims the prepared delegation for that tool call and blocks
 (exit 2, reason on stderr) a lifecycle spawn that cannot have it. Other agents: exit 0, silent.
 BATON_HOOK_VERBOSE=1 waits for the worker and prints the orchestration result on stderr.
+
+Options:
+  --event NAME  the hook event (default: the payload's hook_event_name)
+  --repo DIR    repository (default: the nearest ancestor of the payload's cwd holding .git)
+  --redis URL   Redis URL (default: $REDIS_URL, then the Redis the repository's worker recorded)
+  --budget MS   the most the hook takes: Redis not answering by then, it spools the event;
+                a spawn claim no worker answered by then is blocked
+                (default: $BATON_HOOK_BUDGET_MS, then ${DEFAULT_HOOK_BUDGET_MS})
+  -h, --help    display help for command
 `;

@@ -51,7 +51,7 @@ export async function run(argv: string[]): Promise<number> {
         'Set this repository up for baton: the hooks, subagent profiles and orchestrator instructions of each agent client, baton\'s stage guidance (where agent-infra\'s own skills are not installed), and `.agents/workspace/` in .gitignore. Prints what it changed and what to commit; baton uninstall takes it out again.',
       )
       .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
-      .option('--client <id>', `${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])} (default all; repeat or separate with commas)`, (value: string, previous: string[] = []) => [...previous, value])
+      .option('--client <id>', `${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])} (default: all; repeat or separate with commas)`, (value: string, previous: string[] = []) => [...previous, value])
       .option('--command <cmd>', "how the installed hooks and agents run baton (default: 'baton', found on PATH)"),
   )
     .option('--trust', `also record the trust each client's own prompt would (per-user state: ${CLIENT_ADAPTERS.map((client) => `${client.id}, ${client.install.trust}`).join('; ')})`)

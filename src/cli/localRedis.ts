@@ -65,13 +65,23 @@ function redisTargetFromUrlSafe(url: string): ReturnType<typeof redisTargetFromU
   }
 }
 
-export function noRedisMessage(probed: string): string {
-  return [
-    `no Redis: nothing answers on ${redactRedisUrl(probed)} and redis-server is not installed. Any one of these works:`,
-    '  - install Redis; baton then runs a private one for this repository:  sudo apt-get install -y redis-server   (macOS: brew install redis)',
-    '  - run the Redis of compose.yaml (in the baton checkout):              docker compose up -d redis',
-    '  - use a Redis you have:                                               REDIS_URL=redis://host:6379 baton start',
-  ].join('\n');
+/**
+ * What to do when no Redis answers: the ways to get one, for the command that needs it. `baton start`
+ * (and `npm start`) starts a private redis-server when one is installed, so it lists installing one;
+ * `baton worker` does not start Redis, so it points at `baton start` first.
+ */
+export function noRedisMessage(probed: string, options: { command?: 'start' | 'worker'; serverInstalled?: boolean } = {}): string {
+  const command = options.command ?? 'start';
+  const installed = options.serverInstalled ?? false;
+  const ways: [string, string][] = [
+    ...(command === 'worker' ? [['in the repository, a worker with Redis found or started for it:', 'baton start'] as [string, string]] : []),
+    ...(installed ? [] : [['install Redis; baton start then runs a private one for this repository:', 'sudo apt-get install -y redis-server   (macOS: brew install redis)'] as [string, string]]),
+    ['run the Redis of compose.yaml (in the baton checkout):', 'docker compose up -d redis'],
+    ['use a Redis you have:', `REDIS_URL=redis://host:6379 ${command === 'worker' ? 'baton worker' : 'baton start'}`],
+  ];
+  const width = Math.max(...ways.map(([what]) => what.length));
+  const why = command === 'worker' ? '' : ' and redis-server is not installed';
+  return [`no Redis: nothing answers on ${redactRedisUrl(probed)}${why}. Any one of these works:`, ...ways.map(([what, how]) => `  - ${what.padEnd(width)}  ${how}`)].join('\n');
 }
 
 function pidAlive(pid: number): boolean {

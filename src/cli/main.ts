@@ -25,9 +25,9 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
 const line = (synopsis: string, what: string) => `  ${synopsis.padEnd(49)} ${what}`;
 const clients = `<${CLIENT_IDS.join('|')}>`;
 
-const USAGE = `usage: baton <command> [options]
+const USAGE = `Usage: baton <command> [options]
 
-commands:
+Commands:
 ${line(`init [--client ${CLIENT_IDS.join('|')}|all] [--dry-run]`, 'set this repository up: hooks, profiles, stage guidance')}
 ${line('new "<title>" [--id TASK-…]', 'create a task; prints what to tell your agent')}
 ${line('doctor [--json]', 'check Redis, the worker, hooks, trust and the spool')}
@@ -43,8 +43,8 @@ ${line(`hook ${clients} [--event NAME]`, 'native hook: payload on stdin')}
 ${line(`install-hooks ${clients}`, "wire one client (the part of init that writes its hooks)")}
   demo [--keep-open]                                a complete lifecycle in a temporary repository (npm start)
 
-common options: --repo DIR, --redis URL and --help work with every command; a command that has no
-use for --repo or --redis accepts it and warns that it ignores it.
+Options: --repo DIR, --redis URL and -h, --help work with every command; a command that has no
+use for --repo or --redis accepts it and warns that it ignores it. -V, --version prints the version.
 
 Run 'baton <command> --help' for a command's options.
 `;
@@ -62,7 +62,8 @@ async function main(argv: string[]): Promise<number> {
   }
   const load = COMMANDS[name];
   if (!load) {
-    process.stderr.write(`baton: unknown command '${name}'\n\n${USAGE}`);
+    const { unknownCommandMessage } = await import('./options.ts');
+    process.stderr.write(`baton: ${unknownCommandMessage(name, Object.keys(COMMANDS))}\n\n${USAGE}`);
     return 2;
   }
   const command = await load();

@@ -32,7 +32,7 @@ export async function run(argv: string[]): Promise<number> {
     .description('Create a task (.agents/workspace/active/<TASK-id>/task.md and its short id) and print what to tell your agent.')
     .argument('<title>', 'what the task is, in a few words (quote it)')
     .option('--id <TASK-id>', 'the task id (default: TASK-<date>-<time> of now)')
-    .option('--type <type>', `${TASK_TYPES.join(', ')} (default feature)`, taskType)
+    .option('--type <type>', `${TASK_TYPES.join(', ')} (default: feature)`, taskType)
     .option('--description <text>', "what is asked, why, and how to tell it is done (else task.md says to write it)")
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .option('--json', 'print the result as one line of JSON');

@@ -1,5 +1,4 @@
-import { InvalidArgumentError } from 'commander';
-import type { Command } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import { unusedOptionWarning } from './common.ts';
 
 // Option parsing shared by the commander-based commands (worker, dashboard, start, demo, runs,
@@ -64,4 +63,19 @@ export function parseCommand(program: Command, argv: readonly string[], unused: 
   }
   warnUnusedOptions(program, unused);
   return null;
+}
+
+/**
+ * The error for a command `baton` does not have, with commander's "did you mean" suggestion from
+ * `commands` (commander's own edit-distance match: `baton wroker` → "(Did you mean worker?)").
+ */
+export function unknownCommandMessage(name: string, commands: readonly string[]): string {
+  const program = new Command('baton').exitOverride().configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+  for (const command of commands) program.command(command);
+  try {
+    program.parse([name], { from: 'user' });
+  } catch (error) {
+    return (error as Error).message.replace(/^error: /, '').replace(/\n\(Did you mean/, ' (did you mean');
+  }
+  return `unknown command '${name}'`;
 }

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { milliseconds, parseCommand } from './options.ts';
-import { filterRuns, formatRunsTable, listRuns } from '../core/runList.ts';
+import { FIRST_RUN_HINT, RUN_ROW_STATUSES, filterRuns, formatRunsTable, listRuns } from '../core/runList.ts';
 import type { RunRow } from '../core/runList.ts';
 import { lookupRepoRoot } from './common.ts';
 import { checkoutRecord } from '../queue/checkoutId.ts';
@@ -31,10 +31,14 @@ export function formatCheckout(checkout: CheckoutSummary): string {
 
 /** Cursor home, the frame, then clear whatever the previous (longer) frame left below it. */
 export function watchFrame(root: string, rows: readonly RunRow[], at: Date, checkout?: CheckoutSummary): string {
-  const table = rows.length === 0 ? `no orchestration runs in ${root}\n` : formatRunsTable(rows);
+  const table = rows.length === 0 ? noRuns(root) : formatRunsTable(rows);
   const body = checkout ? `${table}\n${formatCheckout(checkout)}` : table;
   const lines = `baton runs — ${root} — ${at.toISOString().slice(11, 19)} UTC (Ctrl-C to stop)\n\n${body}`.split('\n');
   return `\x1b[H${lines.map((line) => `${line}\x1b[K`).join('\n')}\x1b[J`;
+}
+
+function noRuns(root: string): string {
+  return `no orchestration runs in ${root} yet. ${FIRST_RUN_HINT}\n`;
 }
 
 type RunsOptions = { json?: boolean; repo?: string; watch?: boolean; interval: number; status?: string; search?: string };
@@ -44,7 +48,7 @@ export async function run(argv: string[]): Promise<number> {
     .description('List every orchestration run of the repository (read-only, no Redis).')
     .option('--json', 'print JSON: { repo, runs: [...] }')
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
-    .option('--status <status>', 'only runs with this status (running, paused, completed, corrupt)')
+    .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_ROW_STATUSES))
     .option('--search <ref>', 'only runs whose task id contains this, or whose short id is this')
     .option('--watch', 'redraw the table in place until Ctrl-C')
     .option('--interval <ms>', 'how often --watch redraws', milliseconds, 1_000);
@@ -65,7 +69,7 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (rows.length === 0) {
-    process.stdout.write(`no orchestration runs in ${root.root}\n${formatCheckout(checkout)}`);
+    process.stdout.write(`${options.status || options.search ? `no orchestration runs in ${root.root} match\n` : noRuns(root.root)}${formatCheckout(checkout)}`);
     return 0;
   }
   process.stdout.write(`${formatRunsTable(rows)}\n${formatCheckout(checkout)}`);

@@ -4,7 +4,7 @@ import type { QueueConfig } from '../queue/keys.ts';
 import type { ProcessedJob, ServedRepository } from '../workers/processor.ts';
 import type { BatonWorker, BatonWorkerOptions } from '../workers/worker.ts';
 import type { ResolvedRedis } from './localRedis.ts';
-import { lookupRepoRoot } from './common.ts';
+import { lookupRepoRoot, redisUrlProblem } from './common.ts';
 
 // What the long-running commands (`worker`, `start`, `demo`, `dashboard`) share: the timestamped
 // log, the job line, exit codes, the repository lookup, Redis, the worker, the dashboard, and
@@ -22,6 +22,29 @@ export type ServiceLog = (line: string) => void;
 /** A log whose lines start with an ISO timestamp; written to stderr unless `sink` takes them. */
 export function timestampedLog(sink: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): ServiceLog {
   return (line) => sink(`${new Date().toISOString()} ${line}`);
+}
+
+/** How long a repeated log line stays quiet before it is said again, with its count. */
+export const REPEAT_QUIET_MS = 30_000;
+
+/**
+ * A log that says a line again only after `quietMs`, with how often it came in between. A worker
+ * whose Redis went away logs the same connection error from each connection on every reconnect
+ * attempt (four lines every 2 s, forever); people need the first one and a count.
+ */
+export function quietRepeats(log: ServiceLog, quietMs: number = REPEAT_QUIET_MS, now: () => number = Date.now): ServiceLog {
+  const seen = new Map<string, { at: number; repeats: number }>();
+  return (line) => {
+    const time = now();
+    for (const [text, entry] of seen) if (time - entry.at >= quietMs && entry.repeats === 0) seen.delete(text);
+    const entry = seen.get(line);
+    if (entry && time - entry.at < quietMs) {
+      entry.repeats += 1;
+      return;
+    }
+    log(entry?.repeats ? `${line} (${entry.repeats} more times in the last ${Math.round((time - entry.at) / 1000)} s)` : line);
+    seen.set(line, { at: time, repeats: 0 });
+  };
 }
 
 /** One line per applied job: repository, source, intent, task, outcome, time. */
@@ -47,7 +70,7 @@ export function queueOptions(program: Command, redisHelp: string): Command {
 export function dashboardOptions(program: Command): Command {
   return program
     .option('--host <host>', 'dashboard bind address; anything but 127.0.0.1/localhost/::1 needs a token', '127.0.0.1')
-    .option('--token <secret>', 'dashboard token (default: $BATON_DASHBOARD_TOKEN)')
+    .option('--token <secret>', 'dashboard token; on a shared machine set $BATON_DASHBOARD_TOKEN instead (a --token value shows in the process list)')
     .option('--allow-writes', 'let the dashboard retry, remove and promote jobs (read-only otherwise)');
 }
 
@@ -112,6 +135,12 @@ export class ServiceHost {
     return problem ? this.fail(problem, EXIT_USAGE) : null;
   }
 
+  /** Null when `--redis` (else $REDIS_URL) can name a Redis; otherwise prints why and returns EXIT_USAGE (no stack, no "start Redis"). */
+  refuseRedisUrl(option: string | undefined): number | null {
+    const problem = redisUrlProblem(option);
+    return problem ? this.fail(problem, EXIT_USAGE) : null;
+  }
+
   /** Null when `config.prefix` fits its Redis; otherwise (Redis Cluster without a hash tag) prints why and returns EXIT_USAGE. */
   async refusePrefix(config: QueueConfig): Promise<number | null> {
     const { prefixProblem } = await import('../queue/connection.ts');
@@ -145,7 +174,8 @@ export class ServiceHost {
     const worker = await startBatonWorker({
       ...workerOptions,
       createFingerprinter: () => createFingerprinter(),
-      log,
+      // Job lines are all said; the worker's own lines (connection errors) quietly when they repeat.
+      log: quietRepeats(log),
       onJob: quiet ? undefined : (repository, job, elapsedMs) => log(jobLine(repository, job, elapsedMs)),
     });
     this.onStop(async () => {

@@ -23,7 +23,7 @@ export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton start')
     .description('Serve this repository: a baton worker plus its dashboard, with Redis found or started for it.')
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
-    .option('--port <n>', 'dashboard port (default 3000, or a free port when 3000 is taken; 0 picks a free port)', portNumber);
+    .option('--port <n>', 'dashboard port; 0 picks a free port (default: 3000, or a free port when 3000 is taken)', portNumber);
   dashboardOptions(queueOptions(program, REDIS_HELP.startsOne)).option(
     '--shutdown-deadline <ms>',
     'on Ctrl-C, wait at most this long for the active job',
@@ -36,6 +36,8 @@ export async function run(argv: string[]): Promise<number> {
   const host = new ServiceHost('baton start');
   const root = host.repoRoot(options.repo);
   if (root === null) return EXIT_USAGE;
+  const badUrl = host.refuseRedisUrl(options.redis);
+  if (badUrl !== null) return badUrl;
   const token = dashboardToken(options.token);
   const refused = await host.refuseBind(options.host, token);
   if (refused !== null) return refused;

@@ -10,16 +10,16 @@ import type { RepoIdentity } from '../queue/envelope.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import type { JobOutcome, RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
-import { lookupRepoRoot, printJson, unusedOptionWarning } from './common.ts';
+import { lookupRepoRoot, printJson, redisUrlProblem, unusedOptionWarning } from './common.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
-import { TASK_USAGE, parseTaskCommand } from './taskArgs.ts';
+import { DEFAULT_TASK_TIMEOUT_MS, TASK_USAGE, parseTaskCommand } from './taskArgs.ts';
 import type { TaskCommonOptions } from './taskArgs.ts';
 
 // `baton task <task-ref|auto> <intent> [--flag value]...`: read-only intents read the files
 // directly; every other intent is a job on the repository's queue, applied by the worker, whose
 // result is printed as one line of JSON (exit 1 when it failed, 2 for usage errors).
 
-export const DEFAULT_TASK_TIMEOUT_MS = 30_000;
+export { DEFAULT_TASK_TIMEOUT_MS } from './taskArgs.ts';
 const CONNECT_TIMEOUT_MS = 2_000;
 
 /** route and status never capture a fingerprint; this seam proves it. */
@@ -70,6 +70,12 @@ export async function run(argv: string[]): Promise<number> {
   const readOnly = READ_ONLY_INTENTS.has(parsed.event.intent);
   if (readOnly && parsed.options.redis !== undefined) {
     process.stderr.write(unusedOptionWarning('baton task', 'redis', `'${parsed.event.intent}' reads the run files directly; it does not use Redis`));
+  }
+  const badUrl = readOnly ? null : redisUrlProblem(parsed.options.redis);
+  if (badUrl !== null) {
+    // Not BATON_REDIS_UNAVAILABLE ("start Redis"): no Redis can be reached at such an address.
+    printJson(payloadInvalid(badUrl));
+    return 2;
   }
   const result = readOnly
     ? (await applyEvent(parsed.event, { repoRoot: root.root, fingerprinter: noFingerprints })).result

@@ -1,5 +1,6 @@
 import { DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
 import { AGENT_CLIENT_IDS } from '../core/clients.ts';
+import { CLIENT_ADAPTERS, clientIdList } from '../clients/registry.ts';
 import { lifecycleEventSchema } from '../core/events.ts';
 import { CONTENT_INTENTS, EVENT_FLAGS, EVENT_FLAG_SPECS, INTERNAL_INTENTS, LIFECYCLE_INTENTS, intentFlags, intentUsageLines, requiredFlags } from '../core/intents.ts';
 import type { EventFlag } from '../core/intents.ts';
@@ -10,19 +11,38 @@ import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
 // flags, each at most once, each with a value that does not start with `--`. Messages are upstream's.
 // Hand-written rather than commander: the exact messages and the value-only flag rule are the contract.
 
-export const TASK_USAGE = `usage: baton task <task-ref|auto> <intent> [--flag value]...
+/** How long `baton task` waits for the worker's result unless `--timeout` says otherwise. */
+export const DEFAULT_TASK_TIMEOUT_MS = 30_000;
 
-intents:
+/** `--client` (prepare) and `--agent` (complete-stage) name different things; the help says which. */
+function clientAndAgentLines(): string[] {
+  const agents = CLIENT_ADAPTERS.map((client) => `${client.stageAgents[0]} for ${client.id}`).join(', ');
+  return [
+    `  --client C  the agent client the lifecycle runs in, as baton hook and install-hooks name it: ${clientIdList()}`,
+    `  --agent A   the name a subagent gives when it completes its stage: ${agents}`,
+  ];
+}
+
+export const TASK_USAGE = `Usage: baton task <task-ref|auto> <intent> [--flag value]...
+
+Apply a lifecycle intent to a task and print the result as one line of JSON. route and status read
+the run files; every other intent is a job that the repository's worker applies.
+
+Intents:
 ${intentUsageLines().join('\n')}
 
-common options:
-  --repo DIR             repository (default: nearest ancestor of the working directory holding .git)
-  --redis URL            Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379)
-  --timeout MS           how long to wait for the worker's result (default 30000)
-  --worker queue|inline  queue (default): a running 'baton worker' applies the intent;
-                         inline: this command serves the repository queue itself until its job is done
+--client and --agent name different things:
+${clientAndAgentLines().join('\n')}
+
+Options:
+  --repo DIR             repository (default: the nearest ancestor of the working directory holding .git)
+  --redis URL            Redis URL (default: $REDIS_URL, then the Redis the repository's worker
+                         recorded, then redis://127.0.0.1:6379)
+  --timeout MS           how long to wait for the worker's result (default: ${DEFAULT_TASK_TIMEOUT_MS})
+  --worker queue|inline  queue: a running 'baton worker' applies the intent; inline: this command
+                         serves the repository queue itself until its job is done (default: queue)
   --idempotency-key K    event id for this intent: repeating the command with the same key applies it once
-  --help                 this text
+  -h, --help             display help for command
 `;
 
 const COMMON_FLAGS = ['repo', 'redis', 'timeout', 'worker', 'idempotency-key'] as const;

@@ -20,7 +20,7 @@ export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton uninstall')
     .description(`Take out of this repository what baton init put in, for every client or the ones named: files still as init left them get their text from before init back, byte for byte; in files changed since, only baton's part goes. ${WORKSPACE_PATH}/ (your tasks) is kept.`)
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
-    .option('--client <id>', `${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])} (default all; repeat or separate with commas)`, (value: string, previous: string[] = []) => [...previous, value])
+    .option('--client <id>', `${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])} (default: all; repeat or separate with commas)`, (value: string, previous: string[] = []) => [...previous, value])
     .option('--force', "also remove baton's files (profiles, stage guidance) that were edited since baton wrote them")
     .option('--dry-run', 'print what it would change, and change nothing');
   const exit = parseCommand(program, argv, { redis: 'baton uninstall only changes files; it does not use Redis' });

@@ -1,7 +1,7 @@
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
-import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
+import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton worker`: serve repositories until SIGINT/SIGTERM, then finish the active job and exit
 // (or stop at the shutdown deadline).
@@ -27,16 +27,16 @@ export type WorkerCommandOptions = {
 export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton worker')
     .description('Serve repository queues: apply each lifecycle event, one at a time per repository.')
-    .option('--repo <dir>', 'repository to serve (repeatable; default: the repository of the working directory)', collect, [])
+    .addOption(new Option('--repo <dir>', 'repository to serve (repeatable)').argParser(collect).default([], 'the repository of the working directory'))
     .option('--discover', 'also serve any repository that enqueues a job, if it lies inside an --allow-root')
-    .option('--allow-root <dir>', 'root directory that --discover may serve repositories from (repeatable)', collect, []);
+    .addOption(new Option('--allow-root <dir>', 'root directory that --discover may serve repositories from (repeatable)').argParser(collect).default([], 'none'));
   queueOptions(program, REDIS_HELP.running)
     .option('--shutdown-deadline <ms>', 'on SIGINT/SIGTERM, wait at most this long for the active job', positiveInteger, 10_000)
     .option('--lock-duration <ms>', 'job lock duration: how soon a killed worker\'s job is handed over', positiveInteger)
     .option('--stalled-interval <ms>', 'how often to look for jobs of killed workers', positiveInteger)
-    .option('--keep-warm <ms>', 'keep consuming a repository\'s queue this long after its last job (default 120000); idle repositories are watched on one shared connection', positiveInteger)
+    .option('--keep-warm <ms>', 'keep consuming a repository\'s queue this long after its last job; idle repositories are watched on one shared connection', positiveInteger, 120_000)
     .option('--dashboard', 'also serve the queue dashboard')
-    .option('--port <n>', 'dashboard port (default 3000; 0 picks a free port)', portNumber);
+    .option('--port <n>', 'dashboard port; 0 picks a free port (default: 3000)', portNumber);
   dashboardOptions(program).option('--quiet', 'log only problems');
   const exit = parseCommand(program, argv);
   if (exit !== null) return exit;
@@ -62,8 +62,14 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   }
   // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
   const queue = queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined);
+  const badUrl = host.refuseRedisUrl(options.redis);
+  if (badUrl !== null) return badUrl;
   const prefixRefused = await host.refusePrefix(queue);
   if (prefixRefused !== null) return prefixRefused;
+  // A worker may start before its Redis: say once what to do, then wait quietly (redisWait.ts).
+  const { waitForRedis } = await import('./redisWait.ts');
+  const redis = await waitForRedis(queue.redisUrl, { say: (message) => host.fail(message), log: host.log });
+  if (redis !== 'ready') return redis === 'stopped' ? EXIT_OK : EXIT_FAILURE;
   const worker = await host.worker(
     {
       queue,

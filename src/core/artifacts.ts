@@ -113,6 +113,10 @@ export function looseHighestRound(taskDir: string, family: string): number {
   return highest;
 }
 
+export function isReviewFamily(value: string): value is ReviewFamily {
+  return isArtifactFamily(value) && value.startsWith('review-');
+}
+
 /** The family a review family reviews (§3.2: review-analysis→analysis, review-plan→plan, otherwise code). */
 export function reviewedFamilyOf(reviewFamily: string): ReviewedFamily {
   if (reviewFamily === 'review-analysis') return 'analysis';
@@ -260,6 +264,23 @@ export function inspectArtifactDirectory(taskDir: string, family: string, identi
 
 const REVIEW_INPUT_MARKER = /\*\*Review Input\*\*[:：]|\*\*审查输入\*\*[:：]/;
 
+/** What a review's text names as its input (§3.3 steps 1–3): no marker line, no canonical name of the expected family near it, or that name. */
+export type NamedReviewInput =
+  | Readonly<{ kind: 'no-marker' }>
+  | Readonly<{ kind: 'no-canonical-name' }>
+  | Readonly<{ kind: 'named'; input: { family: ArtifactFamily; round: number; name: string } }>;
+
+export function namedReviewInput(content: string, reviewFamily: string): NamedReviewInput {
+  const expected = reviewedFamilyOf(reviewFamily);
+  const lines = content.split('\n');
+  const start = lines.findIndex((line) => REVIEW_INPUT_MARKER.test(line));
+  if (start === -1) return { kind: 'no-marker' };
+  const window = lines.slice(start, start + REVIEW_INPUT_WINDOW);
+  const tokens = window.flatMap((line) => [...line.matchAll(/`([^`]*\.md)`/g)].map((match) => match[1] ?? ''));
+  const input = tokens.map(parseArtifactName).find((parsed) => parsed?.family === expected) ?? null;
+  return input ? { kind: 'named', input } : { kind: 'no-canonical-name' };
+}
+
 /**
  * The artifact a review says it reviewed (§3.3): the first back-ticked canonical `<reviewed family>` name
  * within 12 lines from the `**Review Input**:` / `**审查输入**：` line. It must be a regular file no newer
@@ -282,11 +303,8 @@ export function resolveReviewedInput(
   } catch (error) {
     return broken(String(error));
   }
-  const lines = content.split('\n');
-  const start = lines.findIndex((line) => REVIEW_INPUT_MARKER.test(line));
-  const window = start === -1 ? [] : lines.slice(start, start + REVIEW_INPUT_WINDOW);
-  const tokens = window.flatMap((line) => [...line.matchAll(/`([^`]*\.md)`/g)].map((match) => match[1] ?? ''));
-  const input = tokens.map(parseArtifactName).find((parsed) => parsed?.family === expected) ?? null;
+  const named = namedReviewInput(content, reviewFamily);
+  const input = named.kind === 'named' ? named.input : null;
   if (!input) return broken(`${latestReview.name} does not reference a canonical ${expected} artifact`);
 
   const file = path.join(taskDir, input.name);

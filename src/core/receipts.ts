@@ -17,6 +17,11 @@ export function managedDelegationRole(nativeAgent: string | null | undefined): D
   return MANAGED_AGENTS[nativeAgent] ?? null;
 }
 
+/** The native subagent type that runs a role's delegations (what the orchestrator spawns). */
+export function lifecycleAgentName(role: DelegationRole): string {
+  return Object.keys(MANAGED_AGENTS).find((agent) => MANAGED_AGENTS[agent] === role) ?? `agent-infra-lifecycle-${role}`;
+}
+
 /** What a new receipt starts from: its input fields, the rest is evidence added by later transitions. */
 export type PrepareDelegationInput = Pick<
   DelegationReceipt,
@@ -180,7 +185,9 @@ export function activateDelegation(receipt: DelegationReceipt, event: Activation
 export function completeDelegationStage(receipt: DelegationReceipt, event: StageCompletionEvent): ReceiptOutcome {
   if (receipt.status !== 'activated') return stateInvalid(receipt, 'activated');
   if (event.stage !== receipt.stage || event.round !== receipt.round || event.artifact !== receipt.artifact) {
-    return fail('DELEGATION_STAGE_MISMATCH', 'stage completion identity does not match the active delegation');
+    // Upstream's message, then (baton) the values that differ, so a typo is found without reading the run file.
+    const identity = (of: Pick<StageCompletionEvent, 'stage' | 'round' | 'artifact'>) => `--stage ${of.stage} --round ${of.round} --artifact ${of.artifact}`;
+    return fail('DELEGATION_STAGE_MISMATCH', `stage completion identity does not match the active delegation (expected ${identity(receipt)}; given ${identity(event)})`);
   }
   if (!stageAgentNames(receipt.client).includes(event.agent)) {
     return fail('DELEGATION_AGENT_MISMATCH', `stage agent '${event.agent}' does not match client '${receipt.client}'`);

@@ -1,5 +1,7 @@
 import { hasReviewAfterArtifact, looseArtifactName, looseHighestRound } from './artifacts.ts';
 import { latestReviewVerdict } from './reviewSummary.ts';
+import { latestReviewUnbound } from './reviewBinding.ts';
+import type { UnboundReview } from './reviewBinding.ts';
 import type { ReviewFamily, ReviewedFamily } from './artifacts.ts';
 import type { NextAction, OrchestrationNext } from './types.ts';
 
@@ -27,8 +29,12 @@ function reviewerStep(stage: WorkStage, round: number): OrchestrationNext {
   return { action: stage.reviewAction, role: 'reviewer', stage: stage.reviewFamily, round, artifact: looseArtifactName(stage.reviewFamily, round) };
 }
 
-/** The next action, or why no action can be determined (ORCHESTRATION_ROUTE_UNKNOWN). */
-export type RouteDecision = { ok: true; next: OrchestrationNext } | { ok: false; message: string };
+/**
+ * The next action, or why no action can be determined (ORCHESTRATION_ROUTE_UNKNOWN). `unbound`: the
+ * next action is another review because the latest review, written after the latest artifact, does
+ * not name it (baton says so: docs/lifecycle.md §3.4).
+ */
+export type RouteDecision = { ok: true; next: OrchestrationNext; unbound?: UnboundReview } | { ok: false; message: string };
 
 function nextRound(family: string, highest: number): RouteDecision | number {
   const round = highest + 1;
@@ -45,7 +51,9 @@ export function routeFromArtifacts(taskDir: string): RouteDecision {
     if (highest === 0) return { ok: true, next: executorStep(stage, 1) };
     if (!hasReviewAfterArtifact(taskDir, stage.family, stage.reviewFamily)) {
       const round = nextRound(stage.reviewFamily, looseHighestRound(taskDir, stage.reviewFamily));
-      return typeof round === 'number' ? { ok: true, next: reviewerStep(stage, round) } : round;
+      if (typeof round !== 'number') return round;
+      const unbound = round > 1 ? latestReviewUnbound(taskDir, stage.reviewFamily) : null;
+      return { ok: true, next: reviewerStep(stage, round), ...(unbound ? { unbound } : {}) };
     }
     const verdict = latestReviewVerdict(taskDir, stage.reviewFamily);
     if (!verdict.ok) return verdict;

@@ -3,12 +3,13 @@ import { applyEvent } from './engine.ts';
 import { parseTaskFrontmatter } from './frontmatter.ts';
 import { parseRunText } from './runStore.ts';
 import type { RunRead } from './runStore.ts';
-import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, runFilePath, stateDir, taskFilePath } from './taskLayout.ts';
+import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, repositoryRunFiles, runFilePath, stateDir, taskFilePath } from './taskLayout.ts';
 import type { RunFiles } from './taskLayout.ts';
 import { shortIdsByTask } from './taskRef.ts';
+import { outdatedPause } from './runView.ts';
 import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from './types.ts';
 
-export { nodeRunFiles } from './taskLayout.ts';
+export { nodeRunFiles, repositoryRunFiles } from './taskLayout.ts';
 export type { RunFiles } from './taskLayout.ts';
 
 // Every orchestration run of a repository, read from its task directories (active, blocked,
@@ -40,14 +41,23 @@ export type RunRow =
       status: RunStatus;
       stage: string | null;
       round: number | null;
+      /** Why the run is at this stage and round, when routing says (a review that does not count). */
+      note: string | null;
       steps: Readonly<{ done: number; max: number }>;
       pending: PendingSummary | null;
-      pause: Readonly<{ code: string; message: string; recoverable: boolean }> | null;
+      /** `outdated`: how things are now, when the pause message describes a receipt that has moved on since. */
+      pause: Readonly<{ code: string; message: string; recoverable: boolean; outdated: string | null }> | null;
       updatedAt: string;
     }>
   | Readonly<{ taskId: string; shortId: string | null; title: string | null; state: TaskState; dir: string; status: 'corrupt'; error: string }>;
 
 export const RUN_ROW_STATUSES = ['running', 'paused', 'completed', 'corrupt'] as const;
+
+/** How to get a first run, for a listing that has none (`baton runs`, the dashboard's /runs). */
+export const FIRST_RUN_HINT =
+  "To see one, run 'baton demo' (a complete lifecycle in a temporary repository). " +
+  "In your project: 'baton init' wires your agent client once, 'baton start' serves the repository, " +
+  "then ask the agent to run a task through its lifecycle (or start one by hand: 'baton task <task> begin-or-resume').";
 
 /** route never captures a fingerprint; this seam proves it. */
 const noFingerprints: WorkspaceFingerprinter = {
@@ -89,24 +99,38 @@ export function readRun(taskDir: string, files: RunFiles = nodeRunFiles): RunRea
   return text === null ? { kind: 'missing' } : parseRunText(text, file);
 }
 
+/** Where a run is: stage and round, and why, when routing has something to say (a review that does not count). */
+export type RunPosition = Readonly<{ stage: string | null; round: number | null; note: string | null }>;
+
 /** Stage and round the run is at: the pending delegation's, else what routing (read-only) says. */
-export async function currentPosition(repoRoot: string, run: OrchestrationRun, files: RunFiles = nodeRunFiles): Promise<{ stage: string | null; round: number | null }> {
+export async function currentPosition(repoRoot: string, run: OrchestrationRun, files: RunFiles = nodeRunFiles): Promise<RunPosition> {
+  const routed = async () =>
+    (await applyEvent({ intent: 'route', taskRef: run.taskId }, { repoRoot, fingerprinter: noFingerprints, readRun: (dir) => readRun(dir, files) })).result;
+  const noteOf = (result: Awaited<ReturnType<typeof routed>>) => (result.warnings?.length ? result.warnings.join('; ') : null);
   const receipt = run.pendingDelegation;
-  if (receipt) return { stage: receipt.stage, round: receipt.round };
+  if (receipt) {
+    // A review round after the first: routing says why when the review before it did not count.
+    const why = receipt.role === 'reviewer' && receipt.round > 1 && run.status !== 'completed' ? await routed() : null;
+    const note = why?.next?.stage === receipt.stage && why.next.round === receipt.round ? noteOf(why) : null;
+    return { stage: receipt.stage, round: receipt.round, note };
+  }
   let stage: string | null = run.nextStage;
   let round: number | null = null;
+  let note: string | null = null;
   if (run.status === 'running') {
     // Between delegations the run does not store what comes next; routing knows.
-    const routed = (await applyEvent({ intent: 'route', taskRef: run.taskId }, { repoRoot, fingerprinter: noFingerprints, readRun: (dir) => readRun(dir, files) })).result;
-    if (routed.next && (stage === null || stage === routed.next.stage)) {
-      stage = routed.next.stage;
-      round = routed.next.round;
+    const next = await routed();
+    if (next.next && (stage === null || stage === next.next.stage)) {
+      stage = next.next.stage;
+      round = next.next.round;
+      note = noteOf(next);
     }
   }
-  return { stage, round };
+  return { stage, round, note };
 }
 
-export async function listRuns(repoRoot: string, files: RunFiles = nodeRunFiles): Promise<RunRow[]> {
+/** Read through `repositoryRunFiles` unless told otherwise: nothing outside the repository is listed. */
+export async function listRuns(repoRoot: string, files: RunFiles = repositoryRunFiles(repoRoot)): Promise<RunRow[]> {
   // The registry as task lookup reads it: a registry that resolution refuses gives no short ids.
   const shorts = shortIdsByTask(repoRoot, files);
   const rows: RunRow[] = [];
@@ -127,7 +151,7 @@ export async function listRuns(repoRoot: string, files: RunFiles = nodeRunFiles)
     }
     const { run } = read;
     const receipt = run.pendingDelegation;
-    const { stage, round } = await currentPosition(repoRoot, run, files);
+    const { stage, round, note } = await currentPosition(repoRoot, run, files);
     rows.push({
       taskId: run.taskId,
       shortId: shorts.get(run.taskId) ?? null,
@@ -137,11 +161,12 @@ export async function listRuns(repoRoot: string, files: RunFiles = nodeRunFiles)
       status: run.status,
       stage,
       round,
+      note,
       steps: { done: run.stepCount, max: run.maxSteps },
       pending: receipt
         ? { id: receipt.id, role: receipt.role, stage: receipt.stage, round: receipt.round, status: receipt.status, client: receipt.client, childId: receipt.childId, since: receipt.createdAt }
         : null,
-      pause: run.pause,
+      pause: run.pause ? { code: run.pause.code, message: run.pause.message, recoverable: run.pause.recoverable, outdated: outdatedPause(run) } : null,
       updatedAt: run.updatedAt,
     });
   }
@@ -169,8 +194,10 @@ export function formatRunsTable(rows: readonly RunRow[]): string {
     const short = row.shortId ? `#${row.shortId}` : '-';
     if (row.status === 'corrupt') return [row.taskId, short, row.state, 'corrupt', '-', '-', '-', '-', row.error];
     const pending = row.pending ? `${row.pending.id.slice(0, 8)} ${row.pending.role} ${row.pending.status} ${row.pending.client}` : '-';
-    const pause = row.pause ? `${row.pause.code}: ${row.pause.message}${row.pause.recoverable ? '' : ' (not recoverable)'}` : '';
-    return [row.taskId, short, row.state, row.status, row.stage ?? '-', row.round === null ? '-' : String(row.round), `${row.steps.done}/${row.steps.max}`, pending, pause];
+    const note = row.pause
+      ? `${row.pause.code}: ${row.pause.message}${row.pause.recoverable ? '' : ' (not recoverable)'}${row.pause.outdated ? ` [${row.pause.outdated}]` : ''}`
+      : row.note ?? '';
+    return [row.taskId, short, row.state, row.status, row.stage ?? '-', row.round === null ? '-' : String(row.round), `${row.steps.done}/${row.steps.max}`, pending, note];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const render = (cells: readonly string[]) =>

@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { parseReviewSummary } from './reviewSummary.ts';
+import { lifecycleAgentName } from './receipts.ts';
 import type { RunLogEntry } from './runLog.ts';
 import type { DelegationReceipt, DelegationStage, OrchestrationRun, ReceiptStatus } from './types.ts';
 import { DELEGATION_STAGES } from './types.ts';
@@ -45,6 +46,8 @@ export type TimelineStep = Readonly<{
 }>;
 
 export type NextCommands = Readonly<{
+  /** What happens next with the pending delegation (who acts, what baton waits for), when there is one. */
+  waiting: string | null;
   /** Resumes a paused run (recoverable, no pending delegation). */
   resume: string | null;
   /** Gives up the pending delegation so the run can resume. */
@@ -57,6 +60,8 @@ export type RunView = Readonly<{
   stages: readonly StageView[];
   timeline: readonly TimelineStep[];
   commands: NextCommands;
+  /** How things are now, when the pause message describes a receipt that has moved on since (outdatedPause). */
+  pauseOutdated: string | null;
   commit: Readonly<{ state: 'not issued' | 'issued' | 'consumed'; issuedAt: string | null; consumedAt: string | null }>;
 }>;
 
@@ -118,15 +123,47 @@ export function shellQuote(value: string): string {
   return /^[A-Za-z0-9_./:=@%+-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * baton: a DELEGATION_STATE_INVALID pause states what the pending receipt was when the run paused
+ * ("delegation X is S, expected E"). When that receipt has moved on since (a late SubagentStop
+ * sealed it), the message no longer says how things are: this says how they are now, else null.
+ */
+export function outdatedPause(run: OrchestrationRun): string | null {
+  const { pause, pendingDelegation: receipt } = run;
+  if (run.status !== 'paused' || !pause || !receipt || pause.code !== 'DELEGATION_STATE_INVALID') return null;
+  const stated = /^delegation (\S+) is ([a-z-]+), expected /.exec(pause.message);
+  if (!stated || stated[1] !== receipt.id || stated[2] === receipt.status) return null;
+  return `out of date: delegation ${receipt.id} is ${receipt.status} now${receipt.status === 'sealed' ? ', so advance goes on' : ''}`;
+}
+
+/** What happens next with a pending delegation (docs/lifecycle.md §7.5): who acts, and what baton waits for. */
+export function pendingNextStep(receipt: DelegationReceipt): string | null {
+  const agent = lifecycleAgentName(receipt.role);
+  const what = `${receipt.stage} r${receipt.round}`;
+  switch (receipt.status) {
+    case 'prepared':
+      return `spawn ${agent} for ${what} (a fresh subagent, in the foreground); waiting for its SubagentStart`;
+    case 'activated':
+      return `${agent}${receipt.childId ? ` (child ${receipt.childId})` : ''} works on ${what}; waiting for its ${receipt.stage === 'commit' ? 'stage-completed' : 'complete-stage'}`;
+    case 'stage-completed':
+      return `${what} is completed; waiting for the subagent's SubagentStop, which seals the receipt`;
+    case 'sealed':
+      return `the subagent of ${what} has finished; the orchestrator's advance consumes the receipt and routes on`;
+    default:
+      return null;
+  }
+}
+
 export function nextCommands(run: OrchestrationRun, taskRef: string): NextCommands {
   const ref = shellQuote(taskRef);
+  const waiting = run.pendingDelegation && run.status !== 'completed' ? pendingNextStep(run.pendingDelegation) : null;
   const abort = run.pendingDelegation && run.status !== 'completed' ? `baton task ${ref} abort --reason ${shellQuote(`give up delegation ${run.pendingDelegation.id}`)}` : null;
-  if (run.status !== 'paused') return { resume: null, abort, note: null };
-  if (!run.pause?.recoverable) return { resume: null, abort, note: 'the pause is not recoverable: begin-or-resume leaves it paused' };
+  if (run.status !== 'paused') return { waiting, resume: null, abort, note: null };
+  if (!run.pause?.recoverable) return { waiting, resume: null, abort, note: 'the pause is not recoverable: begin-or-resume leaves it paused' };
   if (run.pendingDelegation) {
-    return { resume: `baton task ${ref} begin-or-resume`, abort, note: `a delegation is still pending: abort it first, then resume` };
+    return { waiting, resume: `baton task ${ref} begin-or-resume`, abort, note: `a delegation is still pending: abort it first, then resume` };
   }
-  return { resume: `baton task ${ref} begin-or-resume`, abort: null, note: null };
+  return { waiting, resume: `baton task ${ref} begin-or-resume`, abort: null, note: null };
 }
 
 export function describeRun(input: RunViewInput): RunView {
@@ -181,6 +218,7 @@ export function describeRun(input: RunViewInput): RunView {
     stages,
     timeline,
     commands: nextCommands(run, input.taskRef),
+    pauseOutdated: outdatedPause(run),
     commit: { state: consumedAt ? 'consumed' : issuedAt ? 'issued' : 'not issued', issuedAt, consumedAt },
   };
 }

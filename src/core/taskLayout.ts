@@ -101,6 +101,35 @@ export const nodeRunFiles: RunFiles = {
 };
 
 /**
+ * `nodeRunFiles` that stays inside the repository: a file or directory whose real path (after every
+ * symbolic link on the way) lies outside `repoRoot` is not read. What the run listing and the run
+ * page read, they show to whoever may open the dashboard; a `task.md` linked to a file elsewhere on
+ * the machine must not put that file's first heading there. A file that leads outside throws (the
+ * listing then shows no title, or the run as unreadable); a directory that does lists nothing.
+ */
+export function repositoryRunFiles(repoRoot: string): RunFiles {
+  let realRoot: string | null = null;
+  /** true inside, false outside, null when there is nothing there. */
+  const inside = (file: string): boolean | null => {
+    let real: string;
+    try {
+      realRoot ??= fs.realpathSync(repoRoot);
+      real = fs.realpathSync(file);
+    } catch {
+      return null;
+    }
+    return real === realRoot || real.startsWith(`${realRoot}${path.sep}`);
+  };
+  return {
+    subdirs: (dir) => (inside(dir) ? nodeRunFiles.subdirs(dir) : []),
+    readText(file) {
+      if (inside(file) === false) throw new Error(`${path.relative(repoRoot, file)} leads outside the repository (a symbolic link); not read`);
+      return nodeRunFiles.readText(file);
+    },
+  };
+}
+
+/**
  * The active task directories, sorted by task id: the one walk over active runs (the engine's scans
  * of pending delegations and later turns, the hook's look at the pending receipt).
  */

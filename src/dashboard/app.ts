@@ -63,7 +63,8 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
     options: {
       // bull-board finds its UI with an eval'd require.resolve, which a bundle cannot follow.
       uiBasePath: path.dirname(createRequire(import.meta.url).resolve('@bull-board/ui/package.json')),
-      uiConfig: { boardTitle: 'baton', hideDocsLink: true, showWorkers: true },
+      // The run view and the metrics are one click away from bull-board's header (its "misc links" menu).
+      uiConfig: { boardTitle: 'baton', hideDocsLink: true, showWorkers: true, miscLinks: [{ text: 'Runs', url: '/runs' }, { text: 'Metrics', url: '/metrics' }] },
     },
   });
   const shown = new Map<string, DashboardRepository>();
@@ -97,7 +98,8 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
     }
     if (!isSafeMethod(c.req.method)) {
       if (!allowWrites) return c.json({ error: 'the baton dashboard is read-only; restart it with --allow-writes to retry or remove jobs' }, 403);
-      if (!sameOrigin(c)) return c.json({ error: 'cross-origin write refused' }, 403);
+      const refused = crossSiteWrite(c, token);
+      if (refused) return c.json({ error: refused }, 403);
       if (ALWAYS_REFUSED.some((pattern) => pattern.test(c.req.path))) {
         return c.json({ error: 'baton applies each repository queue one job at a time; its global concurrency cannot be changed here' }, 403);
       }
@@ -146,23 +148,41 @@ function isSafeMethod(method: string): boolean {
   return method === 'GET' || method === 'HEAD' || method === 'OPTIONS';
 }
 
-function hasToken(c: Context, token: string): boolean {
+function bearerToken(c: Context): string | null {
   const header = c.req.header('authorization');
-  const bearer = header && /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+  return (header && /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim()) || null;
+}
+
+function hasToken(c: Context, token: string): boolean {
+  const bearer = bearerToken(c);
   if (bearer && safeEqual(bearer, token)) return true;
   const cookie = getCookie(c, TOKEN_COOKIE);
   return cookie !== undefined && safeEqual(cookie, token);
 }
 
-/** Browsers send Origin on cross-site writes; a different origin than the Host it reached is refused. */
-function sameOrigin(c: Context): boolean {
+/**
+ * Why a write may have come from another site, or null when it comes from the dashboard's own pages
+ * (bull-board's UI sends writes with fetch, and browsers send `Origin` on those, and
+ * `Sec-Fetch-Site: same-origin`). Refused: a browser's mark of another site (`cross-site`, and
+ * `same-site`: another port of the same host is another origin), an `Origin` that is not the host the
+ * request reached, and no `Origin` at all, unless the request carries the token as a bearer header
+ * (a script: a browser never adds that header by itself).
+ */
+function crossSiteWrite(c: Context, token: string | null): string | null {
+  const site = c.req.header('sec-fetch-site')?.toLowerCase();
+  if (site === 'cross-site' || site === 'same-site') return `cross-origin write refused (Sec-Fetch-Site: ${site})`;
   const origin = c.req.header('origin');
-  if (!origin) return true;
-  try {
-    return new URL(origin).host.toLowerCase() === (c.req.header('host') ?? '').toLowerCase();
-  } catch {
-    return false;
+  if (!origin) {
+    const bearer = bearerToken(c);
+    if (token && bearer && safeEqual(bearer, token)) return null;
+    return 'write refused: no Origin header (a script sends the token as Authorization: Bearer <token>)';
   }
+  try {
+    if (new URL(origin).host.toLowerCase() === (c.req.header('host') ?? '').toLowerCase()) return null;
+  } catch {
+    // not a URL: refused below
+  }
+  return 'cross-origin write refused';
 }
 
 function hostnameOf(hostHeader: string | undefined): string | null {

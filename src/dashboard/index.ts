@@ -55,7 +55,7 @@ export function bindProblem(host: string, token: string | null | undefined): str
   if (TOKENLESS_HOSTS.has(host.toLowerCase()) || token) return null;
   return (
     `refusing to serve the dashboard on ${host} without a token: anyone who can reach that address could read every job. ` +
-    'Pass --token <secret> or set BATON_DASHBOARD_TOKEN (or bind to 127.0.0.1, the default).'
+    'Set BATON_DASHBOARD_TOKEN=<secret> (or pass --token <secret>, which other users of the machine can read in the process list), or bind to 127.0.0.1, the default.'
   );
 }
 

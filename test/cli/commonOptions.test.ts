@@ -35,7 +35,7 @@ describe('--help on every command names --repo and --redis', () => {
   it('baton --help says so', async () => {
     const run = await runBaton(['--help'], { env: env() });
     expect(run.code).toBe(0);
-    expect(run.stdout).toContain('common options: --repo DIR, --redis URL and --help work with every command');
+    expect(run.stdout).toContain('Options: --repo DIR, --redis URL and -h, --help work with every command');
   });
 });
 
@@ -44,7 +44,7 @@ describe('a command that does not use Redis, given --redis', () => {
     const run = await runBaton(['runs', '--redis', UNREACHABLE_REDIS, '--repo', repo.root], { env: env() });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe('baton runs: warning: --redis is ignored: baton runs reads the run files directly; it does not use Redis\n');
-    expect(run.stdout).toMatch(new RegExp(`^no orchestration runs in ${repo.root}\n` + 'queue baton-[0-9a-f]{16} · checkout [0-9a-f]{16} on [^:]+:' + repo.root + '\n$'));
+    expect(run.stdout).toMatch(new RegExp(`^no orchestration runs in ${repo.root} yet\\. To see one, run 'baton demo'.*\n` + 'queue baton-[0-9a-f]{16} · checkout [0-9a-f]{16} on [^:]+:' + repo.root + '\n$'));
   });
 
   it('baton task <ref> route and status warn and answer from the files', async () => {

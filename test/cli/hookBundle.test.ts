@@ -34,10 +34,10 @@ describe('dist/hook.mjs', () => {
   it('bin/baton.mjs runs it for `baton hook` and the main bundle for everything else', async () => {
     const hookHelp = await runBaton(['hook', '--help']);
     expect(hookHelp.code).toBe(0);
-    expect(hookHelp.stdout).toMatch(/^usage: baton hook <claude-code\|codex>/);
+    expect(hookHelp.stdout).toMatch(/^Usage: baton hook <claude-code\|codex>/);
     const mainHelp = await runBaton(['--help']);
     expect(mainHelp.code).toBe(0);
-    expect(mainHelp.stdout).toMatch(/^usage: baton <command> \[options\]/);
+    expect(mainHelp.stdout).toMatch(/^Usage: baton <command> \[options\]/);
   });
 });
 

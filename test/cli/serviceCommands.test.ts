@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { findRepoRoot, REPO_ROOT_NOT_FOUND_MESSAGE } from '../../src/core/repoRoot.ts';
 import type { ProcessedJob, ServedRepository } from '../../src/workers/processor.ts';
-import { EXIT_FAILURE, EXIT_USAGE, jobLine, ServiceHost, timestampedLog } from '../../src/cli/serviceHost.ts';
+import { EXIT_FAILURE, EXIT_USAGE, jobLine, quietRepeats, ServiceHost, timestampedLog } from '../../src/cli/serviceHost.ts';
+import { waitForRedis } from '../../src/cli/redisWait.ts';
 import { runBaton } from '../support/processes.ts';
 
 // The service commands (worker, start, demo, dashboard) share one host (src/cli/serviceHost.ts):
@@ -100,5 +101,56 @@ describe('ServiceHost', () => {
     expect(written).toEqual([['baton test: stopping: worker would not close\n']]);
     await host.stop(); // each step runs once
     expect(order).toHaveLength(3);
+  });
+});
+
+describe('a worker waiting for Redis, and a Redis that stays down', () => {
+  it('waitForRedis says what to do once, then only a count now and then, until Redis answers', async () => {
+    const said: string[] = [];
+    const logged: string[] = [];
+    let probes = 0;
+    const answered = await waitForRedis('redis://127.0.0.1:1', {
+      say: (message) => said.push(message),
+      log: (line) => logged.push(line),
+      probe: async () => ((probes += 1) > 4 ? { kind: 'answers' } : { kind: 'unreachable', reason: 'connect ECONNREFUSED 127.0.0.1:1' }),
+      retryMs: 5,
+      reportMs: 0,
+    });
+    expect(answered).toBe('ready');
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/^no Redis: nothing answers on redis:\/\/127\.0\.0\.1:1\. Any one of these works:\n/);
+    expect(said[0]).toMatch(/waiting for Redis at redis:\/\/127\.0\.0\.1:1: retrying every 0\.005 s \(Ctrl-C to stop\)$/);
+    expect(logged.slice(0, 3)).toEqual([2, 3, 4].map((attempts) => expect.stringMatching(new RegExp(`^still no Redis at redis://127\\.0\\.0\\.1:1: ${attempts} attempts in \\d+ s`))));
+    expect(logged.at(-1)).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:1 answers after 5 attempts/);
+    // A Redis that answers at once: nothing said at all.
+    const quiet: string[] = [];
+    expect(await waitForRedis('redis://127.0.0.1:1', { say: (message) => quiet.push(message), log: (line) => quiet.push(line), probe: async () => ({ kind: 'answers' }) })).toBe('ready');
+    expect(quiet).toEqual([]);
+    // A Redis that answers but refuses (a wrong password): said once with why, not waited for.
+    const refused: string[] = [];
+    const outcome = await waitForRedis('redis://127.0.0.1:1', { say: (message) => refused.push(message), log: (line) => refused.push(line), probe: async () => ({ kind: 'refused', reason: 'WRONGPASS invalid username-password pair' }) });
+    expect(outcome).toBe('refused');
+    expect(refused).toEqual([
+      "Redis at redis://127.0.0.1:1 answers but refuses this worker: WRONGPASS invalid username-password pair; check the URL's user and password, its TLS files, and the Redis ACL (docs/teams.md)",
+    ]);
+  });
+
+  it('quietRepeats says a repeated line again only after the quiet time, with its count', () => {
+    const lines: string[] = [];
+    let now = 0;
+    const log = quietRepeats((line) => lines.push(line), 30_000, () => now);
+    for (let second = 0; second < 40; second += 2) {
+      now = second * 1000;
+      log('redis: connect ECONNREFUSED 127.0.0.1:6379');
+      log('queue q: connect ECONNREFUSED 127.0.0.1:6379');
+    }
+    log('serving /repo');
+    expect(lines).toEqual([
+      'redis: connect ECONNREFUSED 127.0.0.1:6379',
+      'queue q: connect ECONNREFUSED 127.0.0.1:6379',
+      'redis: connect ECONNREFUSED 127.0.0.1:6379 (14 more times in the last 30 s)',
+      'queue q: connect ECONNREFUSED 127.0.0.1:6379 (14 more times in the last 30 s)',
+      'serving /repo',
+    ]);
   });
 });

@@ -147,7 +147,7 @@ describe('item 7: the CLI grammar of task-orchestration', () => {
     const run = await task(args);
     expect(run.code).toBe(2);
     expect(jsonOf(run)).toEqual({ status: 'failed', changed: false, error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message } });
-    expect(run.stderr).toContain('usage: baton task');
+    expect(run.stderr).toContain('Usage: baton task');
   }
 
   it('a stray positional is an unknown option', async () => {

@@ -146,7 +146,7 @@ describe('a third client: its folder plus its registry entry', () => {
     expect(main.stdout).toContain('  hook <claude-code|codex|stub> [--event NAME]');
     expect(main.stdout).toContain('  install-hooks <claude-code|codex|stub>');
     const hook = await baton(['hook', '--help']);
-    expect(hook.stdout).toMatch(/^usage: baton hook <claude-code\|codex\|stub> /);
+    expect(hook.stdout).toMatch(/^Usage: baton hook <claude-code\|codex\|stub> /);
     const install = await baton(['install-hooks', '--help']);
     expect(install.code).toBe(0);
     const help = install.stdout.replace(/\s+/g, ' ');

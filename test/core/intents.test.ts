@@ -4,7 +4,7 @@ import { lifecycleEventSchema } from '../../src/core/events.ts';
 import { TASK_USAGE, parseTaskCommand } from '../../src/cli/taskArgs.ts';
 
 function usageIntents(): string[] {
-  const section = TASK_USAGE.split('intents:\n')[1]!.split('\n\ncommon options:')[0]!;
+  const section = TASK_USAGE.split('Intents:\n')[1]!.split('\n\n')[0]!;
   // An intent's block starts at two spaces of indent; continuation lines are indented further.
   return section.split('\n').filter((line) => /^ {2}\S/.test(line)).map((line) => line.trim().split(/\s+/)[0]!);
 }

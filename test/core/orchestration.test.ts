@@ -92,6 +92,22 @@ describe('beginOrResume', () => {
     await h.apply({ intent: 'pause', taskRef: TASK_ID, code: 'HUMAN', message: 'stop', recoverable: false });
     const again = await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     expect(again).toMatchObject({ status: 'paused', changed: false });
+    // 0.9.2's shape (error null), and baton says why in warnings.
+    expect(again.error).toBeNull();
+    expect(again.warnings).toEqual(['the run is paused (HUMAN: stop); begin-or-resume does not resume it: the pause is not recoverable']);
+  });
+
+  it('says what keeps a paused run with a pending delegation paused, and the way out', async () => {
+    const h = await prepareActivated('executor');
+    await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'plan', round: 1, artifact: 'analysis.md', agent: 'claude' });
+    const again = await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
+    expect(again).toMatchObject({ status: 'paused', changed: false, error: null });
+    expect(again.warnings).toEqual([
+      'the run is paused (DELEGATION_STAGE_MISMATCH: stage completion identity does not match the active delegation ' +
+        '(expected --stage analysis --round 1 --artifact analysis.md; given --stage plan --round 1 --artifact analysis.md)); ' +
+        'begin-or-resume does not resume it while delegation receipt-1 is pending (activated: agent-infra-lifecycle-executor (child child-1) works on analysis r1; waiting for its complete-stage). ' +
+        `To go on without that delegation: baton task ${TASK_ID} abort --reason 'give up delegation receipt-1', then baton task ${TASK_ID} begin-or-resume`,
+    ]);
   });
 });
 

@@ -363,10 +363,13 @@ describe('completeDelegationStage', () => {
     ['a wrong stage', { stage: 'code', round: 1, artifact: 'review-code.md' }],
     ['a wrong artifact', { stage: 'review-code', round: 1, artifact: 'review-code-r2.md' }],
   ])('34: %s → DELEGATION_STAGE_MISMATCH', (_label, event) => {
+    // Upstream's message, then the values expected and given (baton).
     expect(completeDelegationStage(activated(), { ...event, agent: 'codex' })).toEqual({
       ok: false,
       code: 'DELEGATION_STAGE_MISMATCH',
-      message: 'stage completion identity does not match the active delegation',
+      message:
+        'stage completion identity does not match the active delegation ' +
+        `(expected --stage review-code --round 1 --artifact review-code.md; given --stage ${event.stage} --round ${event.round} --artifact ${event.artifact})`,
     });
   });
 

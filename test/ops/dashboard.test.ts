@@ -104,6 +104,18 @@ describe('baton dashboard in a browser', () => {
     await page.close();
   });
 
+  it("bull-board's header menu links to the run view", async () => {
+    const page = await browser.context.newPage();
+    await page.goto(dashboardUrlOf(readOnly), { waitUntil: 'domcontentloaded' });
+    await page.getByRole('link', { name: repo.root }).first().waitFor({ timeout: 15_000 });
+    // bull-board's "misc links" menu: the last action of its header.
+    await page.locator('header ul li').last().locator('button').click();
+    await page.getByRole('menuitem', { name: 'Runs' }).click();
+    await page.waitForURL(/\/runs$/);
+    await page.locator(`tr[data-task="${TASK_ID}"]`).waitFor({ timeout: 10_000 });
+    await page.close();
+  });
+
   it('read-only by default: the failed job has no retry button and the API refuses the retry', async () => {
     const url = dashboardUrlOf(readOnly);
     const page = await browser.context.newPage();
@@ -136,10 +148,24 @@ describe('baton dashboard in a browser', () => {
 
   it('keeps the one-at-a-time rule and refuses cross-origin writes even with --allow-writes', async () => {
     const url = dashboardUrlOf(writable);
+    const origin = new URL(url).origin;
     const name = encodeURIComponent(`${repo.root} · ${queueNameFor(repoIdentity(repo.root).id)}`);
-    expect(await put(url, `api/queues/${name}/concurrency`, { 'content-type': 'application/json' })).toBe(403);
+    expect(await put(url, `api/queues/${name}/concurrency`, { 'content-type': 'application/json', origin })).toBe(403);
     expect(await put(url, `api/queues/${name}/pause`, { origin: 'http://evil.example' })).toBe(403);
+    // No Origin at all (a form or a script whose browser or client sent none): refused.
+    const bare = await fetch(new URL(`api/queues/${name}/pause`, url), { method: 'PUT' });
+    expect(bare.status).toBe(403);
+    expect(((await bare.json()) as { error: string }).error).toMatch(/^write refused: no Origin header/);
+    // The browser's own mark of another site (another port of this host is same-site), whatever Origin says.
+    for (const site of ['cross-site', 'same-site']) {
+      expect(await put(url, `api/queues/${name}/pause`, { origin, 'sec-fetch-site': site })).toBe(403);
+    }
     expect(await queue.getGlobalConcurrency()).toBe(1);
+    expect(await queue.isPaused()).toBe(false);
+    // What the dashboard's own page sends is a write it accepts (the browser test above retries a job the same way).
+    expect(await put(url, `api/queues/${name}/pause`, { origin, 'sec-fetch-site': 'same-origin' })).toBe(200);
+    expect(await queue.isPaused()).toBe(true);
+    expect(await put(url, `api/queues/${name}/resume`, { origin, 'sec-fetch-site': 'same-origin' })).toBe(200);
     expect(await queue.isPaused()).toBe(false);
   });
 
@@ -192,12 +218,30 @@ describe('baton dashboard beyond loopback', () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     await page.close();
 
-    // 0.0.0.0 as well: reached through 127.0.0.1, still 401 without the token
+    // 0.0.0.0 as well: reached through 127.0.0.1, still 401 without the token. The token comes from
+    // BATON_DASHBOARD_TOKEN here, as on a shared machine (a --token value shows in the process list).
     const everywhere = await startBaton(['dashboard', '--host', '0.0.0.0', '--port', '0'], { env: { ...env, BATON_DASHBOARD_TOKEN: token }, ready: URL_PATTERN });
     services.push(everywhere);
     const local = dashboardUrlOf(everywhere);
     expect((await fetch(new URL('api/queues', local))).status).toBe(401);
     expect((await fetch(new URL('api/queues', local), { headers: { authorization: `Bearer ${token}` } })).status).toBe(200);
+    expect(everywhere.child.spawnargs.join(' ')).not.toContain(token);
+  });
+
+  it('with a token and --allow-writes: a script writes with the bearer header and no Origin; the cookie alone does not', async () => {
+    const token = 'tok-5d1e0c7b';
+    const service = await startBaton(['dashboard', '--host', '127.0.0.2', '--port', '0', '--allow-writes'], { env: { ...env, BATON_DASHBOARD_TOKEN: token }, ready: URL_PATTERN });
+    services.push(service);
+    const url = dashboardUrlOf(service);
+    const name = encodeURIComponent(`${repo.root} · ${queueNameFor(repoIdentity(repo.root).id)}`);
+    const write = (action: string, headers: Record<string, string>) => fetch(new URL(`api/queues/${name}/${action}`, url), { method: 'PUT', headers }).then((response) => response.status);
+    expect(await write('pause', { cookie: `baton_dashboard_token=${token}` })).toBe(403);
+    expect(await queue.isPaused()).toBe(false);
+    expect(await write('pause', { authorization: `Bearer ${token}` })).toBe(200);
+    expect(await queue.isPaused()).toBe(true);
+    expect(await write('resume', { authorization: `Bearer ${token}`, 'sec-fetch-site': 'cross-site' })).toBe(403);
+    expect(await write('resume', { authorization: `Bearer ${token}` })).toBe(200);
+    expect(await queue.isPaused()).toBe(false);
   });
 });
 
@@ -215,6 +259,10 @@ describe('dashboards follow new repositories', () => {
       services.push(standalone);
       expect(await queueRoots(dashboardUrlOf(worker))).toEqual([]);
       expect(await queueRoots(dashboardUrlOf(standalone))).toEqual([]);
+      // An empty run view says how to get a first run.
+      const empty = await (await fetch(new URL('/runs', dashboardUrlOf(standalone)))).text();
+      expect(empty).toContain('No repository yet');
+      expect(empty).toContain("<p data-hint>To see one, run &#39;baton demo&#39; (a complete lifecycle in a temporary repository). In your project: &#39;baton init&#39; wires your agent client once");
       const begun = await runBaton(['task', '01', 'begin-or-resume'], { env: laterEnv, cwd: later.root });
       expect(jsonOf(begun).status, begun.stdout + begun.stderr).toBe('running');
       await expect.poll(() => queueRoots(dashboardUrlOf(worker)), { timeout: 10_000 }).toEqual([`${later.root} (${os.hostname()})`]);

@@ -128,7 +128,12 @@ describe('baton runs', () => {
     repo = tempRepo();
     const empty = await runBaton(['runs', '--repo', repo.root]);
     expect(empty.code).toBe(0);
-    expect(empty.stdout).toContain('no orchestration runs');
+    expect(empty.stdout).toContain(`no orchestration runs in ${repo.root} yet. To see one, run 'baton demo' (a complete lifecycle in a temporary repository). In your project: 'baton init' wires your agent client once`);
+    // Filtered to nothing: no how-to, and an unknown status is a usage error.
+    expect((await runBaton(['runs', '--repo', repo.root, '--status', 'paused'])).stdout).toMatch(/^no orchestration runs in \S+ match\n/);
+    const unknown = await runBaton(['runs', '--repo', repo.root, '--status', 'stuck']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain("argument 'stuck' is invalid. Allowed choices are running, paused, completed, corrupt.");
     const outside = tempRepo({ gitDir: false });
     try {
       const run = await runBaton(['runs'], { cwd: outside.root });

@@ -87,7 +87,7 @@ describe('the runs page', () => {
     await page.getByRole('button', { name: 'Filter' }).click();
     await page.waitForURL(/status=paused/);
     expect(await page.locator(`tr[data-task="${TASK_ID}"]`).count()).toBe(0);
-    await page.getByText('No runs.').waitFor();
+    await page.getByText('No runs match.').waitFor();
     await page.getByLabel('status').selectOption('');
     await page.getByLabel('search').fill('#1');
     await page.getByRole('button', { name: 'Filter' }).click();
@@ -206,6 +206,14 @@ describe('the run page', () => {
     expect(await abortedStep.count()).toBe(1);
     expect(await abortedStep.innerText()).toContain('abort');
     expect(fs.existsSync(path.join(repo.root, '.git', 'baton', 'runlog', `${TASK_ID}.jsonl`))).toBe(true);
+
+    // A prepared delegation: the page says what happens next, not only how to give it up.
+    // (plan.md was written before the abort, so its review comes next)
+    expect((await task(ctx, ['prepare', '--client', 'claude-code'])).next).toMatchObject({ stage: 'review-plan', round: 1 });
+    const waiting = page.locator('.pause [data-waiting]');
+    await waiting.waitFor({ timeout: 10_000 });
+    expect(await waiting.innerText()).toBe('Next: spawn agent-infra-lifecycle-reviewer for review-plan r1 (a fresh subagent, in the foreground); waiting for its SubagentStart.');
+    expect(await page.locator('.pause pre[data-command="abort"]').count()).toBe(1);
     await page.close();
   });
 });

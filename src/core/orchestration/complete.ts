@@ -1,8 +1,11 @@
 import { failed } from '../results.ts';
+import fs from 'node:fs';
 import path from 'node:path';
+import { isReviewFamily, looseArtifactName, looseHighestRound } from '../artifacts.ts';
+import { unboundReview, unboundReviewWarning } from '../reviewBinding.ts';
 import { ARTIFACT_INVALID_CODE, stageArtifactProblem } from '../stageArtifact.ts';
 import { completeDelegationStage } from '../receipts.ts';
-import type { DelegationRole, DelegationStage, OrchestrationResult } from '../types.ts';
+import type { DelegationReceipt, DelegationRole, DelegationStage, OrchestrationResult } from '../types.ts';
 import { pauseRun, reportRun, requireRun, save, standaloneNoop, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
 
@@ -28,7 +31,31 @@ export function completeStage(
   }
   const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
   save(ctx, task, updated);
+  warnIfReviewUnbound(ctx, task.taskDir, outcome.receipt, event.content);
   return reportRun(task.taskId, updated, true);
+}
+
+/**
+ * baton: a completed review that will not count (docs/lifecycle.md §3.4) is accepted, as 0.9.2
+ * accepts it, with a warning that says why. The text is the one handed over, else the file the
+ * reviewer wrote (none yet: nothing to say).
+ */
+function warnIfReviewUnbound(ctx: OrchestrationContext, taskDir: string, receipt: DelegationReceipt, handedOver: string | undefined): void {
+  const reviewFamily = receipt.stage;
+  if (receipt.role !== 'reviewer' || !isReviewFamily(reviewFamily)) return;
+  let content = handedOver;
+  if (content === undefined) {
+    try {
+      content = fs.readFileSync(path.join(taskDir, receipt.artifact), 'utf8');
+    } catch {
+      return;
+    }
+  }
+  const unbound = unboundReview(taskDir, reviewFamily, { name: receipt.artifact, content });
+  if (!unbound) return;
+  // The next review round as routing names it: after this review's round (the file may not be written yet).
+  const round = Math.max(looseHighestRound(taskDir, reviewFamily), receipt.round) + 1;
+  ctx.warnings.push(unboundReviewWarning(unbound, looseArtifactName(reviewFamily, round)));
 }
 
 export function completeCommitStage(ctx: OrchestrationContext, taskRef: string, agent: string): OrchestrationResult {

@@ -6,6 +6,8 @@ import { parseLedger, summarizeLedgerStage, validateLedgerRows } from '../ledger
 import { parseReviewSummary } from '../reviewSummary.ts';
 import { looseArtifactName, looseHighestRound } from '../artifacts.ts';
 import { routeFromArtifacts } from '../route.ts';
+import { describeUnboundReview } from '../reviewBinding.ts';
+import { nextCommands, outdatedPause } from '../runView.ts';
 import type { OrchestrationResult, OrchestrationRun } from '../types.ts';
 import {
   DEFAULT_MAX_STEPS,
@@ -32,6 +34,7 @@ export function beginOrResume(ctx: OrchestrationContext, taskRef: string, option
       save(ctx, task, resumed);
       return reportRun(task.taskId, resumed, true);
     }
+    if (existing.status === 'paused') ctx.warnings.push(stillPaused(existing, taskRef));
     return reportRun(task.taskId, existing, false);
   }
   const now = ctx.now();
@@ -53,6 +56,24 @@ export function beginOrResume(ctx: OrchestrationContext, taskRef: string, option
   };
   save(ctx, task, run);
   return reportRun(task.taskId, run, true);
+}
+
+/**
+ * baton: why begin-or-resume left a run paused. 0.9.2 returns the paused run with `error: null` and
+ * nothing else; the pause and what keeps it are said in `warnings` (docs/lifecycle.md §7.3).
+ */
+function stillPaused(run: OrchestrationRun, taskRef: string): string {
+  const pause = run.pause;
+  const outdated = outdatedPause(run);
+  const paused = `the run is paused${pause ? ` (${pause.code}: ${pause.message})${outdated ? ` [${outdated}]` : ''}` : ''}`;
+  const commands = nextCommands(run, taskRef);
+  if (!pause?.recoverable) return `${paused}; begin-or-resume does not resume it: the pause is not recoverable`;
+  const receipt = run.pendingDelegation;
+  if (!receipt) return paused;
+  return (
+    `${paused}; begin-or-resume does not resume it while delegation ${receipt.id} is pending (${receipt.status}${commands.waiting ? `: ${commands.waiting}` : ''}). ` +
+    `To go on without that delegation: ${commands.abort}, then ${commands.resume}`
+  );
 }
 
 /** Commit gates of docs/lifecycle.md §7.3, checked only when routing reaches `commit`. */
@@ -99,6 +120,8 @@ export function route(ctx: OrchestrationContext, taskRef: string): Orchestration
     return failed('ORCHESTRATION_ROUTE_UNKNOWN', `cannot determine a unique lifecycle action: ${decision.message}`, task.value.taskId);
   }
   const next = decision.next;
+  // baton: why the next step is another review round, when the latest review does not count.
+  if (decision.unbound) ctx.warnings.push(describeUnboundReview(decision.unbound));
   if (next.stage === 'commit') {
     const blocked = commitGate(task.value, content);
     if (blocked) return blocked;

@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { currentPosition, filterRuns, listRuns, nodeRunFiles, readRun, taskDirectories, taskTitle } from '../../core/runList.ts';
+import { currentPosition, filterRuns, listRuns, nodeRunFiles, readRun, repositoryRunFiles, taskDirectories, taskTitle } from '../../core/runList.ts';
 import { shortIdsByTask } from '../../core/taskRef.ts';
-import type { RunRow } from '../../core/runList.ts';
+import type { RunPosition, RunRow } from '../../core/runList.ts';
 import { parseRunLog, runLogFile } from '../../core/runLog.ts';
 import { describeRun } from '../../core/runView.ts';
 import type { RunView } from '../../core/runView.ts';
-import { runFilePath } from '../../core/taskLayout.ts';
+import { runFilePath, taskFilePath } from '../../core/taskLayout.ts';
+import type { RunFiles } from '../../core/taskLayout.ts';
 import type { OrchestrationRun, TaskState } from '../../core/types.ts';
 import { batonDir } from '../../core/batonDir.ts';
 import { boardJobPath, boardQueuePath } from '../repositories.ts';
@@ -26,7 +27,7 @@ export type RunDetail = Readonly<{
   state: TaskState;
   dir: string;
   run: OrchestrationRun;
-  position: Readonly<{ stage: string | null; round: number | null }>;
+  position: RunPosition;
   view: RunView;
   /** bull-board page of each job on the timeline. */
   jobLinks: Readonly<Record<string, string>>;
@@ -46,8 +47,8 @@ export async function repositoryRuns(repositories: readonly DashboardRepository[
   );
 }
 
-function findTaskDir(root: string, taskId: string): { state: TaskState; dir: string } | null {
-  return taskDirectories(root).find((entry) => path.basename(entry.dir) === taskId) ?? null;
+function findTaskDir(root: string, taskId: string, files: RunFiles = repositoryRunFiles(root)): { state: TaskState; dir: string } | null {
+  return taskDirectories(root, files).find((entry) => path.basename(entry.dir) === taskId) ?? null;
 }
 
 function logFileOf(root: string, taskId: string): string | null {
@@ -60,22 +61,24 @@ function logFileOf(root: string, taskId: string): string | null {
 
 export async function runDetail(repo: DashboardRepository, taskId: string): Promise<RunDetail | { error: string }> {
   if (!isReadable(repo.root)) return { error: `${repo.root} is not readable from this dashboard (machine ${repo.machine})` };
-  const found = findTaskDir(repo.root, taskId);
+  // Task files are read only inside the repository (repositoryRunFiles); the job log is baton's own, in the git directory.
+  const files = repositoryRunFiles(repo.root);
+  const found = findTaskDir(repo.root, taskId, files);
   if (!found) return { error: `no task ${taskId} in ${repo.root}` };
-  const read = readRun(found.dir);
+  const read = readRun(found.dir, files);
   if (read.kind === 'missing') return { error: `task ${taskId} has no orchestration run yet (run 'baton task ${taskId} begin-or-resume')` };
   if (read.kind === 'invalid') return { error: read.message };
   const { run } = read;
-  const shortId = shortIdsByTask(repo.root).get(taskId) ?? null;
+  const shortId = shortIdsByTask(repo.root, files).get(taskId) ?? null;
   const logFile = logFileOf(repo.root, taskId);
   const log = parseRunLog(logFile ? nodeRunFiles.readText(logFile) : null);
-  const position = await currentPosition(repo.root, run);
-  const view = describeRun({ run, taskDir: found.dir, position, log, taskRef: shortId ?? taskId, readText: nodeRunFiles.readText });
+  const position = await currentPosition(repo.root, run, files);
+  const view = describeRun({ run, taskDir: found.dir, position, log, taskRef: shortId ?? taskId, readText: files.readText });
   const jobLinks: Record<string, string> = {};
   for (const step of view.timeline) if (step.job) jobLinks[step.job.id] = boardJobPath(repo, step.job.id);
   let title: string | null = null;
   try {
-    title = taskTitle(nodeRunFiles.readText(path.join(found.dir, 'task.md')));
+    title = taskTitle(files.readText(taskFilePath(found.dir)));
   } catch {
     title = null;
   }

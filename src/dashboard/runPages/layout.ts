@@ -33,6 +33,7 @@ form.filters input, form.filters select { padding:5px 8px; border:1px solid var(
 .pause pre { background:#1d2330; color:#e8edf6; padding:8px 10px; border-radius:4px; margin:6px 0; overflow-x:auto; }
 .facts { display:flex; flex-wrap:wrap; gap:6px 22px; margin:6px 0; } .facts div span { color:var(--muted); margin-right:5px; }
 .error { color:var(--bad); }
+.note { color:var(--pause); } .stage .note { font-size:12px; margin-top:4px; } .outdated { color:var(--run); }
 .files { overflow-wrap:anywhere; margin-top:3px; }
 `;
 

@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
+import { RUN_ROW_STATUSES } from '../../core/runList.ts';
 import type { DashboardRepository } from '../repositories.ts';
 import { repositoryRuns, runDetail, runSignature, runsSignature } from './data.ts';
 import { layout } from './layout.ts';
@@ -23,11 +24,16 @@ export function registerRunPages(app: Hono, options: RunPagesOptions): RunPages 
   const repoById = (id: string) => options.repositories().find((repo) => repo.id === id) ?? null;
   const filterOf = (query: (name: string) => string | undefined) => ({ status: query('status') ?? null, search: query('q') ?? null });
 
-  app.get('/api/runs', async (c) => c.json({ repositories: await repositoryRuns(options.repositories(), filterOf((name) => c.req.query(name))) }));
+  app.get('/api/runs', async (c) => {
+    const filter = filterOf((name) => c.req.query(name));
+    if (!validStatus(filter.status)) return c.json({ error: unknownStatus(filter.status) }, 400);
+    return c.json({ repositories: await repositoryRuns(options.repositories(), filter) });
+  });
   app.get('/runs', async (c) => {
     const filter = filterOf((name) => c.req.query(name));
+    if (!validStatus(filter.status)) return c.html(layout('baton · runs', html`${runsFilterForm({ ...filter, status: null })}<p class="error">${unknownStatus(filter.status)}</p>`), 400);
     const data = await repositoryRuns(options.repositories(), filter);
-    return c.html(layout('baton · runs', html`${runsFilterForm(filter)}<div id="live">${runsTables(data)}</div>`, `/runs/events${new URL(c.req.url).search}`));
+    return c.html(layout('baton · runs', html`${runsFilterForm(filter)}<div id="live">${runsTables(data, isFiltered(filter))}</div>`, `/runs/events${new URL(c.req.url).search}`));
   });
   app.get('/runs/events', (c) => {
     const filter = filterOf((name) => c.req.query(name));
@@ -35,7 +41,7 @@ export function registerRunPages(app: Hono, options: RunPagesOptions): RunPages 
       const repositories = options.repositories();
       const signature = runsSignature(repositories);
       if (signature === previous) return { signature, body: null };
-      return { signature, body: runsTables(await repositoryRuns(repositories, filter)).toString() };
+      return { signature, body: runsTables(await repositoryRuns(repositories, filter), isFiltered(filter)).toString() };
     });
   });
 
@@ -65,6 +71,19 @@ export function registerRunPages(app: Hono, options: RunPagesOptions): RunPages 
     });
   });
   return { liveStreams: () => live.open };
+}
+
+/** An empty status (the form's "any") filters nothing; anything else must be a status a run can have. */
+function validStatus(status: string | null): boolean {
+  return !status || (RUN_ROW_STATUSES as readonly string[]).includes(status);
+}
+
+function unknownStatus(status: string | null): string {
+  return `unknown status '${status}': one of ${RUN_ROW_STATUSES.join(', ')}`;
+}
+
+function isFiltered(filter: { status: string | null; search: string | null }): boolean {
+  return Boolean(filter.status || filter.search?.trim());
 }
 
 /**

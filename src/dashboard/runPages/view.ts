@@ -1,5 +1,5 @@
 import { html } from 'hono/html';
-import { RUN_ROW_STATUSES } from '../../core/runList.ts';
+import { FIRST_RUN_HINT, RUN_ROW_STATUSES } from '../../core/runList.ts';
 import type { RunRow } from '../../core/runList.ts';
 import type { StageView, TimelineStep } from '../../core/runView.ts';
 import type { RepositoryRuns, RunDetail } from './data.ts';
@@ -46,16 +46,19 @@ export function runsFilterForm(filter: { status: string | null; search: string |
 </form>`;
 }
 
-export function runsTables(data: readonly RepositoryRuns[]): Escaped {
-  if (data.length === 0) return html`<p class="muted">No repository yet: a repository appears once a hook or a command has queued an event for it.</p>`;
+/** `filtered`: a status or search narrowed the listing (an empty one then needs no how-to). */
+export function runsTables(data: readonly RepositoryRuns[], filtered = false): Escaped {
+  if (data.length === 0) {
+    return html`<p class="muted" data-empty>No repository yet: a repository appears once a hook or a command has queued an event for it.</p><p data-hint>${FIRST_RUN_HINT}</p>`;
+  }
   return html`${data.map(
     (repo) => html`<section class="repo" data-repository="${repo.id}">
   <h2><span class="path">${repo.root}</span> <span class="muted">on ${repo.machine} · queue ${repo.queue}</span></h2>
   ${!repo.readable
     ? html`<p class="muted">The task files of this repository are not readable from here.</p>`
     : repo.runs.length === 0
-      ? html`<p class="muted">No runs.</p>`
-      : html`<table><thead><tr><th>Task</th><th>Title</th><th>Status</th><th>Stage</th><th>Steps</th><th>Pending delegation</th><th>Pause</th><th>Updated</th></tr></thead><tbody>
+      ? html`<p class="muted" data-empty>No runs${filtered ? ' match' : ' yet'}.</p>${filtered ? '' : html`<p data-hint>${FIRST_RUN_HINT}</p>`}`
+      : html`<table><thead><tr><th>Task</th><th>Title</th><th>Status</th><th>Stage</th><th>Steps</th><th>Pending delegation</th><th>Pause / note</th><th>Updated</th></tr></thead><tbody>
     ${repo.runs.map((row) => runRow(repo, row))}
   </tbody></table>`}
 </section>`,
@@ -70,7 +73,11 @@ function runRow(repo: RepositoryRuns, row: RunRow): Escaped {
   const pending = row.pending
     ? html`${row.pending.role} · ${row.pending.client}${row.pending.childId ? html` · child <code>${row.pending.childId}</code>` : ''}<br><span class="muted">${row.pending.status} since ${ago(row.pending.since)}</span>`
     : html`<span class="muted">-</span>`;
-  const pause = row.pause ? html`<code>${row.pause.code}</code><br>${row.pause.message}${row.pause.recoverable ? '' : html` <strong>(not recoverable)</strong>`}` : '';
+  const pause = row.pause
+    ? html`<code>${row.pause.code}</code><br>${row.pause.message}${row.pause.recoverable ? '' : html` <strong>(not recoverable)</strong>`}${outdated(row.pause.outdated)}`
+    : row.note
+      ? html`<span class="note" data-note>${row.note}</span>`
+      : '';
   return html`<tr data-task="${row.taskId}" data-status="${row.status}">
   <td>${link}<br><span class="muted">${row.state}</span></td><td>${row.title ?? ''}</td><td>${badge(row.status)}</td>
   <td>${row.stage ?? '-'}${row.round === null ? '' : html` <span class="muted">round ${row.round}</span>`}</td>
@@ -84,7 +91,7 @@ export function runBody(detail: RunDetail): Escaped {
 <h1>${detail.taskId}${detail.shortId ? html` <span class="muted">#${detail.shortId}</span>` : ''} ${badge(run.status)}</h1>
 ${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}</p>` : ''}
 <div class="facts">
-  <div><span>stage</span>${detail.position.stage ?? '-'}${detail.position.round === null ? '' : ` round ${detail.position.round}`}</div>
+  <div><span>stage</span>${detail.position.stage ?? '-'}${detail.position.round === null ? '' : ` round ${detail.position.round}`}${detail.position.note ? html` <span class="note" data-note>— ${detail.position.note}</span>` : ''}</div>
   <div><span>steps</span>${run.stepCount}/${run.maxSteps}</div>
   <div><span>run</span><code>${run.runId}</code></div>
   <div><span>directory</span><code>${detail.dir}</code></div>
@@ -93,7 +100,7 @@ ${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}
 </div>
 ${pauseBox(detail)}
 <h2>Stages</h2>
-<div class="pipeline">${view.stages.map((stage) => stageCard(stage, detail.dir))}</div>
+<div class="pipeline">${view.stages.map((stage) => stageCard(stage, detail.dir, stage.stage === detail.position.stage ? detail.position.note : null))}</div>
 <h2>Receipt timeline</h2>
 ${timelineTable(detail)}`;
 }
@@ -105,10 +112,12 @@ function pauseBox(detail: RunDetail): Escaped {
   const where = html`<span class="muted">in ${detail.repository.root}</span>`;
   if (run.status !== 'paused') {
     return html`<div class="pause" style="background:#eef4ff;border-color:#9ebcf0"><strong>Delegation pending</strong> (${run.pendingDelegation?.role} · ${run.pendingDelegation?.status}).
+${commands.waiting ? html`<p data-waiting>Next: ${commands.waiting}.</p>` : ''}
 If its subagent is gone, give it up (${where})<pre data-command="abort">${commands.abort}</pre></div>`;
   }
   return html`<div class="pause" data-pause-code="${run.pause?.code ?? ''}">
-<strong>Paused: <code>${run.pause?.code ?? ''}</code></strong> — ${run.pause?.message ?? ''}${run.pause?.recoverable ? '' : html` <strong>(not recoverable)</strong>`}
+<strong>Paused: <code>${run.pause?.code ?? ''}</code></strong> — ${run.pause?.message ?? ''}${run.pause?.recoverable ? '' : html` <strong>(not recoverable)</strong>`}${outdated(view.pauseOutdated)}
+${commands.waiting ? html`<p data-waiting>Pending delegation: ${commands.waiting}.</p>` : ''}
 ${commands.note ? html`<p>${commands.note}</p>` : ''}
 ${commands.abort ? html`<div>Abort the pending delegation (${where}):<pre data-command="abort">${commands.abort}</pre></div>` : ''}
 ${commands.resume ? html`<div>${commands.abort ? 'Then resume' : 'Resume'} (${where}):<pre data-command="resume">${commands.resume}</pre></div>` : ''}
@@ -120,10 +129,17 @@ function shownPath(file: string, taskDir: string): string {
   return file.startsWith(`${taskDir}/`) ? file.slice(taskDir.length + 1) : file;
 }
 
-function stageCard(stage: StageView, taskDir: string): Escaped {
+/** The mark of a pause message that describes a receipt that has moved on since. */
+function outdated(note: string | null): Escaped | string {
+  return note ? html` <strong class="outdated" data-outdated>(${note})</strong>` : '';
+}
+
+/** `note`: why the run is at this stage's round (a review before it that does not count). */
+function stageCard(stage: StageView, taskDir: string, note: string | null): Escaped {
   const label = { done: 'done', current: 'in progress', next: 'next', upcoming: 'not started' }[stage.state];
   return html`<div class="stage st-${stage.state}" data-stage="${stage.stage}" data-state="${stage.state}">
   <h3>${stage.stage}</h3><div class="state">${label}</div>
+  ${note && stage.state !== 'done' ? html`<div class="note" data-note>${note}</div>` : ''}
   ${stage.rounds.map(
     (round) => html`<div class="round" data-round="${round.round}">
     <strong>round ${round.round}</strong> ${badge(round.status)}

@@ -1,0 +1,111 @@
+import fs from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+import { startPrivateRedis, startTcpRedis } from '../support/redisServer.ts';
+import { jsonOf, runBaton } from '../support/processes.ts';
+import { startBaton } from '../support/services.ts';
+
+// Errors a user meets with the built bundle (issue 18, item 5): a worker started before its Redis
+// says once what to do and waits quietly; a URL that cannot name a Redis is a one-line usage error
+// for every command, never a stack trace and never "start Redis".
+
+const repo: GitRepo = gitRepoWithTask();
+afterAll(() => repo.cleanup());
+
+/** No Redis configured anywhere: only what a test passes reaches one. */
+function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const copy: NodeJS.ProcessEnv = { ...process.env, BATON_DEFAULT_REDIS_URL: 'unix:///nonexistent/baton-test/redis.sock', NO_COLOR: '1' };
+  delete copy.REDIS_URL;
+  return { ...copy, ...extra };
+}
+
+const countOf = (text: string, part: string) => text.split(part).length - 1;
+
+describe('baton worker before its Redis answers', () => {
+  it('says once what to do, waits quietly, serves when Redis comes, and logs a later outage once per line', async () => {
+    const redis = await startPrivateRedis();
+    await redis.stop();
+    const worker = await startBaton(['worker', '--repo', repo.root, '--redis', redis.url], { env: env(), ready: /waiting for Redis at/ });
+    try {
+      const waiting = worker.output();
+      expect(waiting).toContain(`baton worker: no Redis: nothing answers on ${redis.url}. Any one of these works:`);
+      expect(waiting).toContain('baton start');
+      expect(waiting).toContain('docker compose up -d redis');
+      expect(waiting).toContain('REDIS_URL=redis://host:6379 baton worker');
+      // Two more attempts (2 s apart) say nothing: no error line per attempt.
+      await new Promise((resolve) => setTimeout(resolve, 4_500));
+      expect(worker.output()).toBe(waiting);
+      expect(worker.child.exitCode).toBeNull();
+
+      await redis.start();
+      await expect.poll(() => worker.output(), { timeout: 20_000 }).toContain(' ready: ');
+      expect(worker.output()).toMatch(new RegExp(`Redis at ${redis.url.replace(/[/.]/g, '\\$&')} answers after \\d+ attempts`));
+      expect(countOf(worker.output(), 'Any one of these works')).toBe(1);
+
+      // Redis goes away while the worker serves: each connection's error once, not every 2 s.
+      await redis.stop();
+      await expect.poll(() => worker.output(), { timeout: 10_000 }).toMatch(/redis: connect E/);
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const lines = worker.output().split('\n').filter((line) => /connect E[A-Z]+/.test(line)).map((line) => line.replace(/^\S+ /, ''));
+      expect(lines.length).toBeGreaterThan(0);
+      expect(new Set(lines).size).toBe(lines.length);
+    } finally {
+      // SIGKILL: a worker asked to stop while its Redis is down does not finish stopping (its close
+      // waits on Redis; reported to the lead, src/workers/worker.ts).
+      await worker.stop('SIGKILL');
+      fs.rmSync(redis.dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('a signal while it waits stops it cleanly', async () => {
+    const worker = await startBaton(['worker', '--repo', repo.root], { env: env(), ready: /waiting for Redis at unix:\/\/\/nonexistent/ });
+    expect(await worker.stop('SIGINT')).toBe(0);
+    expect(worker.output()).toMatch(/SIGINT: stopped before Redis at unix:\/\/\/nonexistent\/baton-test\/redis\.sock answered \(\d+ attempts\)/);
+  }, 30_000);
+});
+
+describe('baton worker and a Redis that answers but refuses it', () => {
+  it('a password-protected Redis without the password: one message naming NOAUTH, exit 1, no waiting', async () => {
+    const redis = await startTcpRedis({ password: 'baton-test-secret' });
+    try {
+      const run = await runBaton(['worker', '--repo', repo.root, '--redis', `redis://127.0.0.1:${redis.port}`], { env: env(), timeoutMs: 20_000 });
+      expect(run.code).toBe(1);
+      expect(run.stderr).toMatch(new RegExp(`^baton worker: Redis at redis://127\\.0\\.0\\.1:${redis.port} answers but refuses this worker: .*NOAUTH`));
+      expect(run.stderr).not.toContain('Any one of these works');
+    } finally {
+      await redis.stop();
+    }
+  }, 30_000);
+});
+
+describe('a Redis URL that names no Redis is a usage error', () => {
+  it.each([['worker'], ['start'], ['dashboard'], ['demo']])('baton %s --redis notaurl: one line, exit 2, no stack', async (command) => {
+    const run = await runBaton([command, '--redis', 'notaurl', ...(command === 'demo' ? [] : command === 'dashboard' ? [] : ['--repo', repo.root])], { env: env() });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toBe(
+      `baton ${command}: --redis: invalid Redis URL 'notaurl': expected redis://, rediss://, unix://, redis+cluster://, rediss+cluster://, redis+sentinel:// or rediss+sentinel://\n`,
+    );
+  });
+
+  it('REDIS_URL=http://… is named as where the bad URL came from', async () => {
+    const run = await runBaton(['worker', '--repo', repo.root], { env: env({ REDIS_URL: 'http://127.0.0.1:6379' }) });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^baton worker: REDIS_URL: invalid Redis URL 'http:\/\/127\.0\.0\.1:6379'/);
+    expect(run.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('baton task --redis http://…: ORCHESTRATION_PAYLOAD_INVALID (exit 2), not BATON_REDIS_UNAVAILABLE', async () => {
+    const run = await runBaton(['task', '01', 'begin-or-resume', '--redis', 'http://127.0.0.1:6379'], { env: env(), cwd: repo.root });
+    expect(run.code).toBe(2);
+    expect(jsonOf(run)).toEqual({
+      status: 'failed',
+      changed: false,
+      error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message: expect.stringMatching(/^--redis: invalid Redis URL 'http:\/\/127\.0\.0\.1:6379': expected redis:\/\//) },
+    });
+    // A read-only intent does not use Redis: the option is ignored with its warning, as before.
+    const route = await runBaton(['task', '01', 'route', '--redis', 'http://127.0.0.1:6379'], { env: env(), cwd: repo.root });
+    expect(route.code).toBe(0);
+    expect(route.stderr).toContain('--redis is ignored');
+  });
+});

@@ -1,0 +1,131 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { OrchestrationRun } from '../../src/core/types.ts';
+import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { GitRepo } from '../support/gitRepo.ts';
+import { nativePayload } from '../support/lifecycleDriver.ts';
+import { HOOK_WAITS_FOR_RESULT, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
+import type { WorkerProcess } from '../support/processes.ts';
+import { URL_PATTERN } from '../support/services.ts';
+import { repoIdentity } from '../../src/queue/envelope.ts';
+
+// What a user of the built `baton` is told when the lifecycle does something they did not expect
+// (issue 16 item 4, issue 18 item 5): a review without a **Review Input** line is accepted with a
+// warning, and route and `baton runs` say why the next step is review round 2; a mistyped
+// complete-stage pauses with the values expected and given; begin-or-resume says why it leaves the
+// run paused; a pause message that a late SubagentStop made untrue is marked as out of date.
+
+const redisUrl = inject('redisUrl');
+let repo: GitRepo;
+let worker: WorkerProcess;
+let env: NodeJS.ProcessEnv;
+let dashboard: string;
+
+beforeAll(async () => {
+  repo = gitRepoWithTask();
+  env = batonEnv({ redisUrl, prefix: uniquePrefix('why') }, HOOK_WAITS_FOR_RESULT);
+  worker = await startWorkerProcess(['--repo', repo.root, '--dashboard', '--port', '0'], { env });
+  dashboard = URL_PATTERN.exec(worker.output())![1]!;
+}, 60_000);
+
+afterAll(async () => {
+  await worker?.stop('SIGKILL');
+  repo?.cleanup();
+});
+
+const task = async (args: string[], input?: string) => {
+  const run = await runBaton(['task', '01', ...args, '--timeout', '20000'], { env, cwd: repo.root, ...(input !== undefined ? { input } : {}) });
+  return { ...run, json: jsonOf(run) };
+};
+const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) =>
+  expect((await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) })).code).toBe(0);
+const runFile = () => JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
+const runsRow = async () => {
+  const listed = await runBaton(['runs', '--json', '--repo', repo.root], { env });
+  expect(listed.code, listed.stderr).toBe(0);
+  return JSON.parse(listed.stdout).runs[0];
+};
+const runPage = async () => (await fetch(new URL(`/runs/${repoIdentity(repo.root).id}/${TASK_ID}`, dashboard))).text();
+const runsTable = async () => (await runBaton(['runs', '--repo', repo.root], { env })).stdout;
+
+/** An approved review with a valid summary and no **Review Input** line: the trap. */
+const REVIEW_WITHOUT_INPUT = '# Review\n\n## Review Summary\n\n- **Overall Verdict**: Approved\n- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors / **Manual validation**: 0\n';
+
+describe('baton says why', () => {
+  it('a mistyped complete-stage pauses with the values; begin-or-resume says why the run stays paused', async () => {
+    expect((await task(['begin-or-resume'])).json.status).toBe('running');
+    expect((await task(['prepare', '--client', 'claude-code'])).json.next).toMatchObject({ stage: 'analysis', round: 1 });
+    // The run page of a prepared delegation says what happens next, not only how to abort it.
+    expect(await runPage()).toContain('<p data-waiting>Next: spawn agent-infra-lifecycle-executor for analysis r1 (a fresh subagent, in the foreground); waiting for its SubagentStart.</p>');
+    await hook('SubagentStart', 'executor', 'child-a');
+    const typo = await task(['complete-stage', '--stage', 'plan', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--content', '-'], '# Analysis\n');
+    expect(typo.json.status).toBe('paused');
+    expect(typo.json.run.pause).toEqual({
+      code: 'DELEGATION_STAGE_MISMATCH',
+      message:
+        'stage completion identity does not match the active delegation ' +
+        '(expected --stage analysis --round 1 --artifact analysis.md; given --stage plan --round 1 --artifact analysis.md)',
+      recoverable: true,
+    });
+
+    const resumed = await task(['begin-or-resume']);
+    expect(resumed.json).toMatchObject({ status: 'paused', changed: false, error: null });
+    const receipt = runFile().pendingDelegation!;
+    expect(resumed.json.warnings).toEqual([
+      expect.stringMatching(/^the run is paused \(DELEGATION_STAGE_MISMATCH: stage completion identity does not match the active delegation \(expected --stage analysis/),
+    ]);
+    expect(resumed.json.warnings[0]).toContain(`begin-or-resume does not resume it while delegation ${receipt.id} is pending (activated: agent-infra-lifecycle-executor (child child-a) works on analysis r1; waiting for its complete-stage)`);
+    expect(resumed.json.warnings[0]).toContain(`To go on without that delegation: baton task 01 abort --reason 'give up delegation ${receipt.id}', then baton task 01 begin-or-resume`);
+
+    // The right values complete the stage; an advance before the stop pauses; the stop then seals.
+    expect((await task(['complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--content', '-'], '# Analysis\n\nCap retries at 3.\n')).json.run.pendingDelegation.status).toBe('stage-completed');
+    const early = await task(['advance']);
+    expect(early.json.run.pause.message).toMatch(/^delegation \S+ is stage-completed, expected sealed;/);
+    expect((await runsRow()).pause.outdated).toBeNull();
+    await hook('SubagentStop', 'executor', 'child-a');
+    expect(runFile().pendingDelegation?.status).toBe('sealed');
+
+    // The pause message still says stage-completed: baton runs marks it out of date.
+    const row = await runsRow();
+    expect(row.pause).toMatchObject({ code: 'DELEGATION_STATE_INVALID', outdated: `out of date: delegation ${receipt.id} is sealed now, so advance goes on` });
+    expect(await runsTable()).toContain(`is stage-completed, expected sealed;`);
+    expect(await runsTable()).toContain(`[out of date: delegation ${receipt.id} is sealed now, so advance goes on]`);
+    expect((await task(['begin-or-resume'])).json.warnings[0]).toContain(`[out of date: delegation ${receipt.id} is sealed now, so advance goes on]`);
+    expect(await runPage()).toContain(`<strong class="outdated" data-outdated>(out of date: delegation ${receipt.id} is sealed now, so advance goes on)</strong>`);
+    expect((await task(['advance'])).json).toMatchObject({ status: 'running', run: { pause: null, stepCount: 1 } });
+  }, 120_000);
+
+  it('a review without a Review Input line: accepted with a warning; route and baton runs say why round 2 comes', async () => {
+    expect((await task(['prepare', '--client', 'claude-code'])).json.next).toMatchObject({ stage: 'review-analysis', round: 1 });
+    await hook('SubagentStart', 'reviewer', 'child-r');
+    const completed = await task(['complete-stage', '--stage', 'review-analysis', '--round', '1', '--artifact', 'review-analysis.md', '--agent', 'claude', '--content', '-'], REVIEW_WITHOUT_INPUT);
+    expect(completed.code, completed.stdout).toBe(0);
+    expect(completed.json).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: { status: 'stage-completed' } } });
+    expect(completed.json.warnings).toEqual([
+      'review-analysis.md will not count as the review of analysis.md: it has no "**Review Input**:" line; ' +
+        'route will ask for another review (review-analysis-r2.md). A review counts when it names what it reviewed: "- **Review Input**: `analysis.md`"',
+    ]);
+    expect(fs.readFileSync(path.join(repo.taskDir, 'review-analysis.md'), 'utf8')).toBe(REVIEW_WITHOUT_INPUT);
+    await hook('SubagentStop', 'reviewer', 'child-r');
+    expect((await task(['advance'])).json.status).toBe('running');
+
+    const why = 'review-analysis.md does not count as the review of analysis.md: it has no "**Review Input**:" line';
+    const routed = await task(['route']);
+    expect(routed.json).toMatchObject({ status: 'running', next: { stage: 'review-analysis', round: 2, artifact: 'review-analysis-r2.md' }, warnings: [why] });
+    expect(await runsRow()).toMatchObject({ stage: 'review-analysis', round: 2, note: why, pause: null });
+    const table = await runsTable();
+    expect(table.split('\n').find((line) => line.startsWith(TASK_ID))).toMatch(new RegExp(`review-analysis\\s+2\\s+.*${why.replace(/[.*()]/g, '\\$&')}$`));
+
+    // The dashboard: the runs list and the run page give the reason next to round 2 (HTML-escaped).
+    const escaped = why.replace(/"/g, '&quot;');
+    const page = await runPage();
+    expect(page).toMatch(new RegExp(`<span>stage</span>review-analysis round 2 <span class="note" data-note>— ${escaped.replace(/[.*()]/g, '\\$&')}</span>`));
+    expect(page).toContain(`<div class="note" data-note>${escaped}</div>`);
+    expect(page).toContain('verdict: Approved');
+    const api = (await (await fetch(new URL('/api/runs', dashboard))).json()) as { repositories: { runs: { note: string | null }[] }[] };
+    expect(api.repositories[0]!.runs[0]!.note).toBe(why);
+    expect(await (await fetch(new URL('/runs', dashboard))).text()).toContain(`<span class="note" data-note>${escaped}</span>`);
+  }, 120_000);
+});
