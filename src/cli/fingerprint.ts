@@ -28,12 +28,13 @@ Arguments:
   fingerprints   with --diff: the two fingerprints to compare (before, after)
 
 Options:
-  --repo <dir>   repository (default: nearest ancestor of the working directory holding .git)
+  --repo <dir>   repository (default: the nearest ancestor of the working directory
+                 holding .git)
   --diff         list the paths changed between two fingerprints
   --json         print JSON for machines
   --stats        with --json: include capture counters (files hashed, taken from the index, …)
   --redis <url>  accepted and ignored: ${REDIS_IGNORED}
-  -h, --help     show this help
+  -h, --help     display help for command
 `;
 
 const OPTIONS = {
