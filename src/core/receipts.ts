@@ -142,6 +142,20 @@ export function claimDelegationSpawn(
   return succeed({ ...receipt, spawnClaim: { toolCallId: event.toolCallId, claimedAt: options.now() } });
 }
 
+/**
+ * baton addition: the claim of a spawn its hook blocked after all (docs/hooks.md "Spawn claim
+ * (PreToolUse)") is dropped, so the prepared delegation can be claimed again. Only that tool call's
+ * claim, and only while nothing has started.
+ */
+export function releaseDelegationSpawn(receipt: DelegationReceipt, event: { toolCallId: string }): ReceiptOutcome {
+  if (receipt.status !== 'prepared') return stateInvalid(receipt, 'prepared');
+  if (receipt.spawnClaim?.toolCallId !== event.toolCallId) {
+    return fail('ORCHESTRATION_DELEGATION_MISSING', `delegation ${receipt.id} is not claimed by tool call ${event.toolCallId}; nothing to release`);
+  }
+  const { spawnClaim: _released, ...unclaimed } = receipt;
+  return succeed(unclaimed);
+}
+
 /** Native SubagentStart: bind the fresh child to the prepared receipt (checks in §6.2 order). */
 export function activateDelegation(receipt: DelegationReceipt, event: ActivationEvent, options: Clock): ReceiptOutcome {
   const role = managedDelegationRole(event.nativeAgent);

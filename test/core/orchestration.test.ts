@@ -614,6 +614,23 @@ describe('abort (decision 6)', () => {
   });
 });
 
+describe('release-spawn (a blocked spawn\'s claim holds nothing)', () => {
+  it('drops the claim of that tool call; another call may claim; an unknown call changes nothing', async () => {
+    const h = engineHarness(fixture, { ids: ['run-1', 'receipt-1'] });
+    await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
+    await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'codex' });
+    const claim = (toolCallId: string) => h.apply({ intent: 'claim-spawn', taskRef: 'auto', client: 'codex', nativeAgent: 'agent-infra-lifecycle-executor', toolCallId });
+    expect((await claim('call-1')).status).toBe('running');
+    const unknown = await h.apply({ intent: 'release-spawn', taskRef: 'auto', client: 'codex', toolCallId: 'call-9' });
+    expect(unknown.error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'no pending delegation is claimed by tool call call-9; nothing to release' });
+    expect((await claim('call-2')).error?.code).toBe('DELEGATION_SPAWN_CLAIMED');
+    const released = await h.apply({ intent: 'release-spawn', taskRef: 'auto', client: 'codex', toolCallId: 'call-1' });
+    expect(released).toMatchObject({ status: 'running', changed: true, warnings: ['released the claim of tool call call-1 on delegation receipt-1: its spawn was blocked'] });
+    expect(Object.hasOwn(readRun(dir).pendingDelegation!, 'spawnClaim')).toBe(false);
+    expect((await claim('call-2')).run?.pendingDelegation?.spawnClaim?.toolCallId).toBe('call-2');
+  });
+});
+
 describe('decisions', () => {
   it('3: updatedAt uses the injected clock', async () => {
     const h = engineHarness(fixture, { now: '2030-05-05T05:05:05.000Z' });
