@@ -241,11 +241,16 @@ export function extendSealedDelegation(
   return succeed({ ...receipt, afterFingerprint: event.afterFingerprint, changedPaths: [...event.changedPaths] });
 }
 
+/** The paths a reviewer was not allowed to change, in order (none for executors). */
+export function forbiddenReviewerPaths(receipt: DelegationReceipt, changedPaths: readonly string[]): string[] {
+  if (receipt.role !== 'reviewer') return [];
+  const allowed = new Set(reviewerAllowedPaths(receipt));
+  return changedPaths.filter((changed) => !allowed.has(changed));
+}
+
 /** The first path a reviewer was not allowed to change, or undefined (always undefined for executors). */
 export function firstForbiddenReviewerPath(receipt: DelegationReceipt, changedPaths: readonly string[]): string | undefined {
-  if (receipt.role !== 'reviewer') return undefined;
-  const allowed = new Set(reviewerAllowedPaths(receipt));
-  return changedPaths.find((changed) => !allowed.has(changed));
+  return forbiddenReviewerPaths(receipt, changedPaths)[0];
 }
 
 /** The orchestrator accepts the sealed result; a receipt is consumed once. */

@@ -199,21 +199,33 @@ describe('linked worktrees', () => {
 });
 
 describe('later turns of a child', () => {
-  it('Claude Code: a reviewer resumed after its seal (same agent_id, no turn id) that edits a source file pauses the run', async () => {
+  it('Claude Code: a reviewer resumed after its seal (same agent_id, no turn id) that edits a source file pauses the run; advance is refused until the edit is gone', async () => {
     await setUp('resume-reviewer');
     await task('begin-or-resume');
     await runStage('claude-code', 'exec-1');
     expect((await task('advance')).status).toBe('running');
     const review = await runStage('claude-code', 'rev-1');
     expect(review.role).toBe('reviewer');
-    expect(run().pendingDelegation).toMatchObject({ status: 'sealed' });
+    const sealed = run().pendingDelegation!;
+    expect(sealed).toMatchObject({ status: 'sealed' });
     // SendMessage resumes the sealed reviewer: start and stop again, identical payloads.
     expect(await hook('claude-code', 'SubagentStart', 'reviewer', 'rev-1')).toMatchObject({ code: 0, stdout: '' });
     fs.writeFileSync(path.join(repo.root, 'src', 'app.js'), 'edited by a reviewer\n');
     expect(await hook('claude-code', 'SubagentStop', 'reviewer', 'rev-1')).toMatchObject({ code: 0, stdout: '' });
     const status = await task('status');
     expect(status.run.status).toBe('paused');
-    expect(status.run.pause).toEqual({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', message: "reviewer changed forbidden path 'src/app.js'", recoverable: true });
+    expect(status.run.pause).toMatchObject({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', recoverable: true });
+    expect(status.run.pause.message).toMatch(/^reviewer changed forbidden path 'src\/app\.js'; delegation \S+ cannot be consumed/);
+    // The orchestrator advances anyway (0.9.2 consumed the review with the edit): refused.
+    const refused = await task('advance');
+    expect(refused).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });
+    expect(refused.error.message).toContain(`git restore --source=${sealed.afterFingerprint} -- <path>`);
+    expect(run()).toMatchObject({ status: 'paused', pendingDelegation: { id: sealed.id, status: 'sealed' } });
+    // src/app.js did not exist when the review was sealed: deleting it is the revert.
+    fs.rmSync(path.join(repo.root, 'src', 'app.js'));
+    const advanced = await task('advance');
+    expect(advanced.status).toBe('running');
+    expect(run().receipts.at(-1)).toMatchObject({ id: sealed.id, status: 'consumed', changedPaths: sealed.changedPaths });
   });
 
   it('Codex: a follow-up turn of a sealed executor extends its changed paths; a turn without changes is harmless', async () => {
@@ -248,8 +260,13 @@ describe('later turns of a child', () => {
     const status = await task('status');
     expect(status.run.status).toBe('paused');
     expect(status.run.pause.code).toBe('DELEGATION_TURN_AFTER_CONSUMED');
-    expect(status.run.pause.message).toMatch(/^child exec-1 ran a turn after its delegation \S+ \(analysis round 1\) was consumed and changed 'LATE\.md'; these changes belong to no delegation$/);
+    expect(status.run.pause.message).toMatch(/^child exec-1 ran a turn after its delegation \S+ \(analysis round 1\) was consumed and changed 'LATE\.md'; these changes belong to no delegation; the run cannot be resumed/);
     expect(status.run.receipts[0].changedPaths).not.toContain('LATE.md');
+    // begin-or-resume would let the next prepare take LATE.md into its before-fingerprint: refused.
+    expect(await task('begin-or-resume')).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+    fs.rmSync(path.join(repo.root, 'LATE.md'));
+    expect((await task('begin-or-resume')).status).toBe('running');
+    expect((await task('prepare', '--client', 'codex')).status).toBe('running');
   });
 });
 
