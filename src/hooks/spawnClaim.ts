@@ -18,8 +18,9 @@ import type { HookReport } from './report.ts';
 // it at that very moment gets a short grace to answer; if it applied the claim, the spawn is
 // allowed after all. If no answer comes even then, or the claim cannot be withdrawn (spooled, Redis
 // gone), the spawn is blocked and a release event follows the claim through the same queue: the
-// worker applies it after the claim and frees the delegation. The claim's `notAfter` backs this up
-// for a claim a crashed worker hands over later (BullMQ re-runs a stalled job after 30 s).
+// worker applies it after the claim (even a stalled one: with a global concurrency of 1 nothing
+// passes it) and frees the delegation. The claim's `notAfter` is the backstop (a claim retried from
+// the dashboard after its release).
 
 /** How long a hook waits for the answer of a claim a worker took just as the hook gave up on it. */
 export const CLAIM_GRACE_MS = 1_000;
