@@ -35,7 +35,9 @@ export async function advance(ctx: OrchestrationContext, taskRef: string): Promi
   if (!settled.ok) return settled.result;
   const run = settled.run;
   const receipt = run.pendingDelegation ?? opened.value.receipt;
-  const outcome = consumeDelegation(receipt, { now: ctx.now });
+  // One instant for the receipt and the commit authorization: the same event consumed both.
+  const consumedAt = ctx.now();
+  const outcome = consumeDelegation(receipt, { now: () => consumedAt });
   if (!outcome.ok) {
     const message = IN_FLIGHT.has(receipt.status)
       ? `${outcome.message}; ${prematureAdvanceAdvice(task.taskId, receipt)}`
@@ -49,7 +51,7 @@ export async function advance(ctx: OrchestrationContext, taskRef: string): Promi
     stepCount: run.stepCount + 1,
     pendingDelegation: null,
     receipts: Object.freeze([...run.receipts, outcome.receipt]),
-    commitAuthorization: completed ? { ...run.commitAuthorization, consumedAt: ctx.now() } : run.commitAuthorization,
+    commitAuthorization: completed ? { ...run.commitAuthorization, consumedAt } : run.commitAuthorization,
   });
   save(ctx, task, updated);
   return reportRun(task.taskId, updated, true);
