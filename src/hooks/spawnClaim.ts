@@ -65,8 +65,9 @@ export async function claimSpawn(report: HookReport, claim: SpawnClaimRequest, n
   const why = outcome.stderr.trim().replace(/^baton: /, '') || 'the worker did not answer';
   if (outcome.fate === 'spooled') {
     const verdict = await fileCheck(why);
-    // The spooled claim reaches the worker later; a blocked call's claim must not hold then.
-    if (verdict !== 0) await releaseClaim(claim, target);
+    // The spooled claim reaches the worker later; a blocked call's claim must not hold then. Its
+    // release is spooled right behind it (Redis was just found unreachable: no second wait).
+    if (verdict !== 0) await releaseClaim(claim, target, true);
     return verdict;
   }
   // Withdrawn, or failed by the worker (a failed job changes nothing): the claim was never applied.
@@ -80,11 +81,22 @@ export async function claimSpawn(report: HookReport, claim: SpawnClaimRequest, n
   return 2;
 }
 
-/** Sends the release of this tool call's claim through the queue (or the spool), behind the claim. */
-async function releaseClaim(claim: SpawnClaimRequest, target: { redis: string; prefix: string; budgetMs: number }): Promise<'queued' | 'spooled'> {
+/** How long the release may wait for Redis before it is spooled: the hook has used its budget already. */
+const RELEASE_BUDGET_MS = 1_000;
+
+/**
+ * Sends the release of this tool call's claim behind the claim: through the queue, or the spool
+ * (drained in order before anything else is added, so the release still comes after the claim).
+ */
+async function releaseClaim(claim: SpawnClaimRequest, target: { redis: string; prefix: string; budgetMs: number }, spoolOnly = false): Promise<'queued' | 'spooled'> {
   const event: LifecycleEvent = { intent: 'release-spawn', taskRef: 'auto', client: claim.client, toolCallId: claim.toolCallId };
   const envelope = envelopeFor(event, claim.repo, 'hook', eventIdForNative([claim.client, 'release', claim.sessionId, claim.toolCallId]));
-  const sent = await deliver(envelope, target, { waitForResult: false });
+  if (spoolOnly) {
+    const { spoolEvent } = await import('../queue/spool.ts');
+    spoolEvent(claim.root, envelope);
+    return 'spooled';
+  }
+  const sent = await deliver(envelope, { ...target, budgetMs: Math.min(target.budgetMs, RELEASE_BUDGET_MS) }, { waitForResult: false });
   return sent.fate === 'spooled' ? 'spooled' : 'queued';
 }
 
