@@ -14,6 +14,8 @@
 //                              round trip) and exits. The comparison the goal is about.
 //   PreToolUse with a worker   a lifecycle spawn with a prepared delegation: the spawn claim, which
 //                              waits for the worker's answer. Information.
+//   PreToolUse, no worker      the spawn is blocked and its claim withdrawn (a second round trip,
+//                              and the withdraw script loaded from the main bundle). Information.
 //   SubagentStart with a worker
 //                              enqueue while a worker serves the repository; while SubagentStart
 //                              still waits for the result this includes the worker applying it.
@@ -35,7 +37,7 @@ const ROUNDS = Number(options.rounds ?? 25);
 const WARMUP = Number(options.warmup ?? 3);
 const GOAL_RATIO = 1.5;
 const GOAL_KEYS = ['start-enqueue', 'stop-enqueue'];
-const INFO_KEYS = ['ioredis', 'pretool-worker', 'start-worker'];
+const INFO_KEYS = ['ioredis', 'pretool-worker', 'pretool-blocked', 'start-worker'];
 
 await main(async () => {
   const build = snapshotBuild();
@@ -137,6 +139,17 @@ await main(async () => {
       },
       {
         runtime,
+        key: 'pretool-blocked',
+        name: 'hook PreToolUse spawn claim, no worker (blocked, claim withdrawn)',
+        run: async () => {
+          const before = await idleWaiting();
+          const run = await timedRun(command, hookArgs, { env: envFor(idlePrefix), input: payload(preToolExample, { tool_use_id: uniqueId('tb') }, idleRepo.root), cwd: idleRepo.root });
+          if (run.code !== 2 || !run.stderr.includes('withdrawn') || (await idleWaiting()) !== before) throw fail('PreToolUse with no worker: expected the spawn blocked and its claim withdrawn', run);
+          return run;
+        },
+      },
+      {
+        runtime,
         key: 'start-worker',
         name: 'hook SubagentStart, with a worker',
         run: async () => {
@@ -206,6 +219,7 @@ await main(async () => {
     verdict(ratios[runtime]['start-enqueue']),
     verdict(ratios[runtime]['stop-enqueue']),
     `${ratios[runtime]['pretool-worker']}×`,
+    `${ratios[runtime]['pretool-blocked']}×`,
     `${ratios[runtime]['start-worker']}×`,
     `${ratios[runtime].ioredis}×`,
   ]);
@@ -227,12 +241,14 @@ Reproduce: \`${command}\`
 payload, validates it, finds the repository, adds the job with BullMQ's own script over the raw
 RESP client (\`src/queue/resp.ts\`) in one round trip, and exits. The other columns are for
 information: **PreToolUse with a worker** is the spawn claim (the hook enqueues the claim and
-waits for the worker's answer, then loads the result schema to check it); **SubagentStart with a worker** waited for the
+waits for the worker's answer, then loads the result schema to check it); **PreToolUse, no worker** is a
+blocked spawn whose claim the hook withdraws (one more round trip, and the withdraw script loaded
+from the main bundle, only on this path); **SubagentStart with a worker** waited for the
 worker's result in ${waited.node}/${ROUNDS + WARMUP} Node and ${waited.bun}/${ROUNDS + WARMUP} Bun runs of this build (a hook
 that only enqueues does not); **ioredis write** is the floor's job done through ioredis, i.e. what
 loading a client library costs.
 
-${table(['runtime', 'floor p50 (ms)', 'SubagentStart enqueue only', 'SubagentStop enqueue only', 'PreToolUse with a worker', 'SubagentStart with a worker', 'ioredis write'], ratioRows)}
+${table(['runtime', 'floor p50 (ms)', 'SubagentStart enqueue only', 'SubagentStop enqueue only', 'PreToolUse with a worker', 'PreToolUse, no worker (blocked)', 'SubagentStart with a worker', 'ioredis write'], ratioRows)}
 
 The same as min / min (the fastest run of each variant; the goal is judged on p50):
 ${Object.keys(runtimes).map((runtime) => `${runtime} ${GOAL_KEYS.map((key) => `${key} ${minRatios[runtime][key]}×`).join(', ')}`).join('; ')}. Load average at the end of the

@@ -52,7 +52,7 @@ export async function applyEventNow(event: LifecycleEvent, deps: EngineDeps): Pr
  */
 export function nativeEventTarget(event: LifecycleEvent, repoRoot: string): string | null {
   if (event.taskRef !== 'auto') return null;
-  if (event.intent !== 'hook-start' && event.intent !== 'hook-stop' && event.intent !== 'claim-spawn') return null;
+  if (event.intent !== 'hook-start' && event.intent !== 'hook-stop' && event.intent !== 'claim-spawn' && event.intent !== 'release-spawn') return null;
   return event.client ? orchestration.nativeEventTarget(repoRoot, event.client) : null;
 }
 
@@ -86,6 +86,8 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
       throw new Error(`hook-stop event for '${event.taskRef}' lacks the fields of its form`);
     case 'claim-spawn':
       return orchestration.claimSpawn(ctx, event.client, { nativeAgent: event.nativeAgent, toolCallId: event.toolCallId, notAfter: event.notAfter });
+    case 'release-spawn':
+      return orchestration.releaseSpawn(ctx, event.client, { toolCallId: event.toolCallId });
     case 'stage-completed':
       return orchestration.completeCommitStage(ctx, event.taskRef, event.agent);
     case 'complete-stage':

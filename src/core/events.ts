@@ -51,6 +51,8 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
     /** ISO time after which the asking hook has given up: a later claim changes nothing. */
     notAfter: text.optional(),
   }),
+  // Internal (PreToolUse hook only): a blocked spawn's claim, if it was applied after all, holds nothing.
+  z.strictObject({ intent: z.literal('release-spawn'), taskRef: z.literal('auto'), client, toolCallId: text }),
   z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
   z.strictObject({
     intent: z.literal('complete-stage'),

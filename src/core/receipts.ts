@@ -147,6 +147,20 @@ export function claimDelegationSpawn(
   return succeed({ ...receipt, spawnClaim: { toolCallId: event.toolCallId, claimedAt: options.now() } });
 }
 
+/**
+ * baton addition: the claim of a spawn its hook blocked after all (docs/hooks.md "Spawn claim
+ * (PreToolUse)") is dropped, so the prepared delegation can be claimed again. Only that tool call's
+ * claim, and only while nothing has started.
+ */
+export function releaseDelegationSpawn(receipt: DelegationReceipt, event: { toolCallId: string }): ReceiptOutcome {
+  if (receipt.status !== 'prepared') return stateInvalid(receipt, 'prepared');
+  if (receipt.spawnClaim?.toolCallId !== event.toolCallId) {
+    return fail('ORCHESTRATION_DELEGATION_MISSING', `delegation ${receipt.id} is not claimed by tool call ${event.toolCallId}; nothing to release`);
+  }
+  const { spawnClaim: _released, ...unclaimed } = receipt;
+  return succeed(unclaimed);
+}
+
 /** Native SubagentStart: bind the fresh child to the prepared receipt (checks in §6.2 order). */
 export function activateDelegation(receipt: DelegationReceipt, event: ActivationEvent, options: Clock): ReceiptOutcome {
   const role = managedDelegationRole(event.nativeAgent);
@@ -234,11 +248,16 @@ export function extendSealedDelegation(
   return succeed({ ...receipt, afterFingerprint: event.afterFingerprint, changedPaths: [...event.changedPaths] });
 }
 
+/** The paths a reviewer was not allowed to change, in order (none for executors). */
+export function forbiddenReviewerPaths(receipt: DelegationReceipt, changedPaths: readonly string[]): string[] {
+  if (receipt.role !== 'reviewer') return [];
+  const allowed = new Set(reviewerAllowedPaths(receipt));
+  return changedPaths.filter((changed) => !allowed.has(changed));
+}
+
 /** The first path a reviewer was not allowed to change, or undefined (always undefined for executors). */
 export function firstForbiddenReviewerPath(receipt: DelegationReceipt, changedPaths: readonly string[]): string | undefined {
-  if (receipt.role !== 'reviewer') return undefined;
-  const allowed = new Set(reviewerAllowedPaths(receipt));
-  return changedPaths.find((changed) => !allowed.has(changed));
+  return forbiddenReviewerPaths(receipt, changedPaths)[0];
 }
 
 /** The orchestrator accepts the sealed result; a receipt is consumed once. */

@@ -56,6 +56,24 @@ export const orchestrationRunSchema = z.looseObject({
   commitAuthorization: z.looseObject({ issuedAt: nullableString, consumedAt: nullableString }),
   createdAt: z.string(),
   updatedAt: z.string(),
+  // baton addition: write violations (absent in 0.9.2 files).
+  violations: z
+    .array(
+      z.looseObject({
+        code: z.string(),
+        message: z.string(),
+        receiptId: z.string(),
+        childId: z.string(),
+        baseline: z.string(),
+        allowedPaths: z.array(z.string()),
+        paths: z.array(z.string()),
+        detectedAt: z.string(),
+        resolvedAt: nullableString,
+        resolution: z.enum(['reverted', 'kept']).nullable(),
+        reason: z.string().optional(),
+      }),
+    )
+    .optional(),
 });
 
 /** What a worker returns for a job: validated by callers before they print it. */

@@ -69,6 +69,33 @@ export type OrchestrationStatus = 'running' | 'paused' | 'completed';
 
 export type PauseInfo = Readonly<{ code: string; message: string; recoverable: boolean }>;
 
+/**
+ * baton addition (docs/lifecycle.md §6.3): changes the write restriction refused. While one is open
+ * (`resolvedAt` null) its run is neither advanced nor resumed, and no delegation of the repository
+ * is prepared or advanced; it is resolved by evidence (the workspace measured back at `baseline`
+ * outside `allowedPaths`: `reverted`) or by a human's `abort` (`kept`).
+ */
+export type WriteViolation = Readonly<{
+  /** DELEGATION_REVIEWER_WRITE_FORBIDDEN or DELEGATION_TURN_AFTER_CONSUMED. */
+  code: string;
+  /** What was refused (upstream's message for the reviewer restriction), without the advice. */
+  message: string;
+  /** The delegation whose child made the changes, and that child. */
+  receiptId: string;
+  childId: string;
+  /** The fingerprint the workspace must be measured back at. */
+  baseline: string;
+  /** Paths that may differ from the baseline (a pending reviewer's allow-list); run files always may. */
+  allowedPaths: readonly string[];
+  /** The offending paths as measured (the first detection and any later one). */
+  paths: readonly string[];
+  detectedAt: string;
+  resolvedAt: string | null;
+  resolution: 'reverted' | 'kept' | null;
+  /** With `kept`: the reason given to abort. */
+  reason?: string;
+}>;
+
 /** `<taskDir>/orchestration.json`, schema v1 (docs/lifecycle.md §7.1). */
 export type OrchestrationRun = Readonly<{
   schemaVersion: 1;
@@ -85,6 +112,8 @@ export type OrchestrationRun = Readonly<{
   commitAuthorization: Readonly<{ issuedAt: string | null; consumedAt: string | null }>;
   createdAt: string;
   updatedAt: string;
+  /** baton addition: the write violations of this run, resolved or open (absent until the first, and in 0.9.2 files). */
+  violations?: readonly WriteViolation[];
 }>;
 
 export const NEXT_ACTIONS = [

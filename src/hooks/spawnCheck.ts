@@ -11,11 +11,16 @@ import { managedDelegationRole } from '../core/receipts.ts';
 
 export type SpawnVerdict = { allow: true } | { allow: false; reason: string };
 
-export function checkSpawn(repoRoot: string, client: string, nativeAgent: string): SpawnVerdict {
+/**
+ * `toolCallId` is the call being checked: its own spooled claim may already have been drained and
+ * applied by a worker that reaches Redis (the claim is idempotent for the same call), so a claim by
+ * that very call does not block it.
+ */
+export function checkSpawn(repoRoot: string, client: string, nativeAgent: string, toolCallId?: string): SpawnVerdict {
   if (!managedDelegationRole(nativeAgent)) return { allow: true };
   const target = spawnTarget(repositoryPendingDelegations(repoRoot).matches, repoRoot, client, nativeAgent);
   if ('code' in target) return { allow: false, reason: `baton: ${target.code}: ${target.message}` };
-  if (target.receipt.spawnClaim) {
+  if (target.receipt.spawnClaim && target.receipt.spawnClaim.toolCallId !== toolCallId) {
     return {
       allow: false,
       reason: `baton: DELEGATION_SPAWN_CLAIMED: delegation ${target.receipt.id} was already claimed by tool call ${target.receipt.spawnClaim.toolCallId}; one prepared delegation starts one subagent`,

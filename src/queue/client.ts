@@ -1,7 +1,4 @@
 import type { Redis } from 'ioredis';
-// The Lua script BullMQ's Job.remove runs, from the installed BullMQ (see addJob.ts for why its
-// CommonJS build). Types: ./bullmqInternals.d.ts.
-import { removeJob } from 'bullmq/dist/cjs/scripts/removeJob-2.js';
 import { addPlainJob } from './addJob.ts';
 import { assertPrefixFits, connectFast } from './connection.ts';
 import { queueNameFor } from './eventIds.ts';
@@ -11,6 +8,8 @@ import { JOB_OPTIONS, eventsStreamKey, jobKey, repositoriesKey, repositoryEntryV
 import type { QueueConfig } from './keys.ts';
 import { completedOutcome, fieldsToRecord, outcomeFromJobFields, resultSchema, workerServes } from './outcome.ts';
 import type { JobOutcome } from './outcome.ts';
+import { WITHDRAW_SCRIPT, withdrawKeysAndArgs, withdrawalKind, withdrawalOf } from './withdraw.ts';
+import type { Withdrawal } from './withdraw.ts';
 
 // The caller's side of a repository queue: enqueue an envelope, find out whether a worker serves
 // the repository, wait for the worker's result, and withdraw a job nobody took. Hooks use it on
@@ -18,36 +17,9 @@ import type { JobOutcome } from './outcome.ts';
 // scripts) nor zod (results are validated with a schema loaded while waiting for them).
 
 export type { JobOutcome } from './outcome.ts';
-
-/**
- * What withdrawing a job found, decided atomically in Redis (docs/architecture.md "Queue semantics"):
- * `withdrawn`: no worker had taken it, and now none can (never applied); `taken`: a worker took it
- * (it is being applied, or will be once a stalled worker's job is handed over), left in place;
- * `finished`: it finished meanwhile, with its outcome; `missing`: no such job (removed by someone
- * else, or cleaned up after it finished), so whether it was applied is unknown here.
- */
-export type Withdrawal =
-  | Readonly<{ kind: 'withdrawn' }>
-  | Readonly<{ kind: 'taken' }>
-  | Readonly<{ kind: 'finished'; outcome: Exclude<JobOutcome, { kind: 'timeout' }> }>
-  | Readonly<{ kind: 'missing' }>;
+export type { Withdrawal } from './withdraw.ts';
 
 const WITHDRAW_COMMAND = 'batonWithdrawJob';
-
-/**
- * BullMQ's removeJob (what Job.remove runs) removes a job in any state but active-and-locked, so
- * alone it would remove a finished job, or one a stalled worker still holds after its lock lapsed,
- * and the caller could not tell. This check runs first, in the same script: a job that finished or
- * was ever taken (`processedOn`, set when a worker takes it and kept when a stall hands it back) is
- * left alone and named. KEYS and ARGV are removeJob's: job key, repeat key; job id, remove
- * children, queue key prefix.
- */
-const WITHDRAW_SCRIPT = `-- baton: withdraw only a job that no worker has taken (src/queue/client.ts)
-if redis.call("EXISTS", KEYS[1]) == 0 then return "missing" end
-local batonProgress = redis.call("HMGET", KEYS[1], "finishedOn", "processedOn")
-if batonProgress[1] then return "finished" end
-if batonProgress[2] then return "taken" end
-${removeJob.content}`;
 
 type Withdrawing = { [WITHDRAW_COMMAND](...args: string[]): Promise<unknown> };
 
@@ -166,18 +138,9 @@ export class RepositoryQueueClient {
   async withdraw(jobId: string): Promise<Withdrawal> {
     const redis = this.#redis as Redis & Partial<Withdrawing>;
     if (!redis[WITHDRAW_COMMAND]) redis.defineCommand(WITHDRAW_COMMAND, { numberOfKeys: 2, lua: WITHDRAW_SCRIPT });
-    const base = jobKey(this.#prefix, this.queueName, '');
-    const reply = await redis[WITHDRAW_COMMAND]!(`${base}${jobId}`, `${base}repeat`, jobId, '1', base);
-    if (reply === 1) return { kind: 'withdrawn' };
-    // 0: BullMQ found it locked by a worker (which our check makes unreachable, but means taken).
-    if (reply === 'taken' || reply === 0) return { kind: 'taken' };
-    if (reply === 'finished') {
-      // Finished jobs stay finished: reading the outcome afterwards cannot race.
-      const outcome = await this.outcomeOf(jobId);
-      return outcome && outcome.kind !== 'timeout' ? { kind: 'finished', outcome } : { kind: 'missing' };
-    }
-    if (reply === 'missing') return { kind: 'missing' };
-    throw new Error(`BullMQ's removeJob refused job ${jobId} (code ${String(reply)})`);
+    const { keys, args } = withdrawKeysAndArgs(jobKey(this.#prefix, this.queueName, ''), jobId);
+    const kind = withdrawalKind(await redis[WITHDRAW_COMMAND]!(...keys, ...args), jobId);
+    return withdrawalOf(kind, kind === 'finished' ? await this.outcomeOf(jobId) : null);
   }
 
   async close(): Promise<void> {

@@ -11,8 +11,13 @@ import type { JobOutcome } from './outcome.ts';
 // reached in time (docs/architecture.md "The spool"). Light imports only: the hook loads this on
 // every event, the transport and the spool only when it has an event to deliver.
 
-/** What a delivery tells the caller: its exit code, the result (stdout) and what to say (stderr). */
-export type Delivery = { exitCode: number; stdout: string; stderr: string };
+/**
+ * What a delivery tells the caller: its exit code, the result (stdout), what to say (stderr), and
+ * what became of the event: its result is known (`answered`); it is in the queue or the spool and
+ * may still be applied (`queued`, `spooled`); or it was withdrawn before any worker took it and
+ * never will be (`withdrawn`).
+ */
+export type Delivery = { exitCode: number; stdout: string; stderr: string; fate: 'answered' | 'queued' | 'spooled' | 'withdrawn' };
 
 export type DeliverOptions = Readonly<{
   /**
@@ -21,11 +26,18 @@ export type DeliverOptions = Readonly<{
    * recorded returns once it is queued.
    */
   waitForResult: boolean;
+  /**
+   * For an event that must not be applied once its caller gave up on it (the spawn claim of a
+   * PreToolUse hook that blocks the spawn, docs/hooks.md "Spawn claim (PreToolUse)"): when no worker
+   * serves the repository, or no result came within the budget, withdraw the job atomically
+   * (withdraw.ts). If a worker took it at that very moment, wait up to `graceMs` more for its result.
+   */
+  withdrawUnanswered?: Readonly<{ graceMs: number }>;
 }>;
 
 /**
  * Enqueue within the budget, spooling when Redis cannot be reached; with `waitForResult`, wait for
- * the result if time allows.
+ * the result if time allows; with `withdrawUnanswered`, take back what is not answered.
  */
 export async function deliver(envelope: JobEnvelope, args: { redis?: string; prefix?: string; budgetMs: number }, options: DeliverOptions): Promise<Delivery> {
   const deadline = Date.now() + args.budgetMs;
@@ -63,44 +75,75 @@ export async function deliver(envelope: JobEnvelope, args: { redis?: string; pre
         exitCode: 0,
         stdout: '',
         stderr: `baton: Redis unreachable (${(error as Error).message}); ${envelope.intent} event spooled to ${file}; it is applied, in order, once Redis and a worker are back\n`,
+        fate: 'spooled',
       };
     }
+    const queue = client;
+    const unanswered = (why: string, queued: string): Promise<Delivery> =>
+      options.withdrawUnanswered
+        ? takeBack(queue, envelope, why, options.withdrawUnanswered.graceMs)
+        : Promise.resolve({ exitCode: 0, stdout: '', stderr: `baton: ${queued}\n`, fate: 'queued' });
     let outcome: JobOutcome;
     try {
-      if (!(await withDeadline(client.workerAvailable(), budgetLeft(), silent))) {
-        return {
-          exitCode: 0,
-          stdout: '',
-          stderr: `baton: no worker serves ${repo.root}; ${envelope.intent} event queued as ${envelope.eventId} and applied when one starts: baton worker --repo ${repo.root}\n`,
-        };
+      if (!(await withDeadline(queue.workerAvailable(), budgetLeft(), silent))) {
+        return await unanswered(
+          `no worker serves ${repo.root}, so the ${envelope.intent} event ${envelope.eventId} was not applied`,
+          `no worker serves ${repo.root}; ${envelope.intent} event queued as ${envelope.eventId} and applied when one starts: baton worker --repo ${repo.root}`,
+        );
       }
-      if (!options.waitForResult) return { exitCode: 0, stdout: '', stderr: '' };
+      if (!options.waitForResult) return { exitCode: 0, stdout: '', stderr: '', fate: 'queued' };
       // The wait ends by itself at the budget (XREAD BLOCK); the deadline is for a server that stopped answering.
-      outcome = await withDeadline(client.waitFor(envelope.eventId, Math.max(0, deadline - Date.now() - 50)), budgetLeft() + 250, silent);
+      outcome = await withDeadline(queue.waitFor(envelope.eventId, Math.max(0, deadline - Date.now() - 50)), budgetLeft() + 250, silent);
+      if (outcome.kind === 'timeout') {
+        return await unanswered(
+          `the ${envelope.intent} event ${envelope.eventId} was not applied within the hook budget (${args.budgetMs} ms)`,
+          `${envelope.intent} event queued as ${envelope.eventId}; not applied within the hook budget (${args.budgetMs} ms), the worker will apply it`,
+        );
+      }
     } catch (error) {
       // The event is queued; Redis went away while we waited for its result (chaos suite).
       return {
         exitCode: 0,
         stdout: '',
         stderr: `baton: ${envelope.intent} event queued as ${envelope.eventId}; lost the connection to Redis while waiting for its result (${(error as Error).message}); the worker applies it once Redis is back\n`,
+        fate: 'queued',
       };
     }
-    if (outcome.kind === 'completed') {
-      const result = outcome.value;
-      const failed = result.status === 'failed';
-      return {
-        exitCode: failed ? 1 : 0,
-        stdout: `${JSON.stringify(result)}\n`,
-        stderr: failed && result.error ? `baton: ${result.error.code}: ${result.error.message}\n` : '',
-      };
-    }
-    if (outcome.kind === 'failed') return { exitCode: 1, stdout: '', stderr: `baton: the worker could not apply ${envelope.eventId}: ${outcome.reason}\n` };
-    return {
-      exitCode: 0,
-      stdout: '',
-      stderr: `baton: ${envelope.intent} event queued as ${envelope.eventId}; not applied within the hook budget (${args.budgetMs} ms), the worker will apply it\n`,
-    };
+    return answered(envelope.eventId, outcome);
   } finally {
     await (client as HookQueue | null)?.close();
   }
+}
+
+/**
+ * Gives up on a queued event that must not be applied later (`withdrawUnanswered`): withdrawn when
+ * no worker has taken it; answered when it finished meanwhile, or when a worker that took it at that
+ * moment answers within `graceMs`; otherwise left `queued` (it may still be applied), saying so.
+ */
+export async function takeBack(queue: HookQueue, envelope: JobEnvelope, why: string, graceMs: number): Promise<Delivery> {
+  const withdrawal = await withDeadline(queue.withdraw(envelope.eventId), 1_000, `Redis did not answer the withdrawal of ${envelope.eventId}`);
+  if (withdrawal.kind === 'withdrawn') {
+    return { exitCode: 0, stdout: '', stderr: `baton: ${why}; it was withdrawn before any worker took it: it is never applied\n`, fate: 'withdrawn' };
+  }
+  if (withdrawal.kind === 'finished') return answered(envelope.eventId, withdrawal.outcome);
+  if (withdrawal.kind === 'missing') {
+    return { exitCode: 0, stdout: '', stderr: `baton: ${why}; it is no longer in the queue (removed by hand?): whether it was applied is unknown\n`, fate: 'queued' };
+  }
+  // A worker took it just now: it is being applied, and its answer is near.
+  const late = await withDeadline(queue.waitFor(envelope.eventId, graceMs), graceMs + 250, `Redis did not answer while waiting for ${envelope.eventId}`);
+  if (late.kind !== 'timeout') return answered(envelope.eventId, late);
+  return { exitCode: 0, stdout: '', stderr: `baton: ${why}; a worker took it at that moment and gave no result within ${graceMs} ms more: it may still be applied\n`, fate: 'queued' };
+}
+
+/** A delivery that got the worker's answer. */
+function answered(eventId: string, outcome: Exclude<JobOutcome, { kind: 'timeout' }>): Delivery {
+  if (outcome.kind === 'failed') return { exitCode: 1, stdout: '', stderr: `baton: the worker could not apply ${eventId}: ${outcome.reason}\n`, fate: 'answered' };
+  const result = outcome.value;
+  const failed = result.status === 'failed';
+  return {
+    exitCode: failed ? 1 : 0,
+    stdout: `${JSON.stringify(result)}\n`,
+    stderr: failed && result.error ? `baton: ${result.error.code}: ${result.error.message}\n` : '',
+    fate: 'answered',
+  };
 }

@@ -11,6 +11,7 @@ import { fieldsToRecord, outcomeFromJobFields, resultSchema, completedOutcome, w
 import type { JobOutcome } from './outcome.ts';
 import { RedisReplyError, RespClient, rawRedisTarget } from './resp.ts';
 import type { RespArg, RespReply, RespTarget } from './resp.ts';
+import type { Withdrawal } from './withdraw.ts';
 
 // The hook's side of a repository queue over the raw RESP client (resp.ts): what
 // RepositoryQueueClient (client.ts) does for enqueue / worker check / wait, without loading ioredis,
@@ -22,6 +23,8 @@ export interface HookQueue {
   enqueue(envelope: JobEnvelope): Promise<void>;
   workerAvailable(): Promise<boolean>;
   waitFor(jobId: string, timeoutMs: number): Promise<JobOutcome>;
+  /** Removes the job unless a worker has taken it (src/queue/withdraw.ts); throws when Redis cannot be asked. */
+  withdraw(jobId: string): Promise<Withdrawal>;
   close(): Promise<void>;
 }
 
@@ -152,6 +155,21 @@ export class RawQueueClient implements HookQueue {
         }
       }
     }
+  }
+
+  /**
+   * Removes the job unless a worker has taken it, in one script (src/queue/withdraw.ts, loaded only
+   * now: a hook withdraws only the claim of a spawn it blocks), by its sha, sending the script's
+   * text once after a Redis restart.
+   */
+  async withdraw(jobId: string): Promise<Withdrawal> {
+    const { withdrawCommands, withdrawalKind, withdrawalOf } = await import('./withdraw.ts');
+    const { evalsha, evalScript } = withdrawCommands(jobKey(this.#prefix, this.queueName, ''), jobId);
+    let [reply] = await this.#redis.pipeline([evalsha]);
+    if (reply instanceof RedisReplyError && reply.code === 'NOSCRIPT') [reply] = await this.#redis.pipeline([evalScript]);
+    if (reply instanceof RedisReplyError) throw reply;
+    const kind = withdrawalKind(reply, jobId);
+    return withdrawalOf(kind, kind === 'finished' ? await this.outcomeOf(jobId) : null);
   }
 
   async close(): Promise<void> {

@@ -1,38 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TestContext } from 'vitest';
-import { approvedReview } from '../../src/demo/driver.ts';
 import { clientVersions } from '../support/agentClients.ts';
-import type { ClientVersion } from '../support/agentClients.ts';
-import { EXECUTOR, REVIEWER, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn, spawnedIds } from '../support/agentScripts.ts';
-import { agentWorld, recordedPayloads } from '../support/agentWorld.ts';
-import type { AgentWorld } from '../support/agentWorld.ts';
+import { EXECUTOR, REVIEWER, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn, spawnedIds, waitForChildren } from '../support/agentScripts.ts';
+import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 
 // Issue 9, items 1–6 and 8, with the real clients (the newest of each): what the clients do beyond the
 // hand-written payloads, and what baton recorded.
 
 const [claude] = clientVersions('claude-code');
 const [codex] = clientVersions('codex');
-
-async function worldFor(context: TestContext, version: ClientVersion, options: Parameters<typeof agentWorld>[1] = {}): Promise<AgentWorld> {
-  const w = await agentWorld(version, options);
-  context.onTestFinished(() => w.cleanup());
-  return w;
-}
-
-/** A run whose next delegation is the analysis review (analysis.md written before the run began). */
-async function preparedReview(w: AgentWorld): Promise<void> {
-  fs.writeFileSync(path.join(w.repo.taskDir, 'analysis.md'), '# Analysis\n\nDone.\n');
-  expect((await w.task('begin-or-resume')).status).toBe('running');
-  expect((await w.task('route')).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
-  expect((await w.task('prepare', '--client', w.client)).status).toBe('running');
-}
-
-/** The reviewer's hand-over of an approved review, as its installed profile says. */
-function reviewCommand(w: AgentWorld, agent: string): string {
-  return `${w.baton} task 01 complete-stage --stage review-analysis --round 1 --artifact review-analysis.md --agent ${agent} --content - <<'BATON_ARTIFACT'\n${approvedReview('analysis.md')}BATON_ARTIFACT`;
-}
 
 const ALLOWED_CODEX_OUTPUT = new Set(['continue', 'stopReason', 'suppressOutput', 'systemMessage', 'hookSpecificOutput']);
 
@@ -60,8 +37,8 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
 
   it(`item 2: ${claude!.label}: a reviewer resumed with SendMessage after its seal that edits code pauses the run`, async (context) => {
     const w = await worldFor(context, claude!, { record: true });
-    await preparedReview(w);
-    const review = reviewCommand(w, 'claude');
+    expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
+    const review = reviewHandOver(w);
     let childId = '';
     await w.run('Review the analysis of task 01.', {
       parent: (request) => {
@@ -100,9 +77,8 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
       parent: (request) => {
         const ids = spawnedIds(request);
         if (request.step === 0) return { toolCalls: [spawn('codex', EXECUTOR, 'Run analyze-task for task 01.')] };
-        if (request.step === 1) return { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: ids, timeout_ms: 30_000 } }] };
+        if (request.step === 1 || request.step === 3) return waitForChildren(request);
         if (request.step === 2) return { toolCalls: [{ name: 'multi_agent_v1.send_input', input: { target: ids[0], message: 'Summarise what you wrote.' } }] };
-        if (request.step === 3) return { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: ids, timeout_ms: 30_000 } }] };
         if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
         return { text: 'done' };
       },
@@ -127,8 +103,7 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
       await w.run('Drive task 01 through its analysis stage.', {
         parent: (request) => {
           if (request.step === 0) return { toolCalls: [asOffered(first, request), asOffered(second, request)] };
-          const ids = spawnedIds(request);
-          if (version.client === 'codex' && request.step === 1) return { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: ids, timeout_ms: 30_000 } }] };
+          if (version.client === 'codex' && request.step === 1) return waitForChildren(request);
           if (request.step === (version.client === 'codex' ? 2 : 1)) return { toolCalls: [shell(version.client, `${w.baton} task 01 advance`)] };
           return { text: 'done' };
         },

@@ -1,11 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TestContext } from 'vitest';
 import { clientVersions, networkIsolation } from '../support/agentClients.ts';
 import type { ClientName, ClientVersion } from '../support/agentClients.ts';
-import { EXECUTOR, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
-import { agentWorld, recordedPayloads } from '../support/agentWorld.ts';
+import { EXECUTOR, batonResult, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
+import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import { writeObservedPayloads } from '../support/observedPayloads.ts';
 
@@ -16,23 +15,9 @@ import { writeObservedPayloads } from '../support/observedPayloads.ts';
 const CLIENTS: ClientName[] = ['claude-code', 'codex'];
 const cases = CLIENTS.flatMap((client) => clientVersions(client));
 
-/** A fresh world for one test, cleaned up when the test ends (tests run concurrently). */
-async function worldFor(context: TestContext, version: ClientVersion, options: Parameters<typeof agentWorld>[1] = {}): Promise<AgentWorld> {
-  const w = await agentWorld(version, options);
-  context.onTestFinished(() => w.cleanup());
-  return w;
-}
-
 function toolResultsOf(w: AgentWorld, role: 'parent' | 'executor'): string[] {
   const last = w.server.byRole(role).at(-1);
   return last?.toolResults ?? [];
-}
-
-/** The orchestration result a `baton task` printed inside a tool result (clients add their own framing). */
-function batonResult(toolResult: string | undefined): Record<string, any> {
-  const line = (toolResult ?? '').split('\n').find((text) => text.startsWith('{"status"'));
-  if (!line) throw new Error(`no baton result in ${JSON.stringify(toolResult)}`);
-  return JSON.parse(line) as Record<string, any>;
 }
 
 describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: ClientVersion) => {

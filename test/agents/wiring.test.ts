@@ -1,13 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { TestContext } from 'vitest';
 import { BLOCK_BEGIN } from '../../src/cli/install/instructions.ts';
 import { clientVersions } from '../support/agentClients.ts';
-import type { ClientVersion } from '../support/agentClients.ts';
 import { EXECUTOR, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
-import { agentWorld, recordedPayloads } from '../support/agentWorld.ts';
-import type { AgentWorld } from '../support/agentWorld.ts';
+import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
 
 // Issue 9, items 7, 9, 10 and 11 with the real clients (newest of each): what `install-hooks`
 // sets up reaches them — trust, the artifact hand-over, the orchestrator instructions — and what
@@ -15,12 +12,6 @@ import type { AgentWorld } from '../support/agentWorld.ts';
 
 const [claude] = clientVersions('claude-code');
 const [codex] = clientVersions('codex');
-
-async function worldFor(context: TestContext, version: ClientVersion, options: Parameters<typeof agentWorld>[1] = {}): Promise<AgentWorld> {
-  const w = await agentWorld(version, options);
-  context.onTestFinished(() => w.cleanup());
-  return w;
-}
 
 describe.concurrent('real clients: what install-hooks sets up (issue 9, items 7, 9, 10, 11)', { timeout: 120_000 }, () => {
   it(`item 7: ${codex!.label} without --trust loads nothing of the project (hooks, profiles) without a word; install-hooks says so`, async (context) => {

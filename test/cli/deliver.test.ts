@@ -1,6 +1,12 @@
+import { Queue } from 'bullmq';
+import type { ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { deliver } from '../../src/queue/deliver.ts';
+import { deliver, takeBack } from '../../src/queue/deliver.ts';
+import type { HookQueue } from '../../src/queue/hookTransport.ts';
+import type { JobOutcome } from '../../src/queue/outcome.ts';
+import type { Withdrawal } from '../../src/queue/withdraw.ts';
+import { jobKey } from '../../src/queue/keys.ts';
 import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { envelopeFor, queueNameFor, repoIdentity } from '../../src/queue/eventIds.ts';
@@ -76,8 +82,47 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
       exitCode: 0,
       stdout: '',
       stderr: `baton: no worker serves ${event.repo.root}; pause event queued as ${event.eventId} and applied when one starts: baton worker --repo ${event.repo.root}\n`,
+      fate: 'queued',
     });
     expect(await waitList()).toEqual([event.eventId]);
+  });
+
+  it('no worker, withdrawUnanswered (a blocked spawn\'s claim): the job is withdrawn and never applied; a worker started then finds nothing', async () => {
+    const { envelope, waitList, prefix, repo: checkout } = setup(transport);
+    const event = envelope(`h-${transport}-withdrawn`);
+    const run = await deliver(event, { budgetMs: 2_000 }, { waitForResult: true, withdrawUnanswered: { graceMs: 500 } });
+    expect(run).toEqual({
+      exitCode: 0,
+      stdout: '',
+      stderr: `baton: no worker serves ${event.repo.root}, so the pause event ${event.eventId} was not applied; it was withdrawn before any worker took it: it is never applied\n`,
+      fate: 'withdrawn',
+    });
+    expect(await waitList()).toEqual([]);
+    expect(await redis.exists(jobKey(prefix, queueNameFor(event.repo.id), event.eventId))).toBe(0);
+    worker = await startBatonWorker({ queue: { redisUrl, prefix }, repos: [checkout.root], createFingerprinter });
+    const later = envelope(`h-${transport}-after`, 'begin-or-resume');
+    expect(JSON.parse((await deliver(later, { budgetMs: 10_000 }, { waitForResult: true })).stdout)).toMatchObject({ status: 'running' });
+    expect(readRun(checkout.taskDir).status).toBe('running');
+  });
+
+  it('a worker that does not answer within the budget (queue paused from the dashboard), withdrawUnanswered: withdrawn, not applied after the queue resumes', async () => {
+    const { envelope, prefix, repo: checkout, identity } = setup(transport);
+    worker = await startBatonWorker({ queue: { redisUrl, prefix }, repos: [checkout.root], createFingerprinter });
+    expect(JSON.parse((await deliver(envelope(`h-${transport}-begin`, 'begin-or-resume'), { budgetMs: 10_000 }, { waitForResult: true })).stdout)).toMatchObject({ status: 'running' });
+    const queue = new Queue(queueNameFor(identity.id), { connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions, prefix, skipVersionCheck: true });
+    try {
+      await queue.pause();
+      const paused = envelope(`h-${transport}-unanswered`);
+      const run = await deliver(paused, { budgetMs: 600 }, { waitForResult: true, withdrawUnanswered: { graceMs: 200 } });
+      expect(run).toMatchObject({ exitCode: 0, stdout: '', fate: 'withdrawn' });
+      expect(run.stderr).toBe(`baton: the pause event ${paused.eventId} was not applied within the hook budget (600 ms); it was withdrawn before any worker took it: it is never applied\n`);
+      await queue.resume();
+      const marker = envelope(`h-${transport}-marker`, 'begin-or-resume');
+      expect((await deliver(marker, { budgetMs: 10_000 }, { waitForResult: true })).fate).toBe('answered');
+      expect(readRun(checkout.taskDir).status).toBe('running');
+    } finally {
+      await queue.close();
+    }
   });
 
   it('drains the spool first, in order, then adds its own event', async () => {
@@ -118,7 +163,7 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
 
     const paused = envelope(`h-${transport}-pause`);
     const queued = await deliver(paused, { budgetMs: 10_000 }, { waitForResult: false });
-    expect(queued).toEqual({ exitCode: 0, stdout: '', stderr: '' });
+    expect(queued).toEqual({ exitCode: 0, stdout: '', stderr: '', fate: 'queued' });
     const outcome = await waitForResult({ redisUrl, prefix }, identity, paused.eventId, 10_000);
     expect(outcome).toMatchObject({ kind: 'completed', value: { status: 'paused' } });
     expect(readRun(checkout.taskDir).status).toBe('paused');
@@ -149,5 +194,46 @@ describe('deliver against a server that accepts connections and never answers', 
       server.close();
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('takeBack: what giving up on an unanswered event finds', () => {
+  const envelope = envelopeFor({ intent: 'advance', taskRef: TASK_ID }, { id: '0123456789abcdef', root: '/srv/x' }, 'hook', 'h-taken');
+  const result = { status: 'running', changed: true, taskId: TASK_ID, run: null, next: null, error: null } as const;
+  /** A queue whose withdrawal finds `withdrawal` and whose wait ends with `late`. */
+  const queueFinding = (withdrawal: Withdrawal, late: JobOutcome): HookQueue & { waited: number[] } => {
+    const waited: number[] = [];
+    return {
+      waited,
+      enqueue: async () => undefined,
+      workerAvailable: async () => true,
+      waitFor: async (_id, timeoutMs) => {
+        waited.push(timeoutMs);
+        return late;
+      },
+      withdraw: async () => withdrawal,
+      close: async () => undefined,
+    };
+  };
+
+  it('a worker took it at that moment and answers within the grace: the answer counts', async () => {
+    const queue = queueFinding({ kind: 'taken' }, { kind: 'completed', value: result });
+    expect(await takeBack(queue, envelope, 'why', 700)).toEqual({ exitCode: 0, stdout: `${JSON.stringify(result)}\n`, stderr: '', fate: 'answered' });
+    expect(queue.waited).toEqual([700]);
+  });
+
+  it('a worker took it and does not answer within the grace: it may still be applied, and the caller is told', async () => {
+    expect(await takeBack(queueFinding({ kind: 'taken' }, { kind: 'timeout' }), envelope, 'why', 700)).toEqual({
+      exitCode: 0,
+      stdout: '',
+      stderr: 'baton: why; a worker took it at that moment and gave no result within 700 ms more: it may still be applied\n',
+      fate: 'queued',
+    });
+  });
+
+  it('it finished meanwhile: its outcome; gone from the queue: unknown, so it may have been applied', async () => {
+    const finished = await takeBack(queueFinding({ kind: 'finished', outcome: { kind: 'failed', reason: 'boom' } }, { kind: 'timeout' }), envelope, 'why', 700);
+    expect(finished).toEqual({ exitCode: 1, stdout: '', stderr: 'baton: the worker could not apply h-taken: boom\n', fate: 'answered' });
+    expect((await takeBack(queueFinding({ kind: 'missing' }, { kind: 'timeout' }), envelope, 'why', 700)).fate).toBe('queued');
   });
 });

@@ -5,6 +5,7 @@ import {
   abortDelegation,
   activateDelegation,
   claimDelegationSpawn,
+  releaseDelegationSpawn,
   extendSealedDelegation,
   completeDelegationStage,
   consumeDelegation,
@@ -512,6 +513,24 @@ describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
 
   it('a receipt without a claim has no spawnClaim key (0.9.2 files stay byte-compatible)', () => {
     expect(Object.hasOwn(prepared(), 'spawnClaim')).toBe(false);
+  });
+
+  it('releasing the claim of a blocked tool call leaves the receipt as it was before the claim; only that call, only while prepared', () => {
+    const claimed = receiptOf(claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_1' }, at(T1)) as ReceiptOutcome);
+    const released = receiptOf(releaseDelegationSpawn(claimed, { toolCallId: 'toolu_1' }));
+    expect(released).toEqual(prepared());
+    expect(Object.keys(released)).toEqual(Object.keys(prepared()));
+    expect(receiptOf(claimDelegationSpawn(released, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2)) as ReceiptOutcome).spawnClaim).toEqual({ toolCallId: 'toolu_2', claimedAt: T2 });
+    expect(releaseDelegationSpawn(claimed, { toolCallId: 'toolu_9' })).toEqual({
+      ok: false,
+      code: 'ORCHESTRATION_DELEGATION_MISSING',
+      message: 'delegation delegation-1 is not claimed by tool call toolu_9; nothing to release',
+    });
+    expect(releaseDelegationSpawn(prepared(), { toolCallId: 'toolu_1' })).toMatchObject({ code: 'ORCHESTRATION_DELEGATION_MISSING' });
+    expect(releaseDelegationSpawn({ ...activated(), spawnClaim: { toolCallId: 'toolu_1', claimedAt: T1 } }, { toolCallId: 'toolu_1' })).toMatchObject({
+      code: 'DELEGATION_STATE_INVALID',
+      message: 'delegation delegation-1 is activated, expected prepared',
+    });
   });
 });
 

@@ -103,19 +103,40 @@ describe('spawn claim (PreToolUse)', () => {
     expect(wrongRole.stderr).toContain('baton: DELEGATION_ROLE_MISMATCH');
   });
 
-  it('with no worker answering, the spawn is blocked with a reason naming baton worker; the late claim changes nothing', async () => {
+  it('with no worker, the spawn is blocked with a reason naming baton worker and its claim withdrawn: a worker started right after applies nothing, the next spawn passes', async () => {
     await setUp('claim-noworker', false);
     const inline = ['--worker', 'inline'];
     jsonOf(await runBaton(['task', TASK_ID, 'begin-or-resume', ...inline], { env, cwd: repo.root }));
     jsonOf(await runBaton(['task', TASK_ID, 'prepare', '--client', 'codex', ...inline], { env, cwd: repo.root }));
-    const blocked = await spawn('codex', 'call_1', undefined, {}, { ...env, BATON_HOOK_BUDGET_MS: '1500' });
+    // A long budget: a claim left in the queue would still be within its lifetime when the worker comes.
+    const blocked = await spawn('codex', 'call_1', undefined, {}, { ...env, BATON_HOOK_BUDGET_MS: '60000' });
     expect(blocked.code).toBe(2);
-    expect(blocked.stderr).toContain('was not claimed, so it is blocked');
-    expect(blocked.stderr).toContain('baton worker --repo');
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    expect(blocked.stderr).toMatch(/^baton: the spawn of agent-infra-lifecycle-executor was not claimed, so it is blocked: no worker serves .*, so the claim-spawn event h-[0-9a-f]{40} was not applied; it was withdrawn before any worker took it: it is never applied, so nothing holds the delegation\. Start the repository's worker \(baton worker --repo .*, or baton start\) and spawn again\.\n$/);
     worker = await startWorkerProcess(['--repo', repo.root], { env });
-    expect((await spawn('codex', 'call_2')).code).toBe(0);
+    const next = await spawn('codex', 'call_2');
+    expect(next.code, next.stderr).toBe(0);
     expect(run().pendingDelegation?.spawnClaim?.toolCallId).toBe('call_2');
+  });
+
+  it('a worker that takes the claim just as the hook gives up and does not answer: blocked, and the release queued behind the claim frees the delegation', async () => {
+    await setUp('claim-taken', false);
+    // The worker applies the claim, then freezes holding its job (as if stuck) until SIGCONT.
+    worker = await startWorkerProcess(['--repo', repo.root], { env: { ...env, BATON_FAILPOINT: 'after-commit:claim-spawn:stop' } });
+    await task('begin-or-resume');
+    await task('prepare', '--client', 'codex');
+    const blocked = await spawn('codex', 'call_1', undefined, {}, { ...env, BATON_HOOK_BUDGET_MS: '2000' });
+    expect(blocked.code).toBe(2);
+    expect(blocked.stderr).toContain('was not applied within the hook budget (2000 ms); a worker took it at that moment and gave no result within 1000 ms more: it may still be applied');
+    expect(blocked.stderr).toContain('its release was queued behind the claim, so the claim does not hold the delegation once the worker applies both');
+    // The frozen worker did apply the claim: it holds until the release is applied.
+    expect(run().pendingDelegation?.spawnClaim?.toolCallId).toBe('call_1');
+    worker.child.kill('SIGCONT');
+    await expect.poll(() => run().pendingDelegation?.spawnClaim, { timeout: 20_000 }).toBeUndefined();
+    await worker.stop();
+    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    const next = await spawn('codex', 'call_2');
+    expect(next.code, next.stderr).toBe(0);
+    expect(run().pendingDelegation).toMatchObject({ status: 'prepared', spawnClaim: { toolCallId: 'call_2' } });
   });
 
   it('with Redis unreachable, the read-only check of the run files decides, and the hook says so', async () => {
@@ -178,21 +199,33 @@ describe('linked worktrees', () => {
 });
 
 describe('later turns of a child', () => {
-  it('Claude Code: a reviewer resumed after its seal (same agent_id, no turn id) that edits a source file pauses the run', async () => {
+  it('Claude Code: a reviewer resumed after its seal (same agent_id, no turn id) that edits a source file pauses the run; advance is refused until the edit is gone', async () => {
     await setUp('resume-reviewer');
     await task('begin-or-resume');
     await runStage('claude-code', 'exec-1');
     expect((await task('advance')).status).toBe('running');
     const review = await runStage('claude-code', 'rev-1');
     expect(review.role).toBe('reviewer');
-    expect(run().pendingDelegation).toMatchObject({ status: 'sealed' });
+    const sealed = run().pendingDelegation!;
+    expect(sealed).toMatchObject({ status: 'sealed' });
     // SendMessage resumes the sealed reviewer: start and stop again, identical payloads.
     expect(await hook('claude-code', 'SubagentStart', 'reviewer', 'rev-1')).toMatchObject({ code: 0, stdout: '' });
     fs.writeFileSync(path.join(repo.root, 'src', 'app.js'), 'edited by a reviewer\n');
     expect(await hook('claude-code', 'SubagentStop', 'reviewer', 'rev-1')).toMatchObject({ code: 0, stdout: '' });
     const status = await task('status');
     expect(status.run.status).toBe('paused');
-    expect(status.run.pause).toEqual({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', message: "reviewer changed forbidden path 'src/app.js'", recoverable: true });
+    expect(status.run.pause).toMatchObject({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', recoverable: true });
+    expect(status.run.pause.message).toMatch(/^reviewer changed forbidden path 'src\/app\.js'; delegation \S+ cannot be consumed/);
+    // The orchestrator advances anyway (0.9.2 consumed the review with the edit): refused.
+    const refused = await task('advance');
+    expect(refused).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });
+    expect(refused.error.message).toContain(`git restore --source=${sealed.afterFingerprint} -- <path>`);
+    expect(run()).toMatchObject({ status: 'paused', pendingDelegation: { id: sealed.id, status: 'sealed' } });
+    // src/app.js did not exist when the review was sealed: deleting it is the revert.
+    fs.rmSync(path.join(repo.root, 'src', 'app.js'));
+    const advanced = await task('advance');
+    expect(advanced.status).toBe('running');
+    expect(run().receipts.at(-1)).toMatchObject({ id: sealed.id, status: 'consumed', changedPaths: sealed.changedPaths });
   });
 
   it('Codex: a follow-up turn of a sealed executor extends its changed paths; a turn without changes is harmless', async () => {
@@ -227,8 +260,13 @@ describe('later turns of a child', () => {
     const status = await task('status');
     expect(status.run.status).toBe('paused');
     expect(status.run.pause.code).toBe('DELEGATION_TURN_AFTER_CONSUMED');
-    expect(status.run.pause.message).toMatch(/^child exec-1 ran a turn after its delegation \S+ \(analysis round 1\) was consumed and changed 'LATE\.md'; these changes belong to no delegation$/);
+    expect(status.run.pause.message).toMatch(/^child exec-1 ran a turn after its delegation \S+ \(analysis round 1\) was consumed and changed 'LATE\.md'; these changes belong to no delegation; the run cannot be resumed/);
     expect(status.run.receipts[0].changedPaths).not.toContain('LATE.md');
+    // begin-or-resume would let the next prepare take LATE.md into its before-fingerprint: refused.
+    expect(await task('begin-or-resume')).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+    fs.rmSync(path.join(repo.root, 'LATE.md'));
+    expect((await task('begin-or-resume')).status).toBe('running');
+    expect((await task('prepare', '--client', 'codex')).status).toBe('running');
   });
 });
 

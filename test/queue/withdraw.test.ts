@@ -4,15 +4,19 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { failed } from '../../src/core/results.ts';
 import { RepositoryQueueClient } from '../../src/queue/client.ts';
+import { RawQueueClient } from '../../src/queue/hookTransport.ts';
+import { rawRedisTarget } from '../../src/queue/resp.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { envelopeFor, queueNameFor } from '../../src/queue/envelope.ts';
 import { eventsStreamKey, jobKey } from '../../src/queue/keys.ts';
 import { uniquePrefix } from '../support/fixtures.ts';
 
-// `baton task` withdraws its job when no result came in time (src/queue/client.ts, withdraw). The
+// `baton task` withdraws its job when no result came in time (src/queue/client.ts, withdraw), and a
+// PreToolUse hook the claim of a spawn it blocks (src/queue/hookTransport.ts, over raw RESP). The
 // answer must be true whatever the worker did meanwhile: removed only if no worker ever took it,
 // and otherwise left in place and named (taken, finished), decided in one script with BullMQ's own
-// removal. Each state is made here with BullMQ's real Worker, not simulated in Redis.
+// removal (src/queue/withdraw.ts). Each state is made here with BullMQ's real Worker, not simulated
+// in Redis, over both clients.
 
 const redisUrl = inject('redisUrl');
 const connection = () => redisOptionsFromUrl(redisUrl) as ConnectionOptions;
@@ -30,9 +34,12 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function setup(label: string) {
-  const prefix = uniquePrefix(label);
-  const client = await RepositoryQueueClient.connect({ redisUrl, prefix }, repo, 2_000);
+type Transport = 'ioredis' | 'raw';
+
+async function setup(label: string, transport: Transport) {
+  const prefix = uniquePrefix(`${label}-${transport}`);
+  const client =
+    transport === 'ioredis' ? await RepositoryQueueClient.connect({ redisUrl, prefix }, repo, 2_000) : await RawQueueClient.connect(rawRedisTarget(redisUrl)!, prefix, repo, 2_000);
   const queue = new Queue(queueName, { connection: connection(), prefix, skipVersionCheck: true });
   cleanup.push(() => client.close(), () => queue.close());
   const enqueue = async (id: string) => {
@@ -51,9 +58,9 @@ async function setup(label: string) {
   return { prefix, client, queue, enqueue, holder, lastEvent };
 }
 
-describe('RepositoryQueueClient.withdraw', () => {
+describe.each(['ioredis', 'raw'] as const)('withdraw over %s', (transport) => {
   it('removes a job no worker took, as Job.remove does (job gone, "removed" event)', async () => {
-    const { prefix, client, queue, enqueue, lastEvent } = await setup('withdraw-wait');
+    const { prefix, client, queue, enqueue, lastEvent } = await setup('withdraw-wait', transport);
     await enqueue('c-waiting');
     expect(await client.withdraw('c-waiting')).toEqual({ kind: 'withdrawn' });
     expect(await queue.getJob('c-waiting')).toBeUndefined();
@@ -64,7 +71,7 @@ describe('RepositoryQueueClient.withdraw', () => {
   });
 
   it('removes a job of a queue paused from the dashboard', async () => {
-    const { client, queue, enqueue, lastEvent } = await setup('withdraw-paused');
+    const { client, queue, enqueue, lastEvent } = await setup('withdraw-paused', transport);
     await queue.pause();
     await enqueue('c-paused');
     expect(await queue.getJobState('c-paused')).toBe('waiting');
@@ -74,7 +81,7 @@ describe('RepositoryQueueClient.withdraw', () => {
   });
 
   it('leaves a job a worker holds, and says so; once it finished, answers with its outcome', async () => {
-    const { client, queue, enqueue, holder } = await setup('withdraw-taken');
+    const { client, queue, enqueue, holder } = await setup('withdraw-taken', transport);
     await enqueue('c-taken');
     const worker = holder(30_000);
     const job = (await worker.getNextJob('token-1')) as Job;
@@ -89,7 +96,7 @@ describe('RepositoryQueueClient.withdraw', () => {
   });
 
   it('leaves a job whose worker froze past its lock, before and after a stall check hands it back', async () => {
-    const { client, queue, enqueue, holder } = await setup('withdraw-stalled');
+    const { client, queue, enqueue, holder } = await setup('withdraw-stalled', transport);
     await enqueue('c-stalled');
     const frozen = holder(200);
     expect((await frozen.getNextJob('token-frozen'))?.id).toBe('c-stalled');
@@ -111,7 +118,15 @@ describe('RepositoryQueueClient.withdraw', () => {
   });
 
   it('reports a job that is not there as missing', async () => {
-    const { client } = await setup('withdraw-missing');
+    const { client } = await setup('withdraw-missing', transport);
     expect(await client.withdraw('c-never-added')).toEqual({ kind: 'missing' });
+  });
+
+  it('runs the script by its sha, and sends its text once after Redis forgot it (SCRIPT FLUSH)', async () => {
+    const { client, queue, enqueue } = await setup('withdraw-flushed', transport);
+    await enqueue('c-flushed');
+    await redis.script('FLUSH');
+    expect(await client.withdraw('c-flushed')).toEqual({ kind: 'withdrawn' });
+    expect(await queue.getJob('c-flushed')).toBeUndefined();
   });
 });

@@ -50,6 +50,18 @@ export function spawnedIds(request: ModelRequest): string[] {
   });
 }
 
+/** Codex's wait_agent on every child spawned so far in this conversation. */
+export function waitForChildren(request: ModelRequest): Turn {
+  return { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: spawnedIds(request), timeout_ms: 30_000 } }] };
+}
+
+/** The orchestration result a `baton task` printed inside a tool result (clients add their own framing). */
+export function batonResult(toolResult: string | undefined): Record<string, any> {
+  const line = (toolResult ?? '').split('\n').find((text) => text.trim().startsWith('{"status"'));
+  if (!line) throw new Error(`no baton result in ${JSON.stringify(toolResult)}`);
+  return JSON.parse(line) as Record<string, any>;
+}
+
 /** A Codex wait_agent result saying its timeout passed before every child finished. */
 function timedOutWait(result: string): boolean {
   try {
@@ -69,9 +81,7 @@ function timedOutWait(result: string): boolean {
 export function waitingOutChildren(script: (request: ModelRequest) => Turn | Promise<Turn>): (request: ModelRequest) => Turn | Promise<Turn> {
   return (request) => {
     const last = request.toolResults.at(-1);
-    if (last !== undefined && timedOutWait(last)) {
-      return { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: spawnedIds(request), timeout_ms: 30_000 } }] };
-    }
+    if (last !== undefined && timedOutWait(last)) return waitForChildren(request);
     return script({ ...request, step: request.step - request.toolResults.filter(timedOutWait).length });
   };
 }
@@ -85,8 +95,7 @@ export function parentThatSpawns(client: ClientName, spawnCall: ToolCall, after:
   const steps: Array<(request: ModelRequest) => Turn> = [(request) => ({ toolCalls: [asOffered(spawnCall, request)] })];
   if (client === 'codex') {
     steps.push((request) => {
-      const ids = spawnedIds(request);
-      return ids.length > 0 ? { toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: ids, timeout_ms: 30_000 } }] } : { text: 'spawn refused' };
+      return spawnedIds(request).length > 0 ? waitForChildren(request) : { text: 'spawn refused' };
     });
   }
   for (const command of after) steps.push(() => ({ toolCalls: [shell(client, command)] }));

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { batonShimDir, makeClientHome, runClaude, runCodex } from './agentClients.ts';
-import { waitingOutChildren } from './agentScripts.ts';
+import type { TestContext } from 'vitest';
+import { approvedReview } from '../../src/demo/driver.ts';
+import { agentName, waitingOutChildren } from './agentScripts.ts';
 import type { ClientHome, ClientName, ClientRun, ClientVersion } from './agentClients.ts';
 import { uniquePrefix } from './fixtures.ts';
 import { freshGitRepo, gitRepoWithTask } from './gitRepo.ts';
@@ -186,4 +188,23 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
   };
   if (options.worker !== false) await world.startWorker();
   return world;
+}
+
+/** A fresh world for one test, cleaned up when the test ends (tests run concurrently). */
+export async function worldFor(context: TestContext, version: ClientVersion, options: WorldOptions = {}): Promise<AgentWorld> {
+  const world = await agentWorld(version, options);
+  context.onTestFinished(() => world.cleanup());
+  return world;
+}
+
+/** A run whose next delegation is the analysis review (analysis.md written before the run began), prepared for the world's client. */
+export async function preparedReview(world: AgentWorld): Promise<Record<string, any>> {
+  fs.writeFileSync(path.join(world.repo.taskDir, 'analysis.md'), '# Analysis\n\nDone.\n');
+  await world.task('begin-or-resume');
+  return world.task('prepare', '--client', world.client);
+}
+
+/** The reviewer's hand-over of an approved review of analysis.md, as its installed profile says. */
+export function reviewHandOver(world: AgentWorld): string {
+  return `${world.baton} task 01 complete-stage --stage review-analysis --round 1 --artifact review-analysis.md --agent ${agentName(world.client)} --content - <<'BATON_ARTIFACT'\n${approvedReview('analysis.md')}BATON_ARTIFACT`;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { applyEventNow } from '../../src/core/engine.ts';
 import { runFilePath } from '../../src/core/taskLayout.ts';
 import { activeTaskDir, taskFilePath } from '../../src/core/taskLayout.ts';
@@ -82,16 +82,46 @@ export function fakeFingerprinter(options: { capture?: () => string; diff?: () =
   return fingerprinter;
 }
 
+/**
+ * A workspace the test edits by hand, fingerprinted as git would see it: a capture is an id of its
+ * content (the same content, the same id), and diff lists the paths whose content differs between
+ * two captures, in path order. Run files and artifacts the engine writes to the fixture are not in it.
+ */
+export function memoryWorkspace(initial: Record<string, string> = {}) {
+  const files = new Map(Object.entries(initial));
+  const trees = new Map<string, ReadonlyMap<string, string>>();
+  const fingerprinter: WorkspaceFingerprinter & { captures: number } = {
+    captures: 0,
+    async capture() {
+      fingerprinter.captures += 1;
+      const entries = [...files].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const id = `tree-${createHash('sha1').update(JSON.stringify(entries)).digest('hex').slice(0, 12)}`;
+      trees.set(id, new Map(entries));
+      return id;
+    },
+    async diff(_root, before, after) {
+      const [a, b] = [trees.get(before), trees.get(after)];
+      if (!a || !b) throw new Error(`unknown fingerprint ${a ? after : before}`);
+      return [...new Set([...a.keys(), ...b.keys()])].filter((name) => a.get(name) !== b.get(name)).sort();
+    },
+  };
+  return {
+    fingerprinter,
+    write: (name: string, content: string) => void files.set(name, content),
+    remove: (name: string) => void files.delete(name),
+  };
+}
+
 export type EngineHarness = {
   apply(event: LifecycleEvent): Promise<OrchestrationResult>;
-  fingerprinter: ReturnType<typeof fakeFingerprinter>;
+  fingerprinter: WorkspaceFingerprinter & { captures: number };
   ids: string[];
 };
 
 /** Applies events in process with a fixed clock and a queue of ids (then `id-N`). */
 export function engineHarness(
   fixture: Fixture,
-  options: { now?: string; ids?: string[]; fingerprinter?: ReturnType<typeof fakeFingerprinter> } = {},
+  options: { now?: string; ids?: string[]; fingerprinter?: WorkspaceFingerprinter & { captures: number } } = {},
 ): EngineHarness {
   const ids = [...(options.ids ?? [])];
   let counter = 0;

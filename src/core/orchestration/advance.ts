@@ -3,6 +3,7 @@ import { abortDelegation, consumeDelegation } from '../receipts.ts';
 import type { DelegationReceipt, OrchestrationResult } from '../types.ts';
 import { pauseByRef, pauseRun, reportRun, requirePending, requireRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
+import { keepViolation, refusedForRepository, repositoryViolation, settleViolation } from './violations.ts';
 
 // advance, pause, abort.
 
@@ -22,11 +23,21 @@ export function prematureAdvanceAdvice(taskId: string, receipt: Pick<DelegationR
   return `${waitFor}; check with 'baton task ${taskId} status' until run.pendingDelegation.status is 'sealed', then advance again; if the subagent is gone, 'baton task ${taskId} abort --reason "…"' and 'baton task ${taskId} begin-or-resume'`;
 }
 
-export function advance(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
+export async function advance(ctx: OrchestrationContext, taskRef: string): Promise<OrchestrationResult> {
   const opened = requirePending(ctx, taskRef);
   if (!opened.ok) return opened.result;
-  const { task, run, receipt } = opened.value;
-  const outcome = consumeDelegation(receipt, { now: ctx.now });
+  const { task } = opened.value;
+  // baton (docs/lifecycle.md §6.3): refused changes are never consumed with a delegation, whatever
+  // the run's status (0.9.2 advanced a paused run regardless).
+  const elsewhere = repositoryViolation(ctx, task.taskId);
+  if (elsewhere) return refusedForRepository(task.taskId, elsewhere);
+  const settled = await settleViolation(ctx, task, opened.value.run);
+  if (!settled.ok) return settled.result;
+  const run = settled.run;
+  const receipt = run.pendingDelegation ?? opened.value.receipt;
+  // One instant for the receipt and the commit authorization: the same event consumed both.
+  const consumedAt = ctx.now();
+  const outcome = consumeDelegation(receipt, { now: () => consumedAt });
   if (!outcome.ok) {
     const message = IN_FLIGHT.has(receipt.status)
       ? `${outcome.message}; ${prematureAdvanceAdvice(task.taskId, receipt)}`
@@ -40,7 +51,7 @@ export function advance(ctx: OrchestrationContext, taskRef: string): Orchestrati
     stepCount: run.stepCount + 1,
     pendingDelegation: null,
     receipts: Object.freeze([...run.receipts, outcome.receipt]),
-    commitAuthorization: completed ? { ...run.commitAuthorization, consumedAt: ctx.now() } : run.commitAuthorization,
+    commitAuthorization: completed ? { ...run.commitAuthorization, consumedAt } : run.commitAuthorization,
   });
   save(ctx, task, updated);
   return reportRun(task.taskId, updated, true);
@@ -61,16 +72,26 @@ export function abort(ctx: OrchestrationContext, taskRef: string, input: { reaso
   const opened = requireRun(ctx, taskRef);
   if (!opened.ok) return opened.result;
   const { task, run } = opened.value;
-  if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.taskId);
-  const outcome = abortDelegation(run.pendingDelegation, { now: ctx.now });
-  if (!outcome.ok) return failed(outcome.code, outcome.message, task.taskId);
-  const message = input.reason ?? `delegation ${outcome.receipt.id} was aborted`;
+  // baton (docs/lifecycle.md §6.3): abort is also the human's decision to keep changes the write
+  // restriction refused, with or without a pending delegation.
+  const kept = keepViolation(ctx, run, input.reason);
+  if (!run.pendingDelegation && !kept) return failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.taskId);
+  let receipts = run.receipts;
+  let message = input.reason;
+  if (run.pendingDelegation) {
+    const outcome = abortDelegation(run.pendingDelegation, { now: ctx.now });
+    if (!outcome.ok) return failed(outcome.code, outcome.message, task.taskId);
+    receipts = Object.freeze([...run.receipts, outcome.receipt]);
+    message ??= `delegation ${outcome.receipt.id} was aborted`;
+  }
+  message = kept ? `${message ?? 'aborted without a reason'}; ${kept.note}` : message!;
   const updated = withUpdates(ctx, run, {
     status: 'paused',
     nextStage: null,
     pendingDelegation: null,
-    receipts: Object.freeze([...run.receipts, outcome.receipt]),
+    receipts,
     pause: { code: ABORT_PAUSE_CODE, message, recoverable: true },
+    ...(kept ? { violations: kept.violations } : {}),
   });
   save(ctx, task, updated);
   return reportRun(task.taskId, updated, true);

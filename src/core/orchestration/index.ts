@@ -11,7 +11,7 @@ export type { OrchestrationContext } from './steps.ts';
 export { beginOrResume, route, status } from './run.ts';
 export { nativeEventTarget, repositoryPendingDelegations } from './scan.ts';
 export type { PendingMatch } from './scan.ts';
-export { claimSpawn, spawnTarget } from './spawn.ts';
+export { claimSpawn, releaseSpawn, spawnTarget } from './spawn.ts';
 export type { SpawnRefusal } from './spawn.ts';
 export { TURN_AFTER_CONSUMED_CODE } from './laterTurns.ts';
 export { prepare } from './prepare.ts';

@@ -1,12 +1,13 @@
 import type { ErrorCode } from '../errorCodes.ts';
 import { failed } from '../results.ts';
 import { isActiveRunFilePath } from '../taskLayout.ts';
-import { extendSealedDelegation, firstForbiddenReviewerPath } from '../receipts.ts';
+import { extendSealedDelegation, firstForbiddenReviewerPath, forbiddenReviewerPaths, reviewerAllowedPaths } from '../receipts.ts';
 import type { OrchestrationResult } from '../types.ts';
 import { errorMessage, pauseRun, reportRun, resolve, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
 import type { PendingMatch } from './scan.ts';
 import { activeRuns } from './scan.ts';
+import { pauseForViolation } from './violations.ts';
 
 // Later turns of a child (baton addition, docs/hooks.md "Multi-turn children").
 
@@ -54,6 +55,18 @@ export async function laterTurnOfSealed(ctx: OrchestrationContext, match: Pendin
     return reportRun(match.taskId, match.run, false);
   }
   const outcome = extendSealedDelegation(receipt, { childId, afterFingerprint: after, changedPaths: sincePrepare });
+  if (!outcome.ok && outcome.code === 'DELEGATION_REVIEWER_WRITE_FORBIDDEN') {
+    // Sticky (docs/lifecycle.md §6.3): the sealed receipt is not consumed until the writes are gone.
+    return pauseForViolation(ctx, task.value, match.run, {
+      code: outcome.code,
+      message: outcome.message,
+      receiptId: receipt.id,
+      childId,
+      baseline: receipt.afterFingerprint ?? receipt.beforeFingerprint,
+      allowedPaths: reviewerAllowedPaths(receipt),
+      paths: forbiddenReviewerPaths(receipt, sinceSeal),
+    });
+  }
   if (!outcome.ok) return pauseRun(ctx, task.value, match.run, outcome.code, outcome.message, true);
   ctx.warnings.push(`child ${childId} ended another turn of sealed delegation ${receipt.id}; changed since the seal: ${sinceSeal.join(', ')}`);
   const updated = withUpdates(ctx, match.run, { pendingDelegation: outcome.receipt });
@@ -84,5 +97,6 @@ export async function turnAfterConsumed(ctx: OrchestrationContext, match: Pendin
       `child ${childId} ran a turn after its delegation ${match.receipt.id} (${match.receipt.stage} round ${match.receipt.round}) was consumed and changed ${changed.map((item) => `'${item}'`).join(', ')}; these changes belong to no delegation`,
     ];
   if (match.run.status === 'completed') return failed(code, message, match.taskId);
-  return pauseRun(ctx, task.value, match.run, code, message, true);
+  // Sticky (docs/lifecycle.md §6.3): the run is not resumed, nor anything prepared, until they are gone.
+  return pauseForViolation(ctx, task.value, match.run, { code, message, receiptId: match.receipt.id, childId, baseline, allowedPaths: [], paths: changed });
 }

@@ -6,6 +6,7 @@ import { errorMessage, pauseRun, reportRun, resolve, loadRun, save, withUpdates 
 import type { OrchestrationContext } from './steps.ts';
 import { pendingDelegations } from './scan.ts';
 import { route } from './run.ts';
+import { refusedForRepository, repositoryViolation } from './violations.ts';
 
 // prepare: a new delegation for the routed stage, under the one-pending-per-repository guard.
 
@@ -35,6 +36,9 @@ export async function prepare(
   if (repositoryPending.length > 0) {
     return failed('ORCHESTRATION_DELEGATION_BUSY', 'the repository already has a pending lifecycle delegation', taskId);
   }
+  // baton (docs/lifecycle.md §6.3): a before-fingerprint would take refused changes for the baseline.
+  const violated = repositoryViolation(ctx, null);
+  if (violated) return refusedForRepository(taskId, violated);
   if (run.stepCount >= run.maxSteps) {
     return pauseRun(ctx, task.value, run, 'ORCHESTRATION_MAX_STEPS', 'maximum orchestration steps reached', true);
   }

@@ -21,16 +21,20 @@ import {
   withUpdates,
 } from './steps.ts';
 import type { OrchestrationContext, Resolved } from './steps.ts';
+import { settleViolation } from './violations.ts';
 
 // Starting a run and reading where it is: begin-or-resume, route (with the commit gates), status.
 
-export function beginOrResume(ctx: OrchestrationContext, taskRef: string, options: { maxSteps?: number } = {}): OrchestrationResult {
+export async function beginOrResume(ctx: OrchestrationContext, taskRef: string, options: { maxSteps?: number } = {}): Promise<OrchestrationResult> {
   const opened = openRun(ctx, taskRef);
   if (!opened.ok) return opened.result;
   const { task, run: existing } = opened.value;
   if (existing) {
     if (existing.status === 'paused' && existing.pause?.recoverable && existing.pendingDelegation === null) {
-      const resumed = withUpdates(ctx, existing, { status: 'running', pause: null });
+      // baton (docs/lifecycle.md §6.3): a run paused for refused changes resumes only once they are gone.
+      const settled = await settleViolation(ctx, task, existing);
+      if (!settled.ok) return settled.result;
+      const resumed = withUpdates(ctx, settled.run, { status: 'running', pause: null });
       save(ctx, task, resumed);
       return reportRun(task.taskId, resumed, true);
     }

@@ -1,10 +1,11 @@
 import { failed } from '../results.ts';
-import { managedDelegationRole, sealDelegation } from '../receipts.ts';
+import { forbiddenReviewerPaths, managedDelegationRole, reviewerAllowedPaths, sealDelegation } from '../receipts.ts';
 import type { DelegationReceipt, OrchestrationResult, OrchestrationRun } from '../types.ts';
 import { errorMessage, pauseRun, reportRun, requirePending, resolve, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext, Resolved } from './steps.ts';
 import { consumedReceiptOfChild, isResult, pendingDelegations, uniquePending } from './scan.ts';
 import { laterTurnOfSealed, turnAfterConsumed } from './laterTurns.ts';
+import { pauseForViolation } from './violations.ts';
 
 // Sealing (SubagentStop): the workspace after the delegation, measured by baton itself.
 
@@ -12,6 +13,18 @@ type SealEvent = { childId: string; exitCode: number; afterFingerprint: string; 
 
 function sealLoaded(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun, receipt: DelegationReceipt, event: SealEvent): OrchestrationResult {
   const outcome = sealDelegation(receipt, event, { now: ctx.now });
+  if (!outcome.ok && outcome.code === 'DELEGATION_REVIEWER_WRITE_FORBIDDEN') {
+    // Sticky (docs/lifecycle.md §6.3): the receipt stays unsealed until the writes are gone.
+    return pauseForViolation(ctx, task, run, {
+      code: outcome.code,
+      message: outcome.message,
+      receiptId: receipt.id,
+      childId: event.childId,
+      baseline: receipt.beforeFingerprint,
+      allowedPaths: reviewerAllowedPaths(receipt),
+      paths: forbiddenReviewerPaths(receipt, event.changedPaths),
+    });
+  }
   if (!outcome.ok) return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
   const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
   save(ctx, task, updated);

@@ -1,6 +1,6 @@
 import type { ErrorCode } from '../errorCodes.ts';
 import { failed } from '../results.ts';
-import { claimDelegationSpawn, managedDelegationRole } from '../receipts.ts';
+import { claimDelegationSpawn, managedDelegationRole, releaseDelegationSpawn } from '../receipts.ts';
 import type { OrchestrationResult } from '../types.ts';
 import { reportRun, resolve, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
@@ -82,4 +82,22 @@ export function claimSpawn(
   const updated = withUpdates(ctx, target.run, { pendingDelegation: outcome.receipt });
   save(ctx, task.value, updated);
   return reportRun(target.taskId, updated, true);
+}
+
+/**
+ * The hook blocked the spawn of tool call `toolCallId` although its claim may have been applied
+ * (docs/hooks.md "Spawn claim (PreToolUse)"): that claim holds nothing. Comes through the same
+ * queue after the claim; with no such claim (never applied, or another call holds it) nothing changes.
+ */
+export function releaseSpawn(ctx: OrchestrationContext, client: string, event: { toolCallId: string }): OrchestrationResult {
+  const [match] = pendingDelegations(ctx, (receipt) => receipt.client === client && receipt.spawnClaim?.toolCallId === event.toolCallId);
+  if (!match) return failed('ORCHESTRATION_DELEGATION_MISSING', `no pending delegation is claimed by tool call ${event.toolCallId}; nothing to release`);
+  const outcome = releaseDelegationSpawn(match.receipt, event);
+  if (!outcome.ok) return failed(outcome.code, outcome.message, match.taskId);
+  const task = resolve(ctx, match.taskId);
+  if (!task.ok) return task.result;
+  const updated = withUpdates(ctx, match.run, { pendingDelegation: outcome.receipt });
+  save(ctx, task.value, updated);
+  ctx.warnings.push(`released the claim of tool call ${event.toolCallId} on delegation ${match.receipt.id}: its spawn was blocked`);
+  return reportRun(match.taskId, updated, true);
 }

@@ -1,0 +1,205 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { clientVersions } from '../support/agentClients.ts';
+import { EXECUTOR, REVIEWER, asOffered, batonResult, executorThatCompletes, parentThatSpawns, shell, spawn, spawnedIds, waitForChildren } from '../support/agentScripts.ts';
+import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
+import type { AgentWorld } from '../support/agentWorld.ts';
+import type { ModelRequest, Turn } from '../support/modelServer.ts';
+
+// Issue 18, items 1 and 2, with the real clients (the newest of each): the write restriction holds
+// whatever the orchestrator does next (a reviewer resumed after its seal edits code, and the
+// orchestrator advances; a child writes after its delegation was consumed, and the orchestrator
+// resumes), and a blocked spawn's claim holds nothing (a worker started right after finds nothing
+// to apply, and the next spawn passes). docs/lifecycle.md §6.3, docs/hooks.md "Spawn claim".
+
+const [claude] = clientVersions('claude-code');
+const [codex] = clientVersions('codex');
+
+const RETRY = path.join('src', 'retry.ts');
+const RETRY_COMMITTED = 'export const retries = Infinity;\n';
+
+/** A reviewer that writes its review, stops, and, resumed, "fixes" src/retry.ts (written by the test during that turn: its permissions let it run nothing but baton). */
+function reviewerThatFixesCode(w: AgentWorld): (request: ModelRequest) => Turn {
+  return (request) => {
+    if (request.step === 0) return { toolCalls: [shell(w.client, reviewHandOver(w))] };
+    if (request.step === 1) return { text: 'review-analysis.md written.' };
+    if (request.step === 2) fs.writeFileSync(path.join(w.repo.root, RETRY), 'export const retries = 3;\n');
+    return { text: 'fixed src/retry.ts' };
+  };
+}
+
+/** Polls the run file until `done` holds (a resumed Claude child stops in the background). */
+async function until(w: AgentWorld, done: (run: Record<string, any>) => boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done(w.runFile())) {
+    if (Date.now() > deadline) throw new Error(`the run file never got there: ${JSON.stringify(w.runFile())}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** After a reviewer's resumed edit and the orchestrator's refused advance, a human revert, then advance again: consumed. */
+function expectRefusedThenConsumed(w: AgentWorld, refusedAdvance: string, advancedAgain: string): void {
+  const refused = batonResult(refusedAdvance);
+  expect(refused).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });
+  expect(refused.error.message).toMatch(/^reviewer changed forbidden path 'src\/retry\.ts'; delegation \S+ cannot be consumed/);
+  expect(refused.error.message).toContain("then run 'baton task TASK-");
+  // The refused advance left the review unconsumed (0.9.2 consumed it with the code edit).
+  expect(refused.run).toMatchObject({ status: 'paused', pendingDelegation: { status: 'sealed', stage: 'review-analysis' }, receipts: [] });
+  expect(batonResult(advancedAgain)).toMatchObject({ status: 'running', error: null });
+  const run = w.runFile();
+  expect(run).toMatchObject({ status: 'running', pause: null, pendingDelegation: null });
+  expect(run.receipts[0]).toMatchObject({ stage: 'review-analysis', status: 'consumed' });
+  expect(run.receipts[0].changedPaths).not.toContain('src/retry.ts');
+  expect(run.violations).toEqual([expect.objectContaining({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', paths: ['src/retry.ts'], resolution: 'reverted' })]);
+}
+
+describe.concurrent('real clients: the write restriction holds whatever the orchestrator does next (issue 18, item 1)', { timeout: 180_000 }, () => {
+  it(`${claude!.label}: a reviewer resumed with SendMessage edits code; the orchestrator's advance is refused; reverted, the next advance consumes the review`, async (context) => {
+    const w = await worldFor(context, claude!, { record: true });
+    expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
+    let childId = '';
+    let refusedAdvance = '';
+    let advancedAgain = '';
+    await w.run(
+      'Review the analysis of task 01.',
+      {
+        parent: async (request) => {
+          if (request.step === 0) return { toolCalls: [asOffered(spawn('claude-code', REVIEWER, 'Run review-analysis for task 01.'), request)] };
+          if (request.step === 1) {
+            childId = /agentId: (\w+)/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
+            return { toolCalls: [{ name: 'SendMessage', input: { to: childId, message: 'Please also fix src/retry.ts', summary: 'fix retry' } }] };
+          }
+          if (request.step === 2) {
+            // SendMessage resumes the child in the background; the orchestrator advances once its stop is measured.
+            await until(w, (run) => run.status === 'paused');
+            return { toolCalls: [shell('claude-code', `${w.baton} task 01 advance`)] };
+          }
+          if (request.step === 3) {
+            refusedAdvance = request.toolResults.at(-1) ?? '';
+            // A human reverts the reviewer's edit.
+            fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
+            return { toolCalls: [shell('claude-code', `${w.baton} task 01 advance`)] };
+          }
+          if (request.step === 4) advancedAgain = request.toolResults.at(-1) ?? '';
+          return { text: 'done' };
+        },
+        reviewer: reviewerThatFixesCode(w),
+      },
+      150_000,
+    );
+    expect(childId).not.toBe('');
+    expect(recordedPayloads(w).filter((hook) => hook.event === 'SubagentStop').map((hook) => hook.payload.agent_id)).toEqual([childId, childId]);
+    expectRefusedThenConsumed(w, refusedAdvance, advancedAgain);
+  });
+
+  it(`${codex!.label}: a reviewer's follow-up turn (send_input) edits code; the orchestrator's advance is refused; reverted, the next advance consumes the review`, async (context) => {
+    const w = await worldFor(context, codex!, { record: true });
+    expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
+    let refusedAdvance = '';
+    let advancedAgain = '';
+    await w.run(
+      'Review the analysis of task 01.',
+      {
+        parent: (request) => {
+          if (request.step === 0) return { toolCalls: [spawn('codex', REVIEWER, 'Run review-analysis for task 01.')] };
+          if (request.step === 1 || request.step === 3) return waitForChildren(request);
+          if (request.step === 2) return sendInput(request, 'Please also fix src/retry.ts');
+          if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
+          if (request.step === 5) {
+            refusedAdvance = request.toolResults.at(-1) ?? '';
+            fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
+            return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
+          }
+          if (request.step === 6) advancedAgain = request.toolResults.at(-1) ?? '';
+          return { text: 'done' };
+        },
+        reviewer: reviewerThatFixesCode(w),
+      },
+      150_000,
+    );
+    const stops = recordedPayloads(w).filter((hook) => hook.event === 'SubagentStop');
+    expect(stops).toHaveLength(2);
+    expect(new Set(stops.map((hook) => hook.payload.turn_id)).size).toBe(2);
+    expectRefusedThenConsumed(w, refusedAdvance, advancedAgain);
+  });
+
+  it(`${codex!.label}: an executor's turn after its delegation was consumed writes a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
+    const w = await worldFor(context, codex!, { record: true });
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
+    const complete = executorThatCompletes('codex', w.baton);
+    const outputs: string[] = [];
+    await w.run(
+      'Drive task 01 through its analysis stage.',
+      {
+        parent: (request) => {
+          // The results of begin-or-resume (step 5) and prepare (step 6) come with the next request.
+          if (request.step === 6 || request.step === 7) outputs.push(request.toolResults.at(-1) ?? '');
+          if (request.step === 0) return { toolCalls: [spawn('codex', EXECUTOR, 'Run analyze-task for task 01.')] };
+          if (request.step === 1 || request.step === 4) return waitForChildren(request);
+          if (request.step === 2) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
+          if (request.step === 3) return sendInput(request, 'Write down what you left out.');
+          if (request.step === 5) return { toolCalls: [shell('codex', `${w.baton} task 01 begin-or-resume`)] };
+          if (request.step === 6) return { toolCalls: [shell('codex', `${w.baton} task 01 prepare --client codex`)] };
+          return { text: 'done' };
+        },
+        executor: (request) => {
+          if (request.step < 2) return complete(request);
+          if (request.step === 2) fs.writeFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'late notes\n');
+          return { text: 'LEFT-OUT.md written.' };
+        },
+      },
+      150_000,
+    );
+    const [resumed, prepared] = outputs.map(batonResult);
+    expect(resumed).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+    expect(resumed!.error.message).toContain("changed 'LEFT-OUT.md'; these changes belong to no delegation; the run cannot be resumed");
+    expect(prepared).toMatchObject({ status: 'failed', error: { code: 'ORCHESTRATION_RUN_NOT_RUNNING' } });
+    const run = w.runFile();
+    expect(run).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+    expect(run.receipts).toHaveLength(1);
+  });
+});
+
+/** Codex's send_input to the first child spawned: a follow-up turn of that child. */
+function sendInput(request: ModelRequest, message: string): Turn {
+  return { toolCalls: [{ name: 'multi_agent_v1.send_input', input: { target: spawnedIds(request)[0], message } }] };
+}
+
+describe.concurrent('real clients: a blocked spawn\'s claim holds nothing (issue 18, item 2)', { timeout: 180_000 }, () => {
+  for (const version of [claude!, codex!]) {
+    it(`${version.label}: no worker blocks the spawn; a worker started right after applies nothing of it; the next spawn passes`, async (context) => {
+      const w = await worldFor(context, version, { worker: false, record: true });
+      const inline = ['--worker', 'inline'];
+      expect((await w.task('begin-or-resume', ...inline)).status).toBe('running');
+      expect((await w.task('prepare', '--client', version.client, ...inline)).status).toBe('running');
+      // A long hook budget: a claim left queued by the blocked hook would still be within its
+      // lifetime when the worker starts (0.9.2-era behaviour: it was then applied).
+      w.env.BATON_HOOK_BUDGET_MS = '60000';
+      const spawnCall = spawn(version.client, EXECUTOR, 'Run analyze-task for task 01.');
+      await w.run('Drive task 01 through its analysis stage.', { parent: parentThatSpawns(version.client, spawnCall) });
+      const blocked = recordedPayloads(w);
+      expect(blocked.map((hook) => [hook.event, hook.code])).toEqual([['PreToolUse', 2]]);
+      expect(w.server.byRole('executor')).toEqual([]);
+
+      await w.startWorker();
+      await w.run('Drive task 01 through its analysis stage.', {
+        parent: parentThatSpawns(version.client, spawnCall, [`${w.baton} task 01 advance`]),
+        executor: executorThatCompletes(version.client, w.baton),
+      });
+      const hooks = recordedPayloads(w).slice(1);
+      expect(hooks.map((hook) => [hook.event, hook.code]), hooks.map((hook) => hook.stderr).join('')).toEqual([
+        ['PreToolUse', 0],
+        ['SubagentStart', 0],
+        ['SubagentStop', 0],
+      ]);
+      const run = w.runFile();
+      expect(run).toMatchObject({ status: 'running', pause: null, pendingDelegation: null });
+      expect(run.receipts[0]).toMatchObject({ stage: 'analysis', status: 'consumed' });
+      // What the blocked call was told: the truth about its claim.
+      expect(blocked[0]!.stderr).toContain('was not claimed, so it is blocked: no worker serves');
+      expect(blocked[0]!.stderr).toContain('it was withdrawn before any worker took it: it is never applied, so nothing holds the delegation');
+    });
+  }
+});
