@@ -11,6 +11,9 @@ import { lookupRepoRoot, redisUrlProblem } from './common.ts';
 // stopping everything in reverse order on SIGINT/SIGTERM. Heavy modules are imported when used, so
 // `--help` and usage errors stay fast.
 
+/** How long a stopped service command may linger before it exits anyway. */
+const STOPPED_LINGER_MS = 1_000;
+
 export const EXIT_OK = 0;
 /** Something failed (Redis unreachable, port in use, a job left unfinished at the deadline). */
 export const EXIT_FAILURE = 1;
@@ -244,6 +247,11 @@ export class ServiceHost {
     await this.stop();
     if (this.jobUnfinished) this.log('stopped at the deadline; an unfinished job will be handed to the next worker');
     else this.log(this.stepFailed ? 'stopped, with the errors above' : 'stopped');
-    return this.jobUnfinished || this.stepFailed ? EXIT_FAILURE : EXIT_OK;
+    const code = this.jobUnfinished || this.stepFailed ? EXIT_FAILURE : EXIT_OK;
+    // Everything is stopped; what may still hold the event loop is a client retrying a Redis that is
+    // gone (BullMQ's connections reconnect until they are closed, and closing them waits for Redis).
+    // It must not keep the process alive: the timer does not hold the loop, so a clean exit is not delayed.
+    setTimeout(() => process.exit(code), STOPPED_LINGER_MS).unref();
+    return code;
   }
 }

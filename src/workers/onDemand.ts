@@ -28,6 +28,8 @@ const WATCH_COUNT = 64;
 const CHECK_BATCH = 256;
 /** After a failed attempt to hold a checkout (Redis away), try again this much later. */
 const RETRY_MS = 1_000;
+/** The most one step of stopping may wait for Redis (a Redis that is gone would make it wait forever). */
+export const CLOSE_STEP_MS = 2_000;
 
 export type OnDemandOptions = Readonly<{
   /** The worker's shared connection (checks, wake-ups). */
@@ -160,11 +162,13 @@ export class OnDemandConsumers {
       .then(() => true);
     const deadline = new Promise<boolean>((resolve) => setTimeout(() => resolve(false), deadlineMs).unref?.());
     const clean = await Promise.race([graceful, deadline]);
-    if (!clean) await Promise.all(workers().map((worker) => worker.close(true).catch(() => undefined)));
+    // Forced closes and the watch loop are bounded too: with Redis gone, BullMQ's close waits for
+    // its connections to come back, forever.
+    if (!clean) await Promise.all(workers().map((worker) => withDeadline(worker.close(true), CLOSE_STEP_MS, 'Redis did not answer').catch(() => undefined)));
     this.#watch.disconnect();
-    await this.#watching.catch(() => undefined);
+    await withDeadline(this.#watching, CLOSE_STEP_MS, 'the watch did not stop').catch(() => undefined);
     // Bounded: with Redis gone, a command would wait for it forever (the key expires by itself).
-    await withDeadline(this.#options.connection.del(this.#wakeKey), 2_000, 'Redis did not answer').catch(() => undefined);
+    await withDeadline(this.#options.connection.del(this.#wakeKey), CLOSE_STEP_MS, 'Redis did not answer').catch(() => undefined);
     return { clean };
   }
 

@@ -26,7 +26,7 @@ import type { QueueConfig } from '../queue/keys.ts';
 import { drainSpool, spooledFiles } from '../queue/spool.ts';
 import { redisSettingsProblems } from '../queue/redisSettings.ts';
 import { batonDir, checkoutFile } from '../core/batonDir.ts';
-import { OnDemandConsumers } from './onDemand.ts';
+import { CLOSE_STEP_MS, OnDemandConsumers } from './onDemand.ts';
 import { processJobData, servedRepository } from './processor.ts';
 import { recordApplied, recordFailed } from './jobRecords.ts';
 import { LIFECYCLE_INTENTS } from '../core/events.ts';
@@ -114,6 +114,9 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   };
 
   /** A BullMQ Worker on the checkout's queue, once the queue-wide limit is set (it may be new, or Redis forgot it). */
+  /** Jobs being applied right now: at a stop, a close that timed out with none left nothing unfinished. */
+  let applying = 0;
+
   async function consume(id: string): Promise<Worker> {
     const entry = serving.get(id);
     if (!entry) throw new Error(`checkout ${id} is no longer served`);
@@ -123,7 +126,10 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
       queueName,
       async (job: Job) => {
         const started = performance.now();
-        const processed = await processJobData(repository, job.data);
+        applying += 1;
+        const processed = await processJobData(repository, job.data).finally(() => {
+          applying -= 1;
+        });
         recordApplied(connection, prefix, repository, job, processed, log);
         options.onJob?.(repository, processed, performance.now() - started);
         return processed.result;
@@ -376,13 +382,15 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
         pipeline.zrem(workersKey(prefix), workerId);
         for (const { queueName } of serving.values()) pipeline.zrem(heartbeatKey(prefix, queueName), workerId);
         // Bounded: with Redis gone, the commands would wait for it forever.
-        await withDeadline(pipeline.exec(), 2_000, 'Redis did not answer');
+        await withDeadline(pipeline.exec(), CLOSE_STEP_MS, 'Redis did not answer');
       } catch {
         // The process heartbeat expires on its own; other workers drop the stale entries.
       }
-      await Promise.all([...serving.values()].map((entry) => entry.queue?.close().catch(() => undefined)));
+      await Promise.all([...serving.values()].map((entry) => (entry.queue ? withDeadline(entry.queue.close(), CLOSE_STEP_MS, 'Redis did not answer').catch(() => undefined) : undefined)));
       connection.disconnect();
-      return { clean };
+      // BullMQ's graceful close also waits for Redis: when Redis is gone it times out even though no
+      // job was being applied, and then nothing is unfinished.
+      return { clean: clean || applying === 0 };
     },
   };
 }
