@@ -1,4 +1,6 @@
 import { Command, InvalidArgumentError } from 'commander';
+import parseDuration from 'ms';
+import type { StringValue } from 'ms';
 import { unusedOptionWarning } from './common.ts';
 
 // Option parsing shared by the commander-based commands (worker, dashboard, start, demo, runs,
@@ -14,6 +16,18 @@ export function positiveInteger(value: string): number {
   const number = Number(value);
   if (!/^[1-9]\d*$/.test(value) || !Number.isSafeInteger(number)) throw new InvalidArgumentError('must be a positive integer');
   return number;
+}
+
+/** A duration such as `90s`, `10m`, `1.5h` (a bare number is milliseconds), as whole milliseconds. */
+export function duration(value: string): number {
+  let parsed: number | undefined;
+  try {
+    parsed = parseDuration(value as StringValue);
+  } catch {
+    parsed = undefined;
+  }
+  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 1) throw new InvalidArgumentError('must be a duration such as 90s, 10m or 1h');
+  return Math.round(parsed);
 }
 
 /** Milliseconds, as a positive integer. */

@@ -7,6 +7,7 @@ import type { RunRow } from '../core/runList.ts';
 import { lookupRepoRoot } from './common.ts';
 import { checkoutRecord } from '../queue/checkoutId.ts';
 import { queueNameFor } from '../queue/eventIds.ts';
+import { readEndpoint } from '../queue/endpoint.ts';
 
 // `baton runs [--json] [--watch]`: every orchestration run of the repository, read straight from
 // the task directories (src/core/runList.ts), and which queue/machine/path they belong to.
@@ -60,7 +61,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`baton runs: ${root.message}\n`);
     return 1;
   }
-  const rowsNow = async () => filterRuns(await listRuns(root.root), { status: options.status, search: options.search });
+  // The clocks with the graces the repository's worker recorded (docs/architecture.md "Reconciliation").
+  const rowsNow = async () =>
+    filterRuns(await listRuns(root.root, undefined, { graces: readEndpoint(root.root)?.graces }), { status: options.status, search: options.search });
   const checkout = checkoutSummary(root.root);
   if (options.watch) return watch(root.root, rowsNow, options.interval, checkout);
   const rows = await rowsNow();

@@ -1,4 +1,6 @@
+import { Option } from 'commander';
 import type { Command } from 'commander';
+import { duration } from './options.ts';
 import type { DashboardOptions, RunningDashboard } from '../dashboard/index.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import type { ProcessedJob, ServedRepository } from '../workers/processor.ts';
@@ -67,6 +69,21 @@ export const REDIS_HELP = {
 /** `--redis` and `--prefix`, as every service command declares them. */
 export function queueOptions(program: Command, redisHelp: string): Command {
   return program.option('--redis <url>', redisHelp).option('--prefix <prefix>', 'Redis key prefix (default: $BATON_PREFIX, then baton)');
+}
+
+/** The reconciliation graces (docs/architecture.md "Reconciliation") of a command that runs a worker. */
+export function graceOptions(program: Command): Command {
+  return program
+    .addOption(
+      new Option('--stop-grace <duration>', 'how long a delegation waits for its child: then a completed stage with no SubagentStop is sealed by the worker, a stage never completed pauses the run')
+        .argParser(duration)
+        .default(duration('10m'), '10m'),
+    )
+    .addOption(
+      new Option('--spawn-grace <duration>', 'how long a prepared delegation waits for its subagent to start: then the worker gives it up and frees the repository')
+        .argParser(duration)
+        .default(duration('5m'), '5m'),
+    );
 }
 
 /** `--host`, `--token` and `--allow-writes` of a served dashboard (`--port` differs per command). */

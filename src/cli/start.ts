@@ -2,7 +2,7 @@ import { Command } from 'commander';
 import { CLIENT_IDS, clientIdList } from '../clients/registry.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
-import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
+import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, graceOptions, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton start`: the main job for the current repository — a worker and
 // its dashboard — with Redis found or started for it (localRedis.ts). Ctrl-C stops the dashboard,
@@ -17,6 +17,8 @@ type StartOptions = {
   token?: string;
   allowWrites?: boolean;
   shutdownDeadline: number;
+  stopGrace: number;
+  spawnGrace: number;
 };
 
 export async function run(argv: string[]): Promise<number> {
@@ -30,6 +32,7 @@ export async function run(argv: string[]): Promise<number> {
     milliseconds,
     10_000,
   );
+  graceOptions(program);
   const exit = parseCommand(program, argv);
   if (exit !== null) return exit;
   const options = program.opts<StartOptions>();
@@ -47,7 +50,10 @@ export async function run(argv: string[]): Promise<number> {
   const { describeDashboard } = await import('../dashboard/index.ts');
   let worker;
   try {
-    worker = await host.worker({ queue: queueConfigFrom(redis.url, options.prefix), repos: [root] }, options.shutdownDeadline);
+    worker = await host.worker(
+      { queue: queueConfigFrom(redis.url, options.prefix), repos: [root], graces: { stopGraceMs: options.stopGrace, spawnGraceMs: options.spawnGrace } },
+      options.shutdownDeadline,
+    );
   } catch (error) {
     await host.stop();
     throw error;

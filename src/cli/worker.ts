@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
-import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
+import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, graceOptions, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton worker`: serve repositories until SIGINT/SIGTERM, then finish the active job and exit
 // (or stop at the shutdown deadline).
@@ -16,6 +16,8 @@ export type WorkerCommandOptions = {
   lockDuration?: number;
   stalledInterval?: number;
   keepWarm?: number;
+  stopGrace: number;
+  spawnGrace: number;
   dashboard?: boolean;
   port?: number;
   host: string;
@@ -34,7 +36,8 @@ export async function run(argv: string[]): Promise<number> {
     .option('--shutdown-deadline <ms>', 'on SIGINT/SIGTERM, wait at most this long for the active job', positiveInteger, 10_000)
     .option('--lock-duration <ms>', 'job lock duration: how soon a killed worker\'s job is handed over', positiveInteger)
     .option('--stalled-interval <ms>', 'how often to look for jobs of killed workers', positiveInteger)
-    .option('--keep-warm <ms>', 'keep consuming a repository\'s queue this long after its last job; idle repositories are watched on one shared connection', positiveInteger, 120_000)
+    .option('--keep-warm <ms>', 'keep consuming a repository\'s queue this long after its last job; idle repositories are watched on one shared connection', positiveInteger, 120_000);
+  graceOptions(program)
     .option('--dashboard', 'also serve the queue dashboard')
     .option('--port <n>', 'dashboard port; 0 picks a free port (default: 3000)', portNumber);
   dashboardOptions(program).option('--quiet', 'log only problems');
@@ -78,6 +81,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
       lockDurationMs: options.lockDuration,
       stalledIntervalMs: options.stalledInterval,
       keepWarmMs: options.keepWarm,
+      graces: { stopGraceMs: options.stopGrace, spawnGraceMs: options.spawnGrace },
       quiet: options.quiet,
     },
     options.shutdownDeadline,

@@ -88,6 +88,8 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
       return orchestration.claimSpawn(ctx, event.client, { nativeAgent: event.nativeAgent, toolCallId: event.toolCallId, notAfter: event.notAfter });
     case 'release-spawn':
       return orchestration.releaseSpawn(ctx, event.client, { toolCallId: event.toolCallId });
+    case 'reconcile':
+      return orchestration.reconcile(ctx, event.taskRef, event);
     case 'stage-completed':
       return orchestration.completeCommitStage(ctx, event.taskRef, event.agent);
     case 'complete-stage':

@@ -74,6 +74,8 @@ export const LIFECYCLE_ERROR_CODES = [
 /** baton's own codes: the queue, the worker and the transport around the lifecycle. */
 export const BATON_ERROR_CODES = [
   'BATON_CHECKOUT_MISMATCH',
+  'BATON_DELEGATION_NOT_STARTED',
+  'BATON_DELEGATION_STALLED',
   'BATON_EVENT_FAILED',
   'BATON_JOB_FAILED',
   'BATON_PREFIX_NOT_HASH_TAGGED',

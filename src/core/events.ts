@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELEGATION_ROLES, DELEGATION_STAGES } from './types.ts';
+import { DELEGATION_ROLES, DELEGATION_STAGES, RECONCILIATION_KINDS } from './types.ts';
 import { AGENT_CLIENT_IDS } from './clients.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
 import { EVENT_FLAG_SPECS, requiredFlags } from './intents.ts';
@@ -53,6 +53,16 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
   }),
   // Internal (PreToolUse hook only): a blocked spawn's claim, if it was applied after all, holds nothing.
   z.strictObject({ intent: z.literal('release-spawn'), taskRef: z.literal('auto'), client, toolCallId: text }),
+  // Internal (the worker only): a delegation waited past its grace (docs/architecture.md "Reconciliation").
+  z.strictObject({
+    intent: z.literal('reconcile'),
+    taskRef,
+    receiptId: text,
+    kind: z.enum(RECONCILIATION_KINDS),
+    /** The receipt timestamp the clock ran from; a receipt that moved on since has another, and nothing happens. */
+    since: text,
+    graceMs: positiveInteger,
+  }),
   z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
   z.strictObject({
     intent: z.literal('complete-stage'),

@@ -48,7 +48,7 @@ export type IntentSpec = {
   readonly requiredWithAuto?: readonly EventFlag[];
   /** Never changes a run: the CLI may answer it by reading files, and a failure pauses nothing. */
   readonly readOnly?: true;
-  /** Sent only by baton's own hooks; `baton task` does not offer it. */
+  /** Sent only by baton's own hooks or worker; `baton task` does not offer it. */
   readonly internal?: true;
   /** Applying it captures a workspace fingerprint (slow on big trees). */
   readonly capturesFingerprint?: true;
@@ -58,7 +58,7 @@ export type IntentSpec = {
   readonly audience: IntentAudience;
 };
 
-export type IntentAudience = 'orchestrator' | 'subagent' | 'hooks' | 'recovery';
+export type IntentAudience = 'orchestrator' | 'subagent' | 'hooks' | 'recovery' | 'worker';
 
 export const INTENTS = {
   'begin-or-resume': { audience: 'orchestrator', flags: ['max-steps'], required: [], usage: ['begin-or-resume [--max-steps N]'] },
@@ -96,6 +96,7 @@ export const INTENTS = {
   },
   'claim-spawn': { audience: 'hooks', flags: [], required: [], internal: true, usage: [] },
   'release-spawn': { audience: 'hooks', flags: [], required: [], internal: true, usage: [] },
+  reconcile: { audience: 'worker', flags: [], required: [], internal: true, capturesFingerprint: true, usage: [] },
   'stage-completed': { audience: 'subagent', flags: ['agent'], required: ['agent'], usage: ['stage-completed --agent A'] },
   'complete-stage': {
     audience: 'subagent',

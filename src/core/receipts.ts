@@ -196,7 +196,7 @@ export function activateDelegation(receipt: DelegationReceipt, event: Activation
 
 
 /** The stage skill reports its artifact: it must be the delegated one, written by the delegated client. */
-export function completeDelegationStage(receipt: DelegationReceipt, event: StageCompletionEvent): ReceiptOutcome {
+export function completeDelegationStage(receipt: DelegationReceipt, event: StageCompletionEvent, options: Clock): ReceiptOutcome {
   if (receipt.status !== 'activated') return stateInvalid(receipt, 'activated');
   if (event.stage !== receipt.stage || event.round !== receipt.round || event.artifact !== receipt.artifact) {
     // Upstream's message, then (baton) the values that differ, so a typo is found without reading the run file.
@@ -206,7 +206,8 @@ export function completeDelegationStage(receipt: DelegationReceipt, event: Stage
   if (!stageAgentNames(receipt.client).includes(event.agent)) {
     return fail('DELEGATION_AGENT_MISMATCH', `stage agent '${event.agent}' does not match client '${receipt.client}'`);
   }
-  return succeed({ ...receipt, status: 'stage-completed', agent: event.agent });
+  // baton: the time starts the stop grace (docs/architecture.md "Reconciliation").
+  return succeed({ ...receipt, status: 'stage-completed', agent: event.agent, stageCompletedAt: options.now() });
 }
 
 /** Repo-relative paths a reviewer may change: its own review artifact and core-written task metadata. */

@@ -8,6 +8,8 @@ import type { RunFiles } from './taskLayout.ts';
 import { shortIdsByTask } from './taskRef.ts';
 import { outdatedPause } from './runView.ts';
 import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from './types.ts';
+import { DEFAULT_GRACES, delegationClock, reconciliationNote } from './reconciliation.ts';
+import type { Graces } from './reconciliation.ts';
 
 export { nodeRunFiles, repositoryRunFiles } from './taskLayout.ts';
 export type { RunFiles } from './taskLayout.ts';
@@ -47,6 +49,10 @@ export type RunRow =
       pending: PendingSummary | null;
       /** `outdated`: how things are now, when the pause message describes a receipt that has moved on since. */
       pause: Readonly<{ code: string; message: string; recoverable: boolean; outdated: string | null }> | null;
+      /** The pending delegation's clock: what it waits for, since when, what the worker does when (docs/architecture.md "Reconciliation"). */
+      clock: string | null;
+      /** The run's latest reconciliation, when the worker settled one of its delegations itself. */
+      reconciled: string | null;
       updatedAt: string;
     }>
   | Readonly<{ taskId: string; shortId: string | null; title: string | null; state: TaskState; dir: string; status: 'corrupt'; error: string }>;
@@ -129,8 +135,20 @@ export async function currentPosition(repoRoot: string, run: OrchestrationRun, f
   return { stage, round, note };
 }
 
+/** The graces the clocks are shown with (the worker's, as it recorded them) and the time now. */
+export type ClockOptions = Readonly<{ graces?: Graces | undefined; nowMs?: number }>;
+
+/** The latest reconciliation of `run` (of its pending delegation or its history), as a mark. */
+export function latestReconciliation(run: OrchestrationRun): string | null {
+  const marks = [...run.receipts, ...(run.pendingDelegation ? [run.pendingDelegation] : [])].flatMap((receipt) => receipt.reconciliations ?? []);
+  const latest = marks.reduce<(typeof marks)[number] | null>((found, mark) => (!found || mark.at > found.at ? mark : found), null);
+  return latest ? `${reconciliationNote(latest)} (${latest.at})` : null;
+}
+
 /** Read through `repositoryRunFiles` unless told otherwise: nothing outside the repository is listed. */
-export async function listRuns(repoRoot: string, files: RunFiles = repositoryRunFiles(repoRoot)): Promise<RunRow[]> {
+export async function listRuns(repoRoot: string, files: RunFiles = repositoryRunFiles(repoRoot), clock: ClockOptions = {}): Promise<RunRow[]> {
+  const graces = clock.graces ?? DEFAULT_GRACES;
+  const nowMs = clock.nowMs ?? Date.now();
   // The registry as task lookup reads it: a registry that resolution refuses gives no short ids.
   const shorts = shortIdsByTask(repoRoot, files);
   const rows: RunRow[] = [];
@@ -167,6 +185,8 @@ export async function listRuns(repoRoot: string, files: RunFiles = repositoryRun
         ? { id: receipt.id, role: receipt.role, stage: receipt.stage, round: receipt.round, status: receipt.status, client: receipt.client, childId: receipt.childId, since: receipt.createdAt }
         : null,
       pause: run.pause ? { code: run.pause.code, message: run.pause.message, recoverable: run.pause.recoverable, outdated: outdatedPause(run) } : null,
+      clock: receipt ? delegationClock(receipt, graces, nowMs) : null,
+      reconciled: latestReconciliation(run),
       updatedAt: run.updatedAt,
     });
   }
@@ -194,9 +214,10 @@ export function formatRunsTable(rows: readonly RunRow[]): string {
     const short = row.shortId ? `#${row.shortId}` : '-';
     if (row.status === 'corrupt') return [row.taskId, short, row.state, 'corrupt', '-', '-', '-', '-', row.error];
     const pending = row.pending ? `${row.pending.id.slice(0, 8)} ${row.pending.role} ${row.pending.status} ${row.pending.client}` : '-';
-    const note = row.pause
+    const said = row.pause
       ? `${row.pause.code}: ${row.pause.message}${row.pause.recoverable ? '' : ' (not recoverable)'}${row.pause.outdated ? ` [${row.pause.outdated}]` : ''}`
       : row.note ?? '';
+    const note = [said, row.clock, row.reconciled ? `[${row.reconciled}]` : null].filter(Boolean).join('; ');
     return [row.taskId, short, row.state, row.status, row.stage ?? '-', row.round === null ? '-' : String(row.round), `${row.steps.done}/${row.steps.max}`, pending, note];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DELEGATION_ROLES, DELEGATION_STAGES, RECEIPT_STATUSES } from './types.ts';
+import { DELEGATION_ROLES, DELEGATION_STAGES, RECEIPT_STATUSES, RECONCILIATION_KINDS } from './types.ts';
 import type { DelegationReceipt, OrchestrationRun } from './types.ts';
 
 // Validation of `orchestration.json` (schema v1). agent-infra 0.9.2 read the file with a bare
@@ -37,6 +37,11 @@ export const delegationReceiptSchema = z.looseObject({
   consumedAt: nullableString,
   // baton addition: the PreToolUse spawn claim (absent in 0.9.2 files).
   spawnClaim: z.object({ toolCallId: z.string(), claimedAt: z.string() }).optional(),
+  // baton additions: the stop-grace clock and what the worker reconciled (absent in 0.9.2 files).
+  stageCompletedAt: nullableString.optional(),
+  reconciliations: z
+    .array(z.looseObject({ kind: z.enum(RECONCILIATION_KINDS), since: z.string(), graceMs: z.number(), at: z.string() }))
+    .optional(),
 });
 
 export const orchestrationRunSchema = z.looseObject({

@@ -2,7 +2,8 @@ import path from 'node:path';
 import { parseReviewSummary } from './reviewSummary.ts';
 import { lifecycleAgentName } from './receipts.ts';
 import type { RunLogEntry } from './runLog.ts';
-import type { DelegationReceipt, DelegationStage, OrchestrationRun, ReceiptStatus } from './types.ts';
+import type { DelegationReceipt, DelegationStage, OrchestrationRun, ReceiptStatus, ReconciliationKind } from './types.ts';
+import { reconciliationNote } from './reconciliation.ts';
 import { DELEGATION_STAGES } from './types.ts';
 
 // What the run page shows, computed from a run, its job log and its review artifacts: the seven
@@ -43,6 +44,8 @@ export type TimelineStep = Readonly<{
   childId: string | null;
   parentId: string | null;
   job: Readonly<{ id: string; queue: string; intent: string }> | null;
+  /** The worker made this step itself (docs/architecture.md "Reconciliation"): what it did and why. */
+  reconciled: string | null;
 }>;
 
 export type NextCommands = Readonly<{
@@ -209,6 +212,7 @@ export function describeRun(input: RunViewInput): RunView {
         childId: status === 'activated' ? receipt.childId : null,
         parentId: status === 'activated' ? receipt.parentId : null,
         job: job ? { id: job.jobId, queue: job.queue, intent: job.intent } : null,
+        reconciled: reconciledStep(receipt, status),
       });
     }
   }
@@ -252,4 +256,12 @@ function timeOf(receipt: DelegationReceipt, status: ReceiptStatus): string | nul
     default:
       return null;
   }
+}
+
+/** The step a reconciliation made: the seal, the give-up (aborted), or the stalled pause (on activation). */
+const RECONCILED_STEP: Readonly<Record<ReconciliationKind, ReceiptStatus>> = { sealed: 'sealed', 'not-started': 'aborted', stalled: 'activated' };
+
+function reconciledStep(receipt: DelegationReceipt, status: ReceiptStatus): string | null {
+  const mark = receipt.reconciliations?.find((done) => RECONCILED_STEP[done.kind] === status);
+  return mark ? `${reconciliationNote(mark)} (${mark.at})` : null;
 }

@@ -56,9 +56,31 @@ export type DelegationReceipt = Readonly<{
    * (docs/hooks.md "Spawn claim"). Absent on receipts that were never claimed (and in 0.9.2 files).
    */
   spawnClaim?: SpawnClaim;
+  /** baton addition: when the child completed its stage (the stop-grace clock, docs/architecture.md "Reconciliation"). */
+  stageCompletedAt?: string | null;
+  /** baton addition: what the worker did on its own because an awaited event did not come (absent until then). */
+  reconciliations?: readonly Reconciliation[];
 }>;
 
 export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;
+
+/**
+ * The three things a worker does on its own when a delegation waits past its grace
+ * (docs/architecture.md "Reconciliation"): seal a completed stage whose SubagentStop never came,
+ * pause a run whose child never completed its stage, give up a delegation no subagent started for.
+ */
+export const RECONCILIATION_KINDS = ['sealed', 'stalled', 'not-started'] as const;
+export type ReconciliationKind = (typeof RECONCILIATION_KINDS)[number];
+
+export type Reconciliation = Readonly<{
+  kind: ReconciliationKind;
+  /** When the wait began (the receipt timestamp the clock runs from). */
+  since: string;
+  /** The grace the worker granted, in milliseconds. */
+  graceMs: number;
+  /** When the worker acted. */
+  at: string;
+}>;
 
 /** Receipt functions are pure and return either a new receipt or a coded failure. */
 export type ReceiptOutcome =

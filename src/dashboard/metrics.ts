@@ -74,6 +74,12 @@ export function createMetrics(repositories: () => readonly DashboardRepository[]
     ['intent'],
     (intent, outcome) => (outcome === 'failed' ? { intent } : null),
   );
+  eventCounter(
+    'baton_reconciliations_total',
+    'Delegations a worker settled itself because an awaited hook event did not come within its grace, by repository and kind (sealed, stalled, not-started).',
+    ['kind'],
+    (intent, outcome) => (intent === 'reconcile' && outcome.startsWith('reconciled:') ? { kind: outcome.slice('reconciled:'.length) } : null),
+  );
   // The histogram's buckets are counted by the workers; prom-client formats them.
   registry.registerMetric({
     name: 'baton_event_latency_seconds',

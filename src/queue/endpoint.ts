@@ -16,13 +16,25 @@ import { DEFAULT_REDIS_URL } from './redisUrl.ts';
 // TLS files given to the worker through BATON_REDIS_CA/CERT/KEY are written into the recorded URL
 // (`?ca=` etc.), so a hook without those variables still trusts the same CA.
 
-export type RecordedEndpoint = Readonly<{ redisUrl: string; prefix: string; recordedAt: string; pid: number }>;
+/** The worker's reconciliation graces (docs/architecture.md "Reconciliation"), in milliseconds. */
+export type RecordedGraces = Readonly<{ stopGraceMs: number; spawnGraceMs: number }>;
 
-/** Records (atomically, mode 0600) the endpoint a worker serves `repoRoot` with. */
-export function recordEndpoint(repoRoot: string, queue: QueueConfig, now: Date = new Date()): string {
+export type RecordedEndpoint = Readonly<{ redisUrl: string; prefix: string; recordedAt: string; pid: number; graces?: RecordedGraces }>;
+
+/**
+ * Records (atomically, mode 0600) the endpoint a worker serves `repoRoot` with, and its graces, so
+ * that `baton runs` and the run page show the clock the worker keeps.
+ */
+export function recordEndpoint(repoRoot: string, queue: QueueConfig, now: Date = new Date(), graces?: RecordedGraces): string {
   const file = endpointFile(repoRoot);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  const endpoint: RecordedEndpoint = { redisUrl: withTlsFiles(queue.redisUrl), prefix: queue.prefix, recordedAt: now.toISOString(), pid: process.pid };
+  const endpoint: RecordedEndpoint = {
+    redisUrl: withTlsFiles(queue.redisUrl),
+    prefix: queue.prefix,
+    recordedAt: now.toISOString(),
+    pid: process.pid,
+    ...(graces ? { graces: { stopGraceMs: graces.stopGraceMs, spawnGraceMs: graces.spawnGraceMs } } : {}),
+  };
   const temp = `${file}.${process.pid}.tmp`;
   fs.writeFileSync(temp, `${JSON.stringify(endpoint)}\n`, { mode: 0o600 });
   fs.chmodSync(temp, 0o600);
@@ -64,7 +76,13 @@ export function readEndpoint(repoRoot: string): RecordedEndpoint | null {
     prefix: typeof record.prefix === 'string' && record.prefix !== '' ? record.prefix : DEFAULT_PREFIX,
     recordedAt: typeof record.recordedAt === 'string' ? record.recordedAt : '',
     pid: typeof record.pid === 'number' ? record.pid : 0,
+    ...(isGraces(record.graces) ? { graces: record.graces } : {}),
   };
+}
+
+function isGraces(value: unknown): value is RecordedGraces {
+  const graces = value as Partial<RecordedGraces> | null | undefined;
+  return typeof graces?.stopGraceMs === 'number' && graces.stopGraceMs > 0 && typeof graces.spawnGraceMs === 'number' && graces.spawnGraceMs > 0;
 }
 
 export type ClientQueueConfig = QueueConfig & { source: 'option' | 'endpoint' | 'env' | 'fallback' };

@@ -18,7 +18,8 @@ export const jobEnvelopeSchema = z.strictObject({
   eventId: z.string().regex(EVENT_ID_PATTERN, 'eventId must be a letter, a dash and 1-120 of [A-Za-z0-9_.-]'),
   // host is informational (which machine enqueued it); optional so events spooled before it existed still drain.
   repo: z.strictObject({ id: z.string().regex(/^[0-9a-f]{16}$/, 'repo.id must be 16 hex digits'), root: z.string().min(1), host: z.string().min(1).max(255).optional() }),
-  source: z.enum(['cli', 'hook']),
+  // worker: jobs a worker queues itself (reconciliation, docs/architecture.md "Reconciliation").
+  source: z.enum(['cli', 'hook', 'worker']),
   intent: z.enum(LIFECYCLE_INTENTS),
   taskRef: envelopeTaskRefSchema,
   args: z.record(z.string(), z.unknown()),

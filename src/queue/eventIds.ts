@@ -48,7 +48,7 @@ export function eventIdForNative(parts: readonly (string | null | undefined)[]):
 export function envelopeFor(
   event: LifecycleEvent,
   repo: Pick<RepoIdentity, 'id' | 'root'> & Readonly<{ host?: string }>,
-  source: 'cli' | 'hook',
+  source: 'cli' | 'hook' | 'worker',
   eventId: string,
   now: Date = new Date(),
 ): JobEnvelope {

@@ -18,3 +18,9 @@ export async function redisSettingsProblems(connection: Redis): Promise<string[]
     return null;
   }
 }
+
+/** A queue store that evicts or forgets loses jobs: say so at start (docs/architecture.md "Deployment (compose)"). */
+export async function warnAboutRedisConfig(connection: Redis, log: (line: string) => void): Promise<void> {
+  // CONFIG may be disabled (managed Redis): nothing to check then.
+  for (const problem of (await redisSettingsProblems(connection)) ?? []) log(`warning: ${problem}`);
+}

@@ -64,6 +64,9 @@ export function recordApplied(
   // A native hook names no task (`auto`); once applied, the job's name says which one it was.
   if (envelope.taskRef === 'auto' && result.taskId && job.id) pipeline.hset(jobKey(prefix, job.queueName, job.id), 'name', jobNameFor(envelope.intent, result.taskId));
   pipeline.hincrby(metricsKey(prefix, 'events'), eventsField(repository.id, envelope.intent, `applied:${result.status}`), 1);
+  // A reconciliation that changed the run (docs/architecture.md "Reconciliation"), by kind.
+  const reconciled = envelope.intent === 'reconcile' && result.changed && !replayed ? (envelope.args as { kind?: unknown }).kind : undefined;
+  if (typeof reconciled === 'string') pipeline.hincrby(metricsKey(prefix, 'events'), eventsField(repository.id, 'reconcile', `reconciled:${reconciled}`), 1);
   if (!replayed) {
     const latency = metricsKey(prefix, 'latency');
     pipeline.hincrby(latency, latencyBucketField(repository.id, seconds), 1);

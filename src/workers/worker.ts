@@ -1,4 +1,3 @@
-import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -24,8 +23,9 @@ import {
 } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { drainSpool, spooledFiles } from '../queue/spool.ts';
-import { redisSettingsProblems } from '../queue/redisSettings.ts';
-import { batonDir, checkoutFile } from '../core/batonDir.ts';
+import { warnAboutRedisConfig } from '../queue/redisSettings.ts';
+import { checkoutStamp, realpathOrNull, safeIdentity } from './checkouts.ts';
+import { batonDir } from '../core/batonDir.ts';
 import { CLOSE_STEP_MS, OnDemandConsumers } from './onDemand.ts';
 import { processJobData, servedRepository } from './processor.ts';
 import { recordApplied, recordFailed } from './jobRecords.ts';
@@ -33,6 +33,9 @@ import { LIFECYCLE_INTENTS } from '../core/events.ts';
 import { recordEndpoint } from '../queue/endpoint.ts';
 import type { ProcessedJob, ServedRepository } from './processor.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
+import { DEFAULT_GRACES } from '../core/orchestration/index.ts';
+import type { Graces } from '../core/orchestration/index.ts';
+import { scanForReconciliation, scanIntervalMs } from './reconciler.ts';
 
 // The baton worker: ONE module that runs unchanged on Node, Bun and Deno. It serves one or more
 // repositories, each through its own BullMQ queue consumed with concurrency 1 under a queue-wide
@@ -61,6 +64,8 @@ export type BatonWorkerOptions = Readonly<{
   spoolPollMs?: number;
   discoverPollMs?: number;
   onJob?: (repository: ServedRepository, job: ProcessedJob, elapsedMs: number) => void;
+  /** How long a delegation may wait for its child before the worker settles it (docs/architecture.md "Reconciliation"). */
+  graces?: Graces;
 }>;
 
 export type BatonWorker = Readonly<{
@@ -199,7 +204,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     const repository = servedRepository(identity.id, identity.root, options.createFingerprinter(), batonDir(identity.root));
     // Hooks and `baton task` of this repository find this Redis and prefix there (docs/hooks.md "Which Redis").
     try {
-      recordEndpoint(identity.root, options.queue);
+      recordEndpoint(identity.root, options.queue, new Date(), graces);
     } catch (error) {
       log(`${identity.root}: could not record the Redis endpoint for hooks: ${(error as Error).message}`);
     }
@@ -323,6 +328,27 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     }
   }
 
+  /** Reconcile jobs this process queued (logged once; BullMQ keeps a second add of the id a no-op). */
+  const reconciling = new Set<string>();
+  const graces = options.graces ?? DEFAULT_GRACES;
+  const reconcileDue = () =>
+    scanForReconciliation({
+      graces,
+      log,
+      served: () => [...serving.values()].map((entry) => entry.repository),
+      enqueue: async (repository, envelope) => {
+        const entry = serving.get(repository.id);
+        if (!entry || closing) return;
+        await queueOf(entry).add(envelope.intent, envelope, { ...JOB_OPTIONS, jobId: envelope.eventId });
+        consumers.demand(repository.id);
+        if (reconciling.has(envelope.eventId)) return;
+        if (reconciling.size > 10_000) reconciling.clear();
+        reconciling.add(envelope.eventId);
+        const args = envelope.args as { kind: string; receiptId: string; since: string };
+        log(`${repository.root}: ${envelope.taskRef}: delegation ${args.receiptId} waited past its grace since ${args.since}; queued reconcile (${args.kind})`);
+      },
+    });
+
   async function discover(): Promise<void> {
     const known = await connection.hgetall(repositoriesKey(prefix));
     for (const [id, value] of Object.entries(known)) {
@@ -360,6 +386,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   every(HEARTBEAT_INTERVAL_MS, () => followCheckoutIds().then(heartbeat));
   every(options.spoolPollMs ?? 1_000, drainSpools);
   if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, discover);
+  every(scanIntervalMs(graces), reconcileDue);
   const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;
   const pruneJournals = async () => {
     for (const { repository } of serving.values()) repository.journal.prune(retention);
@@ -393,49 +420,4 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
       return { clean: clean || applying === 0 };
     },
   };
-}
-
-/**
- * What a checkout's identity depends on, as cheap stat data: `.git` and the id file (a re-clone
- * replaces both; removing the id file changes the second).
- */
-function checkoutStamp(root: string): string {
-  const stamp = (file: string) => {
-    try {
-      const stat = fs.statSync(file);
-      return `${stat.ino}:${stat.mtimeMs}:${stat.size}`;
-    } catch {
-      return '-';
-    }
-  };
-  let idFile: string;
-  try {
-    idFile = checkoutFile(root);
-  } catch {
-    return `${stamp(path.join(root, '.git'))}|?`;
-  }
-  return `${stamp(path.join(root, '.git'))}|${stamp(idFile)}`;
-}
-
-function realpathOrNull(dir: string): string | null {
-  try {
-    return fs.realpathSync.native(dir);
-  } catch {
-    return null;
-  }
-}
-
-function safeIdentity(root: string): RepoIdentity | null {
-  try {
-    if (!fs.existsSync(path.join(root, '.git'))) return null;
-    return repoIdentity(root);
-  } catch {
-    return null;
-  }
-}
-
-/** A queue store that evicts or forgets loses jobs: say so at start (docs/architecture.md "Deployment (compose)"). */
-async function warnAboutRedisConfig(connection: Redis, log: WorkerLog): Promise<void> {
-  // CONFIG may be disabled (managed Redis): nothing to check then.
-  for (const problem of (await redisSettingsProblems(connection)) ?? []) log(`warning: ${problem}`);
 }

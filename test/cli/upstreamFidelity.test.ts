@@ -274,12 +274,15 @@ describe('item 8: the run file keeps what baton does not know', () => {
     const run = await task([TASK_ID, 'stage-completed', '--agent', 'claude', '--worker', 'inline']);
     expect(run.code).toBe(0);
     const after = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, any>;
-    expect(keyPaths(after)).toEqual(keyPaths(original));
-    expect(after).toEqual({
+    // Every key kept in its place; baton's one addition (the stop-grace clock) comes last in the receipt.
+    const expected = {
       ...original,
-      pendingDelegation: { ...(original.pendingDelegation as object), status: 'stage-completed', agent: 'claude' },
+      pendingDelegation: { ...(original.pendingDelegation as object), status: 'stage-completed', agent: 'claude', stageCompletedAt: after.pendingDelegation.stageCompletedAt },
       updatedAt: after.updatedAt,
-    });
+    };
+    expect(keyPaths(after)).toEqual(keyPaths(expected));
+    expect(after).toEqual(expected);
+    expect(after.pendingDelegation.stageCompletedAt).toBe(after.updatedAt);
     expect(after.updatedAt).not.toBe(original.updatedAt);
     // The printed result carries the same run, keys and order included.
     expect(keyPaths(jsonOf(run).run)).toEqual(keyPaths(after));

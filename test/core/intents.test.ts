@@ -21,7 +21,7 @@ describe('the intent table', () => {
 
   it('derives the read-only and internal sets', () => {
     expect([...READ_ONLY_INTENTS]).toEqual(['route', 'status']);
-    expect([...INTERNAL_INTENTS]).toEqual(['claim-spawn', 'release-spawn']);
+    expect([...INTERNAL_INTENTS]).toEqual(['claim-spawn', 'release-spawn', 'reconcile']);
   });
 
   it('each required flag is one of the flags the intent reads', () => {

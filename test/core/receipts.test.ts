@@ -99,7 +99,7 @@ function activated(overrides: Partial<PrepareDelegationInput> = {}): DelegationR
 function completed(overrides: Partial<PrepareDelegationInput> = {}): DelegationReceipt {
   const receipt = activated(overrides);
   const agent = receipt.client === 'claude-code' ? 'claude' : receipt.client;
-  return receiptOf(completeDelegationStage(receipt, { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact, agent }));
+  return receiptOf(completeDelegationStage(receipt, { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact, agent }, at(T0)));
 }
 
 function sealed(overrides: Partial<PrepareDelegationInput> = {}): DelegationReceipt {
@@ -190,8 +190,9 @@ describe('the delegation lifecycle', () => {
       modelFallbackReason: null,
       activatedAt: T1,
     });
-    const done = receiptOf(completeDelegationStage(active, { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }));
-    expect(done).toMatchObject({ status: 'stage-completed', agent: 'codex' });
+    const done = receiptOf(completeDelegationStage(active, { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T1)));
+    // baton: the completion time starts the stop grace (docs/architecture.md "Reconciliation").
+    expect(done).toMatchObject({ status: 'stage-completed', agent: 'codex', stageCompletedAt: T1 });
     const changedPaths = [`.agents/workspace/active/${TASK}/review-code.md`];
     const seal = receiptOf(sealDelegation(done, { childId: 'child-1', exitCode: 0, afterFingerprint: 'after-tree', changedPaths }, at(T2)));
     expect(seal).toMatchObject({ status: 'sealed', afterFingerprint: 'after-tree', changedPaths, sealedAt: T2 });
@@ -209,8 +210,10 @@ describe('the delegation lifecycle', () => {
       activatedAt: T1,
       sealedAt: T2,
       consumedAt: T3,
+      stageCompletedAt: T1,
     });
-    expect(Object.keys(consumed)).toEqual(KEY_ORDER);
+    // 0.9.2's keys in its order, then baton's.
+    expect(Object.keys(consumed)).toEqual([...KEY_ORDER, 'stageCompletedAt']);
     expect(consumeDelegation(consumed, at(T3))).toEqual({ ok: false, code: 'DELEGATION_REPLAY', message: 'delegation delegation-1 was already consumed' });
   });
 
@@ -342,9 +345,9 @@ describe('completeDelegationStage', () => {
   it('32: a claude-code receipt accepts agent claude (and claude-code)', () => {
     const receipt = activated({ client: 'claude-code' });
     const event = { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact };
-    expect(receiptOf(completeDelegationStage(receipt, { ...event, agent: 'claude' })).agent).toBe('claude');
-    expect(receiptOf(completeDelegationStage(receipt, { ...event, agent: 'claude-code' })).agent).toBe('claude-code');
-    expect(completeDelegationStage(receipt, { ...event, agent: 'codex' })).toEqual({
+    expect(receiptOf(completeDelegationStage(receipt, { ...event, agent: 'claude' }, at(T0))).agent).toBe('claude');
+    expect(receiptOf(completeDelegationStage(receipt, { ...event, agent: 'claude-code' }, at(T0))).agent).toBe('claude-code');
+    expect(completeDelegationStage(receipt, { ...event, agent: 'codex' }, at(T0))).toEqual({
       ok: false,
       code: 'DELEGATION_AGENT_MISMATCH',
       message: "stage agent 'codex' does not match client 'claude-code'",
@@ -352,7 +355,7 @@ describe('completeDelegationStage', () => {
   });
 
   it('34: completing a prepared receipt → DELEGATION_STATE_INVALID', () => {
-    expect(completeDelegationStage(prepared(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' })).toEqual({
+    expect(completeDelegationStage(prepared(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T0))).toEqual({
       ok: false,
       code: 'DELEGATION_STATE_INVALID',
       message: 'delegation delegation-1 is prepared, expected activated',
@@ -365,7 +368,7 @@ describe('completeDelegationStage', () => {
     ['a wrong artifact', { stage: 'review-code', round: 1, artifact: 'review-code-r2.md' }],
   ])('34: %s → DELEGATION_STAGE_MISMATCH', (_label, event) => {
     // Upstream's message, then the values expected and given (baton).
-    expect(completeDelegationStage(activated(), { ...event, agent: 'codex' })).toEqual({
+    expect(completeDelegationStage(activated(), { ...event, agent: 'codex' }, at(T0))).toEqual({
       ok: false,
       code: 'DELEGATION_STAGE_MISMATCH',
       message:
@@ -375,7 +378,7 @@ describe('completeDelegationStage', () => {
   });
 
   it('34: agent claude on a codex receipt → DELEGATION_AGENT_MISMATCH', () => {
-    expect(completeDelegationStage(activated(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'claude' })).toEqual({
+    expect(completeDelegationStage(activated(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'claude' }, at(T0))).toEqual({
       ok: false,
       code: 'DELEGATION_AGENT_MISMATCH',
       message: "stage agent 'claude' does not match client 'codex'",
@@ -464,7 +467,7 @@ describe('abortDelegation (baton addition)', () => {
     const receipt = make();
     const aborted = receiptOf(abortDelegation(receipt, at(T3)));
     expect(aborted).toEqual({ ...receipt, status: 'aborted' });
-    expect(Object.keys(aborted)).toEqual(KEY_ORDER);
+    expect(Object.keys(aborted)).toEqual(Object.keys(receipt));
     expect(Object.isFrozen(aborted)).toBe(true);
   });
 
@@ -484,7 +487,7 @@ describe('abortDelegation (baton addition)', () => {
 
   it('an aborted receipt accepts no further transition', () => {
     const aborted = receiptOf(abortDelegation(activated(), at(T3)));
-    expect(completeDelegationStage(aborted, { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' })).toMatchObject({
+    expect(completeDelegationStage(aborted, { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T0))).toMatchObject({
       code: 'DELEGATION_STATE_INVALID',
       message: 'delegation delegation-1 is aborted, expected activated',
     });

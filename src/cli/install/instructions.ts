@@ -32,6 +32,8 @@ export const CODE_ADVICE: ReadonlyArray<readonly [code: string, advice: string]>
   ['ORCHESTRATION_ARTIFACT_INVALID', "the subagent's `complete-stage --content -` was refused and nothing was written: the subagent fixes the artifact and runs it again."],
   ['BATON_WORKER_UNAVAILABLE', 'no baton worker serves the repository: ask the user to run `baton start` (or `baton worker`) in it; do not work around it.'],
   ['BATON_REDIS_UNAVAILABLE', 'Redis cannot be reached: stop and tell the user.'],
+  ['BATON_DELEGATION_NOT_STARTED', 'no subagent started for the prepared delegation in time and the worker gave it up: `begin-or-resume`, `route`, `prepare`, then spawn the subagent at once.'],
+  ['BATON_DELEGATION_STALLED', 'the subagent has not completed its stage for a long time: if it is still working, wait for it (its completion and stop still count); if it is gone, `abort --reason "…"`, then `begin-or-resume`.'],
   ['DELEGATION_REVIEWER_WRITE_FORBIDDEN', 'a reviewer changed files other than its review: stop and report; do not undo, abort or continue on your own (baton refuses `advance` until a human reverts the files or decides to keep them).'],
   ['DELEGATION_TURN_AFTER_CONSUMED', 'a subagent changed files after its delegation was consumed: stop and report; do not undo, abort or continue on your own (baton refuses `begin-or-resume` until a human reverts the files or decides to keep them).'],
   ['DELEGATION_FORK_FORBIDDEN', 'the subagent was forked from your conversation: stop and report; spawn lifecycle subagents fresh.'],
@@ -78,7 +80,7 @@ ${codes}
   \`${task} <task> abort --reason "…"\`, then \`begin-or-resume\`.
 
 Intents: yours are ${intentsOf('orchestrator')}; the subagents run ${intentsOf('subagent')}; the hooks
-run ${intentsOf('hooks')}; ${intentsOf('recovery')} are for recovery.
+run ${intentsOf('hooks')}; the worker runs ${intentsOf('worker')} on its own; ${intentsOf('recovery')} are for recovery.
 `;
 }
 

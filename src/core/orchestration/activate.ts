@@ -1,10 +1,11 @@
 import { failed } from '../results.ts';
 import { activateDelegation, managedDelegationRole } from '../receipts.ts';
 import type { ActivationEvent } from '../receipts.ts';
-import type { OrchestrationResult } from '../types.ts';
+import type { DelegationReceipt, OrchestrationResult } from '../types.ts';
+import { graceText } from '../reconciliation.ts';
 import { pauseByRef, pauseRun, reportRun, requirePending, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
-import { consumedReceiptOfChild, isResult, pendingDelegations, uniquePending } from './scan.ts';
+import { activeRuns, consumedReceiptOfChild, isResult, pendingDelegations, uniquePending } from './scan.ts';
 
 // Activation (SubagentStart): the prepared delegation gets its child.
 
@@ -42,9 +43,31 @@ export function activateMatching(ctx: OrchestrationContext, client: string, even
     }
   }
   const matched = uniquePending(ctx, client, (receipt) => receipt.status === 'prepared');
-  if (isResult(matched)) return matched;
+  if (isResult(matched)) return lateStartRefusal(ctx, client, event.childId) ?? matched;
   if (matched.run.receipts.some((receipt) => receipt.childId === event.childId)) {
     return pauseByRef(ctx, matched.taskId, 'DELEGATION_IDENTITY_REUSED', 'native child identity was already used by this run', true);
   }
   return activate(ctx, matched.taskId, event);
+}
+
+/**
+ * baton (docs/architecture.md "Reconciliation"): the start of a subagent for a delegation the worker
+ * gave up (no SubagentStart within the spawn grace) is refused with 0.9.2's code for a receipt that
+ * is no longer prepared, and changes nothing. Only while that receipt is the client's latest.
+ */
+function lateStartRefusal(ctx: OrchestrationContext, client: string, childId: string): OrchestrationResult | null {
+  let latest: { taskId: string; receipt: DelegationReceipt } | null = null;
+  for (const { taskId, run } of activeRuns(ctx)) {
+    for (const receipt of [...run.receipts, ...(run.pendingDelegation ? [run.pendingDelegation] : [])]) {
+      if (receipt.client === client && (!latest || receipt.createdAt > latest.receipt.createdAt)) latest = { taskId, receipt };
+    }
+  }
+  const givenUp = latest?.receipt.status === 'aborted' ? latest.receipt.reconciliations?.find((done) => done.kind === 'not-started') : undefined;
+  if (!latest || !givenUp) return null;
+  return failed(
+    'DELEGATION_STATE_INVALID',
+    `delegation ${latest.receipt.id} is aborted, expected prepared: baton gave it up at ${givenUp.at} because no subagent started for it within ${graceText(givenUp.graceMs)}. ` +
+      `Child ${childId} is not recorded and its work does not count; stop it, then baton task ${latest.taskId} begin-or-resume, route and prepare again`,
+    latest.taskId,
+  );
 }

@@ -21,7 +21,7 @@ export function completeStage(
   if (!opened.ok) return opened.result;
   const { task, run } = opened.value;
   if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending delegation', task.taskId);
-  const outcome = completeDelegationStage(run.pendingDelegation, event);
+  const outcome = completeDelegationStage(run.pendingDelegation, event, { now: ctx.now });
   if (!outcome.ok) return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
   if (event.content !== undefined) {
     // baton: the artifact handed over on stdin is written with the run update, or not at all.

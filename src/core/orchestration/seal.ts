@@ -39,6 +39,20 @@ async function workspaceChange(ctx: OrchestrationContext, receipt: DelegationRec
 }
 
 /**
+ * baton (docs/architecture.md "Reconciliation"): seals `receipt`, the run's pending delegation, with
+ * the workspace measured now and every check a stop makes, for a completed stage whose stop never came.
+ */
+export async function sealMeasured(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun, receipt: DelegationReceipt): Promise<OrchestrationResult> {
+  let change: { afterFingerprint: string; changedPaths: string[] };
+  try {
+    change = await workspaceChange(ctx, receipt);
+  } catch (error) {
+    return pauseRun(ctx, task, run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
+  }
+  return sealLoaded(ctx, task, run, receipt, { childId: receipt.childId ?? '', exitCode: 0, ...change });
+}
+
+/**
  * Explicit-task stop (`baton task <ref> hook-stop --child-id --exit-code`). Unlike 0.9.2, baton
  * captures the after-fingerprint and the changed paths itself: a caller-supplied list could slip
  * past the reviewer write restriction.

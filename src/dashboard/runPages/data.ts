@@ -10,6 +10,8 @@ import { runFilePath, taskFilePath } from '../../core/taskLayout.ts';
 import type { RunFiles } from '../../core/taskLayout.ts';
 import type { OrchestrationRun, TaskState } from '../../core/types.ts';
 import { batonDir } from '../../core/batonDir.ts';
+import { DEFAULT_GRACES, delegationClock } from '../../core/orchestration/index.ts';
+import { readEndpoint } from '../../queue/endpoint.ts';
 import { boardJobPath, boardQueuePath } from '../repositories.ts';
 import type { DashboardRepository } from '../repositories.ts';
 
@@ -28,6 +30,8 @@ export type RunDetail = Readonly<{
   dir: string;
   run: OrchestrationRun;
   position: RunPosition;
+  /** The pending delegation's clock (docs/architecture.md "Reconciliation"). */
+  clock: string | null;
   view: RunView;
   /** bull-board page of each job on the timeline. */
   jobLinks: Readonly<Record<string, string>>;
@@ -41,7 +45,7 @@ export async function repositoryRuns(repositories: readonly DashboardRepository[
   return Promise.all(
     repositories.map(async (repo) => {
       const readable = isReadable(repo.root);
-      const runs = readable ? filterRuns(await listRuns(repo.root), filter) : [];
+      const runs = readable ? filterRuns(await listRuns(repo.root, undefined, { graces: readEndpoint(repo.root)?.graces }), filter) : [];
       return { id: repo.id, root: repo.root, machine: repo.machine, queue: repo.queue.name, readable, runs };
     }),
   );
@@ -91,6 +95,7 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
     dir: path.relative(repo.root, found.dir),
     run,
     position,
+    clock: run.pendingDelegation ? delegationClock(run.pendingDelegation, readEndpoint(repo.root)?.graces ?? DEFAULT_GRACES, Date.now()) : null,
     view,
     jobLinks,
     queueLink: boardQueuePath(repo),

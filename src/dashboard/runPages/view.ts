@@ -92,6 +92,7 @@ export function runBody(detail: RunDetail): Escaped {
 ${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}</p>` : ''}
 <div class="facts">
   <div><span>stage</span>${detail.position.stage ?? '-'}${detail.position.round === null ? '' : ` round ${detail.position.round}`}${detail.position.note ? html` <span class="note" data-note>— ${detail.position.note}</span>` : ''}</div>
+  ${detail.clock ? html`<div data-clock><span>clock</span>${detail.clock}</div>` : ''}
   <div><span>steps</span>${run.stepCount}/${run.maxSteps}</div>
   <div><span>run</span><code>${run.runId}</code></div>
   <div><span>directory</span><code>${detail.dir}</code></div>
@@ -167,7 +168,7 @@ function timelineRow(detail: RunDetail, step: TimelineStep): Escaped {
   <td>${step.at ? html`<span title="${step.at}">${step.at.replace('T', ' ').replace(/\.\d+Z$/, 'Z')}</span>` : '-'}</td>
   <td><code title="${step.receiptId}">${shortHash(step.receiptId, 8)}</code></td>
   <td>${step.stage} <span class="muted">r${step.round} · ${step.role}</span></td>
-  <td>${badge(step.status)}</td>
+  <td>${badge(step.status)}${step.reconciled ? html`<br><span class="muted" data-reconciled>${step.reconciled}</span>` : ''}</td>
   <td>${step.fingerprint ? html`<code title="${step.fingerprint}">${shortHash(step.fingerprint)}</code>` : ''}</td>
   <td>${step.childId ? html`child <code>${step.childId}</code><br>parent <code>${step.parentId ?? '-'}</code>` : ''}</td>
   <td>${step.job && link ? html`<a href="${link}" data-job="${step.job.id}">${step.job.intent}</a> <span class="muted mono">${shortHash(step.job.id, 14)}</span>` : html`<span class="muted">-</span>`}</td>
