@@ -6,7 +6,6 @@
 //
 //   node bench/reconcileScan.mjs [--checkouts 1024] [--rounds 9]
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { TASK_ID, flags, importSource, machineInfo, machineMarkdown, main, makeRepo, onCleanup, runningRun, tempDir, writeResults } from './lib.mjs';
 
@@ -84,7 +83,7 @@ await main(async () => {
     '',
     `The worker's scan costs **${ratio}×** the floor of reading the run files; with the default graces it runs every 30 s, **${share}%** of one core at ${CHECKOUTS} checkouts.`,
     '',
-    machineMarkdown(machine, { load: os.loadavg().map((value) => value.toFixed(2)).join(' ') }),
+    machineMarkdown(machine),
   ].join('\n'));
   process.stdout.write(`${JSON.stringify({ rows, ratio, share })}\n`);
 });

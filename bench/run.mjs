@@ -27,6 +27,8 @@ const BENCHMARKS = [
     script: 'manyCheckouts.mjs',
     args: [...(quick ? ['--sizes', '1,16', '--samples', '3', '--idle-seconds', '3'] : []), ...(options.baseline ? ['--baseline', String(options.baseline)] : [])],
   },
+  // One worker's reconciliation scan over N checkouts against reading their run files.
+  { name: 'reconcileScan', script: 'reconcileScan.mjs', args: quick ? ['--checkouts', '64', '--rounds', '3'] : [] },
   // Needs Chromium (/usr/bin/chromium or $CHROMIUM).
   { name: 'runview', script: 'runview.mjs', args: quick ? ['--events', '150', '--blocks', '2', '--warmup', '10'] : [], optional: true },
 ];
@@ -139,6 +141,18 @@ if (many) {
       many.machine.date,
     ]);
   }
+}
+const scan = read('reconcileScan');
+if (scan) {
+  const [floor, worker] = scan.rows;
+  rows.push([
+    `Reconciliation scan over ${scan.checkouts} checkouts`,
+    'near the floor of reading the run files; < 1% of a core at the default period',
+    `${worker.medianCpuMs} ms CPU per scan (${scan.ratioToFloor}× the floor's ${floor.medianCpuMs} ms), ${scan.coreShareAtDefaultGraces}% of a core every 30 s`,
+    mark(scan.ratioToFloor <= 1.5 && scan.coreShareAtDefaultGraces < 1),
+    'reconcileScan.md',
+    scan.machine.date,
+  ]);
 }
 const runview = read('runview');
 if (runview) {
