@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { TestContext } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
 import type { ClientVersion } from '../support/agentClients.ts';
-import { EXECUTOR, asOffered, batonResult, executorThatCompletes, spawn, waitForChildren } from '../support/agentScripts.ts';
+import { EXECUTOR, asOffered, batonResult, executorThatCompletes, parentThatSpawns, spawn, waitForChildren } from '../support/agentScripts.ts';
 import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Turn } from '../support/modelServer.ts';
@@ -10,7 +10,8 @@ import { URL_PATTERN } from '../support/services.ts';
 
 // Issue 20, with the real clients (the newest of each): a delegation whose SubagentStop never
 // comes is sealed by the worker once its stop-grace has passed, and `advance` consumes it; a
-// child that does stop after that seal changes nothing. docs/lifecycle.md §6, docs/hooks.md.
+// child that does stop after that seal changes nothing; a child slower than the grace pauses the
+// run and still finishes. docs/architecture.md "Reconciliation", docs/hooks.md.
 
 const [claude] = clientVersions('claude-code');
 const [codex] = clientVersions('codex');
@@ -180,6 +181,50 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       expect(run2).toMatchObject({ status: 'running', pause: null });
       expect(run2.pendingDelegation).toEqual(sealedBeforeStop);
       await expectAdvanceConsumes(w);
+    });
+
+    it(`${version.label}: a child still working after the stop-grace pauses the run (BATON_DELEGATION_STALLED); it still completes and stops, and the orchestrator's advance consumes its seal`, async (context) => {
+      const w = await worldFor(context, version, { record: true, workerArgs: WORKER_ARGS });
+      await preparedAnalysis(w);
+      const complete = executorThatCompletes(w.client, w.baton);
+      let stalled: Record<string, any> | null = null;
+      let completed: Record<string, any> | null = null;
+      const run = await w.run(
+        'Drive task 01 through its analysis stage.',
+        {
+          parent: parentThatSpawns(w.client, spawn(w.client, EXECUTOR, 'Run analyze-task for task 01.'), [`${w.baton} task 01 advance`]),
+          executor: async (request) => {
+            if (request.step === 0) {
+              // The child works past the grace before it hands its artifact over.
+              await context.expect.poll(() => w.runFile().pause?.code, { timeout: STOP_GRACE_MS + 30_000, interval: 100 }).toBe('BATON_DELEGATION_STALLED');
+              stalled = w.runFile();
+            }
+            if (request.step === 1) completed = batonResult(request.toolResults.at(-1));
+            return complete(request);
+          },
+        },
+        120_000,
+      );
+      expect(w.server.scriptErrors).toEqual([]);
+      expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+      expect(stalled!).toMatchObject({ status: 'paused', pendingDelegation: { status: 'activated' }, pause: { code: 'BATON_DELEGATION_STALLED', recoverable: true } });
+      expect(stalled!.pause.message).toContain('baton task TASK-20260101-000001 abort --reason');
+      // The paused run still took the slow child's completion.
+      expect(completed!.run.pendingDelegation).toMatchObject({ status: 'stage-completed' });
+      expect(recordedPayloads(w).map((hook) => [hook.event, hook.code])).toEqual([
+        ['PreToolUse', 0],
+        ['SubagentStart', 0],
+        ['SubagentStop', 0],
+      ]);
+      const advanced = batonResult(w.server.byRole('parent').at(-1)!.toolResults.at(-1));
+      expect(advanced, JSON.stringify(advanced)).toMatchObject({ status: 'running', error: null });
+      const after = w.runFile();
+      expect(after).toMatchObject({ status: 'running', pause: null, pendingDelegation: null });
+      expect(after.receipts[0]).toMatchObject({ stage: 'analysis', status: 'consumed' });
+      // Sealed by the child's own stop: the only mark is the stall.
+      const receipt = after.receipts[0];
+      expect(receipt.reconciliations).toEqual([{ kind: 'stalled', since: receipt.activatedAt, graceMs: STOP_GRACE_MS, at: expect.any(String) }]);
+      expect(receipt.changedPaths).toContain(ANALYSIS);
     });
   }
 });
