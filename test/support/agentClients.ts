@@ -125,7 +125,7 @@ export function clientEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>
 export function runClientProcess(
   command: string,
   args: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; server: ModelServer; timeoutMs: number; input?: string },
+  options: { cwd: string; env: NodeJS.ProcessEnv; server: ModelServer; timeoutMs: number; input?: string; signal?: AbortSignal },
 ): Promise<ClientRun> {
   const iso = networkIsolation();
   const port = new URL(options.server.url).port;
@@ -148,6 +148,10 @@ export function runClientProcess(
         // already gone
       }
     };
+    // A test that kills the client (a parent that dies mid-turn) kills all of it: no handler runs.
+    const onAbort = () => killGroup('SIGKILL');
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup('SIGTERM');
@@ -156,6 +160,7 @@ export function runClientProcess(
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
       killGroup('SIGKILL'); // whatever the client left behind in its group
       resolve({ code, signal, stdout, stderr, ms: performance.now() - started, timedOut });
     });
@@ -195,7 +200,7 @@ export function makeClientHome(version: ClientVersion, server: ModelServer): Cli
   return { dir, env: { HOME: dir, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'sk-scripted-test' } };
 }
 
-export type ClientOptions = { version: ClientVersion; home: ClientHome; cwd: string; prompt: string; server: ModelServer; env: Record<string, string>; timeoutMs?: number; extraArgs?: readonly string[] };
+export type ClientOptions = { version: ClientVersion; home: ClientHome; cwd: string; prompt: string; server: ModelServer; env: Record<string, string>; timeoutMs?: number; extraArgs?: readonly string[]; signal?: AbortSignal };
 
 export const CLAUDE_MODEL = 'claude-sonnet-4-5';
 
@@ -218,7 +223,7 @@ export async function runClaude(options: ClientOptions): Promise<ClientRun & { e
   // permissions.allow); no MCP server is configured.
   const args = ['-p', options.prompt, '--output-format', 'stream-json', '--verbose', '--model', CLAUDE_MODEL, '--strict-mcp-config', '--mcp-config', '{"mcpServers":{}}', ...(options.extraArgs ?? [])];
   const [file, ...prefix] = options.version.command;
-  const run = await runClientProcess(file!, [...prefix, ...args], { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
+  const run = await runClientProcess(file!, [...prefix, ...args], { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000, signal: options.signal });
   return { ...run, events: jsonLines(run.stdout) };
 }
 
@@ -257,6 +262,6 @@ export async function runCodex(options: ClientOptions): Promise<ClientRun & { ev
   const env = clientEnv(process.env, { ...options.env, ...options.home.env });
   const [file, ...prefix] = options.version.command;
   const args = [...prefix, 'exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt];
-  const run = await runClientProcess(file!, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000 });
+  const run = await runClientProcess(file!, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000, signal: options.signal });
   return { ...run, events: jsonLines(run.stdout) };
 }

@@ -41,8 +41,8 @@ export type AgentWorld = {
   stopWorker(): Promise<void>;
   /** `baton task 01 …` through the worker; its one-line JSON result. */
   task(...args: string[]): Promise<Record<string, any>>;
-  /** Runs the client headless with `prompt` and the given model script. */
-  run(prompt: string, script: Script, timeoutMs?: number): Promise<ClientRun & { events: any[] }>;
+  /** Runs the client headless with `prompt` and the given model script; `signal` kills its process group (SIGKILL). */
+  run(prompt: string, script: Script, timeoutMs?: number, options?: { signal?: AbortSignal }): Promise<ClientRun & { events: any[] }>;
   runFile(): Record<string, any>;
   readTaskFile(name: string): string | null;
   cleanup(): Promise<void>;
@@ -62,6 +62,8 @@ export type WorldOptions = {
    * `baton new "<title>"` (short id 01).
    */
   adopt?: { title: string; description?: string };
+  /** Extra arguments of the `baton worker` the world starts (`--stop-grace 3s`). */
+  workerArgs?: readonly string[];
 };
 
 const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.mjs');
@@ -153,7 +155,7 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
     worker: null,
     recordDir: path.join(redis.dir, 'recorded'),
     async startWorker() {
-      world.worker = await startWorkerProcess(['--repo', repo.root], { env: processEnv(), cwd: repo.root });
+      world.worker = await startWorkerProcess(['--repo', repo.root, ...(options.workerArgs ?? [])], { env: processEnv(), cwd: repo.root });
       return world.worker;
     },
     async stopWorker() {
@@ -163,11 +165,11 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
     async task(...args) {
       return jsonOf(await runBaton(['task', '01', ...args], { cwd: repo.root, env: processEnv(), timeoutMs: 30_000 }));
     },
-    async run(prompt, script, timeoutMs = 60_000) {
+    async run(prompt, script, timeoutMs = 60_000, runOptions = {}) {
       // A Codex parent waits for its children however long they take (see waitingOutChildren).
       server.setScript(version.client === 'codex' && script.parent ? { ...script, parent: waitingOutChildren(script.parent) } : script);
       const agentEnv = options.agentKnowsRedis === false ? { PATH: env.PATH! } : env;
-      const common = { version, home, cwd: repo.root, prompt, server, env: agentEnv, timeoutMs };
+      const common = { version, home, cwd: repo.root, prompt, server, env: agentEnv, timeoutMs, signal: runOptions.signal };
       return version.client === 'claude-code' ? runClaude(common) : runCodex(common);
     },
     runFile() {
