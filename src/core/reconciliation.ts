@@ -4,6 +4,9 @@ import type { DelegationReceipt, Reconciliation, ReconciliationKind } from './ty
 // receipt waits for, since which of its timestamps, when the worker acts, and how that is said.
 // Pure functions of a receipt; orchestration/reconcile.ts applies them.
 
+export const STALLED_PAUSE_CODE = 'BATON_DELEGATION_STALLED';
+export const NOT_STARTED_PAUSE_CODE = 'BATON_DELEGATION_NOT_STARTED';
+
 export type Graces = Readonly<{
   /** After `complete-stage` (seal) or activation (pause): how long to wait for the child. */
   stopGraceMs: number;

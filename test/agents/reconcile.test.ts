@@ -209,8 +209,9 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
       expect(stalled!).toMatchObject({ status: 'paused', pendingDelegation: { status: 'activated' }, pause: { code: 'BATON_DELEGATION_STALLED', recoverable: true } });
       expect(stalled!.pause.message).toContain('baton task TASK-20260101-000001 abort --reason');
-      // The paused run still took the slow child's completion.
-      expect(completed!.run.pendingDelegation).toMatchObject({ status: 'stage-completed' });
+      // The slow child's completion is taken and lifts the stall: what it reads says so, not "paused".
+      expect(completed!).toMatchObject({ status: 'running', error: null, run: { pause: null, pendingDelegation: { status: 'stage-completed' } } });
+      expect(completed!.warnings).toEqual(expect.arrayContaining([expect.stringContaining('pause BATON_DELEGATION_STALLED is lifted')]));
       expect(recordedPayloads(w).map((hook) => [hook.event, hook.code])).toEqual([
         ['PreToolUse', 0],
         ['SubagentStart', 0],

@@ -162,6 +162,7 @@ describe('reconcile: an activated child that never completes its stage', () => {
     expect(paused.run?.pause?.recoverable).toBe(true);
     expect(paused.run?.pause?.message).toContain(`baton task ${TASK_ID} abort --reason`);
     expect(paused.run?.pause?.message).toContain(`baton task ${TASK_ID} begin-or-resume`);
+    expect(paused.run?.pause?.message).toContain('its complete-stage lifts this pause');
     expect(pending()).toMatchObject({ status: 'activated', reconciliations: [{ kind: 'stalled', since: at(1) }] });
     expect(dueEvent()).toBeNull();
     // The way out it names.
@@ -169,11 +170,13 @@ describe('reconcile: an activated child that never completes its stage', () => {
     expect(await apply({ intent: 'begin-or-resume', taskRef: TASK_ID })).toMatchObject({ status: 'running', changed: true });
   });
 
-  it('a child that was only slow still completes and stops, and advance goes on', async () => {
+  it('a child that was only slow still completes (which lifts the pause) and stops, and advance goes on', async () => {
     await activated();
     clock = 11;
     await apply(dueEvent()!);
-    await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude-code' });
+    const completed = await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude-code' });
+    expect(completed).toMatchObject({ status: 'running', error: null, run: { pause: null } });
+    expect(completed.warnings).toContain('the stage is completed, so the pause BATON_DELEGATION_STALLED is lifted; the stop seals the delegation and advance goes on');
     await apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' });
     expect(await apply({ intent: 'advance', taskRef: TASK_ID })).toMatchObject({ status: 'running', error: null });
   });
@@ -236,5 +239,14 @@ describe('the clock, as the run page and baton runs show it', () => {
     clock = 11;
     await apply(dueEvent()!);
     expect(delegationClock(pending(), GRACES, Date.parse(at(12)))).toBe(`waiting for complete-stage since 11 min; run paused by baton at 10 min (${at(11)})`);
+  });
+});
+
+describe('the stalled pause is lifted only by its own cause going away', () => {
+  it('another pause is not lifted by complete-stage', async () => {
+    await activated();
+    await apply({ intent: 'pause', taskRef: TASK_ID, code: 'HUMAN_HOLD', message: 'wait', recoverable: true });
+    const completed = await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude-code' });
+    expect(completed.run?.pause?.code).toBe('HUMAN_HOLD');
   });
 });

@@ -5,6 +5,7 @@ import { isReviewFamily, looseArtifactName, looseHighestRound } from '../artifac
 import { unboundReview, unboundReviewWarning } from '../reviewBinding.ts';
 import { ARTIFACT_INVALID_CODE, stageArtifactProblem } from '../stageArtifact.ts';
 import { completeDelegationStage } from '../receipts.ts';
+import { STALLED_PAUSE_CODE } from '../reconciliation.ts';
 import type { DelegationReceipt, DelegationRole, DelegationStage, OrchestrationResult } from '../types.ts';
 import { pauseRun, reportRun, requireRun, save, standaloneNoop, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
@@ -29,7 +30,11 @@ export function completeStage(
     if (problem !== null) return failed(ARTIFACT_INVALID_CODE, problem, task.taskId);
     ctx.tx.stageFile(path.join(task.taskDir, outcome.receipt.artifact), event.content);
   }
-  const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
+  // baton: the stalled pause (docs/architecture.md "Reconciliation") said this child had not completed
+  // its stage; now it has, so the pause is lifted rather than left to mislead the child and the page.
+  const stalled = run.status === 'paused' && run.pause?.code === STALLED_PAUSE_CODE && run.pendingDelegation.reconciliations?.some((mark) => mark.kind === 'stalled');
+  const updated = withUpdates(ctx, run, stalled ? { pendingDelegation: outcome.receipt, status: 'running', pause: null } : { pendingDelegation: outcome.receipt });
+  if (stalled) ctx.warnings.push(`the stage is completed, so the pause ${STALLED_PAUSE_CODE} is lifted; the stop seals the delegation and advance goes on`);
   save(ctx, task, updated);
   warnIfReviewUnbound(ctx, task.taskDir, outcome.receipt, event.content);
   return reportRun(task.taskId, updated, true);

@@ -1,5 +1,5 @@
 import { abortDelegation } from '../receipts.ts';
-import { awaited, dueReconciliation, graceText } from '../reconciliation.ts';
+import { NOT_STARTED_PAUSE_CODE, STALLED_PAUSE_CODE, awaited, dueReconciliation, graceText } from '../reconciliation.ts';
 import type { DelegationReceipt, OrchestrationResult, OrchestrationRun, Reconciliation, ReconciliationKind } from '../types.ts';
 import { pauseRun, reportRun, requireRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext, Resolved } from './steps.ts';
@@ -10,8 +10,6 @@ import { sealMeasured } from './seal.ts';
 // serialized queue as every event (the `reconcile` job). Each reconciliation is recorded on its
 // receipt and happens once; the clocks are in ../reconciliation.ts.
 
-export const STALLED_PAUSE_CODE = 'BATON_DELEGATION_STALLED';
-export const NOT_STARTED_PAUSE_CODE = 'BATON_DELEGATION_NOT_STARTED';
 
 export type ReconcileEvent = { receiptId: string; kind: ReconciliationKind; since: string; graceMs: number };
 
@@ -57,7 +55,7 @@ function pauseStalled(ctx: OrchestrationContext, task: Resolved, run: Orchestrat
   const message =
     `${describe(receipt)} started child ${receipt.childId} at ${receipt.activatedAt}, which has not completed its stage within ${graceText(graceMs)} and has not stopped. ` +
     `If that subagent is gone: baton task ${task.taskId} abort --reason "…", then baton task ${task.taskId} begin-or-resume. ` +
-    `If it is still working, its complete-stage and stop still seal the delegation, and advance goes on`;
+    `If it is still working, nothing needs doing: its complete-stage lifts this pause, its stop seals the delegation, and advance goes on`;
   return pauseRun(ctx, task, run, STALLED_PAUSE_CODE, message, true);
 }
 
