@@ -58,7 +58,11 @@ describe('baton says why', () => {
     expect((await task(['begin-or-resume'])).json.status).toBe('running');
     expect((await task(['prepare', '--client', 'claude-code'])).json.next).toMatchObject({ stage: 'analysis', round: 1 });
     // The run page of a prepared delegation says what happens next, not only how to abort it.
-    expect(await runPage()).toContain('<p data-waiting>Next: spawn agent-infra-lifecycle-executor for analysis r1 (a fresh subagent, in the foreground); waiting for its SubagentStart.</p>');
+    const prepared = await runPage();
+    expect(prepared).toContain('<p data-waiting>Next: spawn agent-infra-lifecycle-executor for analysis r1 (a fresh subagent, in the foreground); waiting for its SubagentStart.</p>');
+    // Its clock, with the worker's recorded graces (the defaults here; docs/architecture.md "Reconciliation").
+    expect(prepared).toMatch(/<div data-clock><span>clock<\/span>waiting for SubagentStart since \d+ s; given up by baton at 5 min<\/div>/);
+    expect((await runsRow()).clock).toMatch(/^waiting for SubagentStart since \d+ s; given up by baton at 5 min$/);
     await hook('SubagentStart', 'executor', 'child-a');
     const typo = await task(['complete-stage', '--stage', 'plan', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--content', '-'], '# Analysis\n');
     expect(typo.json.status).toBe('paused');
