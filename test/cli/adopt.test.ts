@@ -1,12 +1,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { guidanceOwner } from '../../src/cli/install/guidance.ts';
 import { parseTypedTaskFrontmatter } from '../../src/core/frontmatter.ts';
 import { batonShimDir } from '../support/agentClients.ts';
 import { git } from '../support/gitRepo.ts';
 import { runBaton } from '../support/processes.ts';
+import { dirOutsideAnyRepository } from '../support/fixtures.ts';
 import type { CliRun } from '../support/processes.ts';
 import { USER_CLAUDE_MD, projectDirs, projectFiles, writeUserClaudeSetup } from '../support/projectFiles.ts';
 
@@ -94,8 +95,8 @@ describe('baton init', () => {
   });
 
   it('refuses a directory that is not in a git repository, writing nothing', async () => {
-    const outside = path.join(work, 'not-a-repo');
-    fs.mkdirSync(outside);
+    const outside = dirOutsideAnyRepository('not-a-repo');
+    onTestFinished(() => fs.rmSync(outside, { recursive: true, force: true }));
     for (const command of [['init'], ['uninstall'], ['new', 'A task'], ['doctor']]) {
       const run = await baton(command, { cwd: outside });
       expect(run.code, command.join(' ')).toBe(1);

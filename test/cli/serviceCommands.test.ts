@@ -1,5 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { findRepoRoot, REPO_ROOT_NOT_FOUND_MESSAGE } from '../../src/core/repoRoot.ts';
@@ -7,12 +6,13 @@ import type { ProcessedJob, ServedRepository } from '../../src/workers/processor
 import { EXIT_FAILURE, EXIT_USAGE, jobLine, quietRepeats, ServiceHost, timestampedLog } from '../../src/cli/serviceHost.ts';
 import { waitForRedis } from '../../src/cli/redisWait.ts';
 import { runBaton } from '../support/processes.ts';
+import { dirOutsideAnyRepository } from '../support/fixtures.ts';
 
 // The service commands (worker, start, demo, dashboard) share one host (src/cli/serviceHost.ts):
 // one exit code for a repository that is not there, one log format, one stop order.
 
 const UNREACHABLE_REDIS = 'unix:///nonexistent/baton-test/redis.sock';
-const outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-no-repo-')));
+const outside = dirOutsideAnyRepository('no-repo');
 const missing = path.join(outside, 'no-such-dir');
 afterAll(() => fs.rmSync(outside, { recursive: true, force: true }));
 

@@ -15,8 +15,30 @@ export const TASK_ID_2 = 'TASK-20260101-000002';
 
 export type Fixture = { root: string; taskDir(taskId?: string): string; cleanup(): void };
 
+/**
+ * A fresh directory with no `.git` in it or above it, for "outside any repository" checks. Not in
+ * /tmp: Codex's workspace-write sandbox protects `.git` in each writable root, /tmp included, by
+ * mounting over `/tmp/.git`, so while a real Codex runs (the agent tests, in parallel) every
+ * directory below /tmp seems to be inside a repository. /var/tmp is no writable root of Codex's.
+ */
+export function dirOutsideAnyRepository(label = 'outside'): string {
+  for (const base of ['/var/tmp', os.tmpdir()]) {
+    let dir: string;
+    try {
+      dir = fs.realpathSync(fs.mkdtempSync(path.join(base, `baton-${label}-`)));
+    } catch {
+      continue;
+    }
+    let above = dir;
+    while (!fs.existsSync(path.join(above, '.git')) && path.dirname(above) !== above) above = path.dirname(above);
+    if (!fs.existsSync(path.join(above, '.git'))) return dir;
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  throw new Error('no directory outside every git repository is available (is there a .git in /var/tmp, /tmp or /?)');
+}
+
 export function tempRepo(options: { gitDir?: boolean } = {}): Fixture {
-  const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-repo-')));
+  const root = options.gitDir === false ? dirOutsideAnyRepository('no-repo') : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-repo-')));
   if (options.gitDir !== false) fs.mkdirSync(path.join(root, '.git'));
   return {
     root,
