@@ -83,7 +83,7 @@ export function delegationClock(receipt: DelegationReceipt, graces: Graces, nowM
   return `waiting for ${awaited(clock.kind)} since ${elapsedText(nowMs - since)}; ${when}`;
 }
 
-/** What a reconciliation did, in a few words: "sealed by baton: no SubagentStop within 10 min". */
+/** What a reconciliation did and when: "sealed by baton: no SubagentStop within 10 min (2026-…Z)". */
 export function reconciliationNote(mark: Reconciliation): string {
-  return `${ACTION[mark.kind]}: no ${awaited(mark.kind)} within ${graceText(mark.graceMs)}`;
+  return `${ACTION[mark.kind]}: no ${awaited(mark.kind)} within ${graceText(mark.graceMs)} (${mark.at})`;
 }

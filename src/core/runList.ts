@@ -142,7 +142,7 @@ export type ClockOptions = Readonly<{ graces?: Graces | undefined; nowMs?: numbe
 export function latestReconciliation(run: OrchestrationRun): string | null {
   const marks = [...run.receipts, ...(run.pendingDelegation ? [run.pendingDelegation] : [])].flatMap((receipt) => receipt.reconciliations ?? []);
   const latest = marks.reduce<(typeof marks)[number] | null>((found, mark) => (!found || mark.at > found.at ? mark : found), null);
-  return latest ? `${reconciliationNote(latest)} (${latest.at})` : null;
+  return latest ? reconciliationNote(latest) : null;
 }
 
 /** Read through `repositoryRunFiles` unless told otherwise: nothing outside the repository is listed. */

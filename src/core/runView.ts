@@ -263,5 +263,5 @@ const RECONCILED_STEP: Readonly<Record<ReconciliationKind, ReceiptStatus>> = { s
 
 function reconciledStep(receipt: DelegationReceipt, status: ReceiptStatus): string | null {
   const mark = receipt.reconciliations?.find((done) => RECONCILED_STEP[done.kind] === status);
-  return mark ? `${reconciliationNote(mark)} (${mark.at})` : null;
+  return mark ? reconciliationNote(mark) : null;
 }

@@ -1,6 +1,6 @@
 import { failed } from '../results.ts';
 import { abortDelegation, consumeDelegation } from '../receipts.ts';
-import type { DelegationReceipt, OrchestrationResult } from '../types.ts';
+import type { DelegationReceipt, OrchestrationResult, OrchestrationRun, PauseInfo } from '../types.ts';
 import { pauseByRef, pauseRun, reportRun, requirePending, requireRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
 import { keepViolation, refusedForRepository, repositoryViolation, settleViolation } from './violations.ts';
@@ -64,6 +64,20 @@ export function pause(ctx: OrchestrationContext, taskRef: string, input: { code:
 export const ABORT_PAUSE_CODE = 'ORCHESTRATION_DELEGATION_ABORTED';
 
 /**
+ * The run once its pending delegation is given up (`receipts`: the history with the aborted receipt):
+ * paused with `pause`, nothing pending, so the repository-wide guard no longer counts it.
+ */
+export function pausedWithoutPending(
+  ctx: OrchestrationContext,
+  run: OrchestrationRun,
+  receipts: readonly DelegationReceipt[],
+  pause: PauseInfo | null,
+  extra: Partial<OrchestrationRun> = {},
+): OrchestrationRun {
+  return withUpdates(ctx, run, { status: 'paused', nextStage: null, pendingDelegation: null, receipts, pause, ...extra });
+}
+
+/**
  * baton's way out of 0.9.2's dead end (decision 6): the pending receipt becomes `aborted` and joins
  * the history, and the run is paused recoverably with no pending delegation, so begin-or-resume can
  * resume it and the repository-wide guard no longer counts it.
@@ -85,14 +99,7 @@ export function abort(ctx: OrchestrationContext, taskRef: string, input: { reaso
     message ??= `delegation ${outcome.receipt.id} was aborted`;
   }
   message = kept ? `${message ?? 'aborted without a reason'}; ${kept.note}` : message!;
-  const updated = withUpdates(ctx, run, {
-    status: 'paused',
-    nextStage: null,
-    pendingDelegation: null,
-    receipts,
-    pause: { code: ABORT_PAUSE_CODE, message, recoverable: true },
-    ...(kept ? { violations: kept.violations } : {}),
-  });
+  const updated = pausedWithoutPending(ctx, run, receipts, { code: ABORT_PAUSE_CODE, message, recoverable: true }, kept ? { violations: kept.violations } : {});
   save(ctx, task, updated);
   return reportRun(task.taskId, updated, true);
 }

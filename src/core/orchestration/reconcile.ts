@@ -4,6 +4,7 @@ import type { DelegationReceipt, OrchestrationResult, OrchestrationRun, Reconcil
 import { pauseRun, reportRun, requireRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext, Resolved } from './steps.ts';
 import { sealMeasured } from './seal.ts';
+import { pausedWithoutPending } from './advance.ts';
 
 // Reconciliation (baton addition, docs/architecture.md "Reconciliation"): a delegation that waits
 // past its grace for an event that did not come is settled by the worker, through the same
@@ -68,13 +69,8 @@ function giveUp(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun
     `${describe(receipt)} was prepared at ${receipt.createdAt}${receipt.spawnClaim ? ` (spawn claimed at ${receipt.spawnClaim.claimedAt})` : ''} and no subagent started for it within ${graceText(graceMs)}; ` +
     `baton gave it up and released the repository. To go on: baton task ${task.taskId} begin-or-resume, then route and prepare again`;
   const keepPause = run.status === 'paused' && run.pause !== null;
-  const updated = withUpdates(ctx, run, {
-    status: 'paused',
-    nextStage: null,
-    pendingDelegation: null,
-    receipts: Object.freeze([...run.receipts, outcome.receipt]),
-    pause: keepPause ? run.pause : { code: NOT_STARTED_PAUSE_CODE, message, recoverable: true },
-  });
+  const pause = keepPause ? run.pause : { code: NOT_STARTED_PAUSE_CODE, message, recoverable: true };
+  const updated = pausedWithoutPending(ctx, run, Object.freeze([...run.receipts, outcome.receipt]), pause);
   if (keepPause) ctx.warnings.push(message);
   save(ctx, task, updated);
   return reportRun(task.taskId, updated, true);
