@@ -70,7 +70,7 @@ ${files.some((file) => file.failed > 0) ? `\n## Failures\n\n${files.flatMap((fil
    stray file counted as a path the active delegation changed; for a reviewer that is a forbidden
    write (\`DELEGATION_REVIEWER_WRITE_FORBIDDEN\`) although the reviewer did nothing wrong. Fix: the
    redelivery of the interrupted event (its journal record is still pending) removes the temp files
-   of the interrupted write (\`removeInterruptedWrites\`, src/core/atomicFile.ts, called from
+   of the interrupted write (\`removeInterruptedWrites\`, src/base/atomicFile.ts, called from
    src/workers/journal.ts); \`prune\` removes temp files of interrupted journal writes after a minute.
    Regression test: test/chaos/interruptedWrite.test.ts (fails without the fix with exactly that pause).
 2. **\`baton task\` crashed when Redis went away while it waited for its result** ("baton: Error:

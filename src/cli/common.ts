@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { REPO_ROOT_NOT_FOUND_MESSAGE, findRepoRoot } from '../core/repoRoot.ts';
+import { REPO_ROOT_NOT_FOUND_MESSAGE, findRepoRoot } from '../base/repoRoot.ts';
 import { redisTargetFromUrl } from '../queue/redisUrl.ts';
 
 // Small pieces every command shares: where the repository is, how to warn, how to print. Where

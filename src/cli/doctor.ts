@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Command } from 'commander';
 import type { ClientAdapter } from '../clients/adapter.ts';
 import { CLIENT_ADAPTERS } from '../clients/registry.ts';
-import { endpointFile } from '../core/batonDir.ts';
+import { endpointFile } from '../base/batonDir.ts';
 import { repoIdentity } from '../queue/envelope.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 import { clientQueueConfig, privateRedisUrl, queueConfigFrom } from '../queue/endpoint.ts';

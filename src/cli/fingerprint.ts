@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { findRepoRoot } from '../core/repoRoot.ts';
+import { findRepoRoot } from '../base/repoRoot.ts';
 import { createFingerprinter } from '../fingerprint/index.ts';
 import { unusedOptionWarning } from './common.ts';
 

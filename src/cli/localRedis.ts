@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { connectFast, redactRedisUrl, redisOptionsFromUrl, redisTargetFromUrl } from '../queue/connection.ts';
-import { withDeadline } from '../queue/deadline.ts';
-import { writeFileAtomic } from '../core/runStore.ts';
+import { withDeadline } from '../base/deadline.ts';
+import { writeFileAtomic } from '../base/atomicFile.ts';
 import { defaultRedisUrl, privateRedisUrl } from '../queue/endpoint.ts';
-import { privateRedisDir } from '../core/batonDir.ts';
+import { privateRedisDir } from '../base/batonDir.ts';
 import { RedisServerError, findRedisServer, launchRedisServer } from '../redisServer/launch.ts';
 
 // Finding a Redis for `baton start` and `baton demo`: the configured one (--redis, $REDIS_URL), else

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { CLIENT_ADAPTERS } from '../clients/registry.ts';
-import { writeFileAtomic } from '../core/atomicFile.ts';
+import { writeFileAtomic } from '../base/atomicFile.ts';
 import { TASK_TYPES, planNewTask, relativeTaskFile } from '../core/newTask.ts';
 import type { TaskType } from '../core/newTask.ts';
 import { WORKSPACE_PATH } from '../core/taskLayout.ts';

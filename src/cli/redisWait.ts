@@ -1,5 +1,5 @@
 import { connectFast } from '../queue/connection.ts';
-import { withDeadline } from '../queue/deadline.ts';
+import { withDeadline } from '../base/deadline.ts';
 import { redactRedisUrl } from '../queue/redisUrl.ts';
 import { findRedisServer } from '../redisServer/launch.ts';
 import { noRedisMessage } from './localRedis.ts';

@@ -2,20 +2,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import { Command, Option } from 'commander';
 import { milliseconds, parseCommand } from './options.ts';
-import { FIRST_RUN_HINT, RUN_ROW_STATUSES, filterRuns, formatRunsTable, listRuns } from '../core/runList.ts';
-import type { RunRow } from '../core/runList.ts';
+import { FIRST_RUN_HINT, RUN_ROW_STATUSES, filterRuns, formatRunsTable, listRuns } from '../runs/runList.ts';
+import type { RunRow } from '../runs/runList.ts';
 import { lookupRepoRoot } from './common.ts';
 import { checkoutRecord } from '../queue/checkoutId.ts';
 import { queueNameFor } from '../queue/eventIds.ts';
 import { readEndpoint } from '../queue/endpoint.ts';
 
 // `baton runs [--json] [--watch]`: every orchestration run of the repository, read straight from
-// the task directories (src/core/runList.ts), and which queue/machine/path they belong to.
+// the task directories (src/runs/runList.ts), and which queue/machine/path they belong to.
 // Read-only for runs (it may create the checkout id in .git/baton), no Redis. `--watch` redraws the
 // table in place until Ctrl-C, for people without a browser.
 
-export { formatRunsTable, listRuns, taskDirectories } from '../core/runList.ts';
-export type { PendingSummary, RunRow } from '../core/runList.ts';
+export { formatRunsTable, listRuns, taskDirectories } from '../runs/runList.ts';
+export type { PendingSummary, RunRow } from '../runs/runList.ts';
 
 /** Which checkout (and so which queue) this is, on which machine and path: one team Redis holds many. */
 export type CheckoutSummary = Readonly<{ id: string; queue: string; host: string; root: string; createdAt: string }>;

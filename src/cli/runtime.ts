@@ -39,8 +39,3 @@ export function batonArgv(): string[] {
   if (deno) return [deno.execPath(), 'run', '-A', batonEntry()];
   return [process.execPath, batonEntry()];
 }
-
-/** POSIX shell quoting, only where needed, so the common case stays readable in settings files. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
-}

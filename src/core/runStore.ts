@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from './atomicFile.ts';
+import { writeFileAtomic } from '../base/atomicFile.ts';
 import { describeSchemaError, orchestrationRunSchema } from './runSchema.ts';
 import { runFilePath } from './taskLayout.ts';
 import type { OrchestrationRun } from './types.ts';
@@ -46,8 +46,6 @@ export function parseRunText(text: string, file: string): RunRead {
 export function serializeRun(run: OrchestrationRun): string {
   return `${JSON.stringify(run, null, 2)}\n`;
 }
-
-export { removeInterruptedWrites, writeFileAtomic } from './atomicFile.ts';
 
 /** One file the engine wants written: full content, so applying it twice is the same as once. */
 export type RunWrite = Readonly<{ path: string; content: string }>;

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 
-import { REPO_ROOT_NOT_FOUND_MESSAGE } from './repoRoot.ts';
+import { REPO_ROOT_NOT_FOUND_MESSAGE } from '../base/repoRoot.ts';
 import {
   ARCHIVE_STATE,
   archiveDayDirs,
@@ -23,7 +23,7 @@ import type { ResolvedTaskRef, TaskState } from './types.ts';
 
 export const TASK_ID_PATTERN = /^TASK-\d{8}-\d{6}$/;
 
-export { REPO_ROOT_NOT_FOUND_MESSAGE } from './repoRoot.ts';
+export { REPO_ROOT_NOT_FOUND_MESSAGE } from '../base/repoRoot.ts';
 
 const DEFAULT_SHORT_ID_LENGTH = 2;
 // Longer keys would make the registry capacity (10^L − 1) lose integer precision and the

@@ -2,7 +2,7 @@
 // a fingerprint needs, straight from the files (no git binary, no environment variables).
 import fs from 'node:fs';
 import path from 'node:path';
-import { commonDirOf, gitDirOf } from '../core/repoRoot.ts';
+import { commonDirOf, gitDirOf } from '../base/repoRoot.ts';
 
 export type RepoConfig = {
   /** core.fileMode (default true): whether the executable bit of the work tree is trusted. */

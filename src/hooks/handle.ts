@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { clientAdapter } from '../clients/registry.ts';
-import { repositoryOf } from '../core/repoRoot.ts';
+import { repositoryOf } from '../base/repoRoot.ts';
 import { activeTaskDirs, runFilePath } from '../core/taskLayout.ts';
 import { deliver } from '../queue/deliver.ts';
 import { clientQueueConfig, privateRedisUrl } from '../queue/endpoint.ts';

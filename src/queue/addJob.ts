@@ -1,5 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis';
-import { hexDigest } from '../core/digest.ts';
+import { hexDigest } from '../base/digest.ts';
 // The Lua script BullMQ's Queue.add runs for a plain job, from the installed BullMQ itself (its
 // CommonJS build: the ESM one is not loadable as a deep import). Types: ./bullmqInternals.d.ts.
 import { addStandardJob } from 'bullmq/dist/cjs/scripts/addStandardJob-9.js';

@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomHex } from '../core/digest.ts';
-import { checkoutFile } from '../core/batonDir.ts';
+import { randomHex } from '../base/digest.ts';
+import { checkoutFile } from '../base/batonDir.ts';
 
 // Which checkout this is, as opposed to which path it sits at. Two machines (dev containers,
 // identical home layouts) often have a checkout at the same path and the same host name; a queue

@@ -1,6 +1,6 @@
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
-import { withDeadline } from './deadline.ts';
+import { withDeadline } from '../base/deadline.ts';
 import { hasHashTag } from './keys.ts';
 import { isClusterUrl, redactRedisUrl, redisTargetFromUrl } from './redisUrl.ts';
 import type { RedisTarget } from './redisUrl.ts';

@@ -1,4 +1,4 @@
-import { withDeadline } from './deadline.ts';
+import { withDeadline } from '../base/deadline.ts';
 import { queueConfigFrom } from './endpoint.ts';
 import type { JobEnvelope } from './envelope.ts';
 import type { HookQueue } from './hookTransport.ts';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 // Light imports only: the hook reads this on every event (no zod, no Redis client here).
-import { endpointFile, privateRedisDir } from '../core/batonDir.ts';
+import { endpointFile, privateRedisDir } from '../base/batonDir.ts';
 import { DEFAULT_PREFIX } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
 import { DEFAULT_REDIS_URL } from './redisUrl.ts';

@@ -1,4 +1,4 @@
-import { hexDigest, randomId } from '../core/digest.ts';
+import { hexDigest, randomId } from '../base/digest.ts';
 import fs from 'node:fs';
 import os from 'node:os';
 import { checkoutRecord } from './checkoutId.ts';

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { ConnectionOptions as TlsConnectionOptions } from 'node:tls';
-import { withDeadline } from './deadline.ts';
+import { withDeadline } from '../base/deadline.ts';
 import { redactRedisUrl, redisOptionsFromUrl } from './redisUrl.ts';
 
 // A minimal RESP2 client for the hook path. Written here rather than using ioredis because of

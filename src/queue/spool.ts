@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { spoolDir } from '../core/batonDir.ts';
-import { writeFileAtomic } from '../core/atomicFile.ts';
+import { spoolDir } from '../base/batonDir.ts';
+import { writeFileAtomic } from '../base/atomicFile.ts';
 import type { JobEnvelope } from './envelope.ts';
 
 // The local journal a hook falls back to when Redis is unreachable ("hooks never hang an agent").

@@ -1,7 +1,7 @@
 // The Lua script BullMQ's Job.remove runs, from the installed BullMQ (see addJob.ts for why its
 // CommonJS build). Types: ./bullmqInternals.d.ts.
 import { removeJob } from 'bullmq/dist/cjs/scripts/removeJob-2.js';
-import { hexDigest } from '../core/digest.ts';
+import { hexDigest } from '../base/digest.ts';
 import type { JobOutcome } from './outcome.ts';
 
 // Withdrawing a job no worker has taken (docs/architecture.md "Queue semantics"), shared by the

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { checkoutFile } from '../core/batonDir.ts';
+import { checkoutFile } from '../base/batonDir.ts';
 import { repoIdentity } from '../queue/envelope.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 

@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { runLogEntryFor, runLogFile } from '../core/runLog.ts';
+import { runLogEntryFor, runLogFile } from '../runs/runLog.ts';
 import { LATENCY_BUCKETS_S, jobKey, metricsKey } from '../queue/keys.ts';
-import { batonDir } from '../core/batonDir.ts';
+import { batonDir } from '../base/batonDir.ts';
 import type { ProcessedJob, ServedRepository } from './processor.ts';
 
 // What the worker records about each job besides applying it: the task's job log (run view links

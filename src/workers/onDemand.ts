@@ -1,7 +1,7 @@
 import type { Worker } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { connectDurable } from '../queue/connection.ts';
-import { withDeadline } from '../queue/deadline.ts';
+import { withDeadline } from '../base/deadline.ts';
 import { eventsStreamKey, workerWakeKey } from '../queue/keys.ts';
 
 // Serving on demand (docs/architecture.md "Serving on demand"): a worker process serves many

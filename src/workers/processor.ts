@@ -2,7 +2,7 @@ import os from 'node:os';
 import { UnrecoverableError } from 'bullmq';
 import { applyEvent, applyEventNow, nativeEventTarget } from '../core/engine.ts';
 import { workspaceDir } from '../core/taskLayout.ts';
-import { batonEntryIn } from '../core/batonDir.ts';
+import { batonEntryIn } from '../base/batonDir.ts';
 import { parseEnvelope } from '../queue/envelope.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { READ_ONLY_INTENTS } from '../core/intents.ts';

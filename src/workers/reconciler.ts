@@ -1,4 +1,4 @@
-import { hexDigest } from '../core/digest.ts';
+import { hexDigest } from '../base/digest.ts';
 import { dueReconciliation, repositoryPendingDelegations } from '../core/orchestration/index.ts';
 import type { Graces } from '../core/orchestration/index.ts';
 import { envelopeFor } from '../queue/eventIds.ts';

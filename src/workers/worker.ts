@@ -5,7 +5,7 @@ import { Queue, Worker } from 'bullmq';
 import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { assertPrefixFits, connectDurable, redactRedisUrl } from '../queue/connection.ts';
-import { withDeadline } from '../queue/deadline.ts';
+import { withDeadline } from '../base/deadline.ts';
 import { queueNameFor, repoIdentity } from '../queue/envelope.ts';
 import type { JobEnvelope, RepoIdentity } from '../queue/envelope.ts';
 import {
@@ -25,7 +25,7 @@ import type { QueueConfig } from '../queue/keys.ts';
 import { drainSpool, spooledFiles } from '../queue/spool.ts';
 import { warnAboutRedisConfig } from '../queue/redisSettings.ts';
 import { checkoutStamp, realpathOrNull, safeIdentity } from './checkouts.ts';
-import { batonDir } from '../core/batonDir.ts';
+import { batonDir } from '../base/batonDir.ts';
 import { CLOSE_STEP_MS, OnDemandConsumers } from './onDemand.ts';
 import { processJobData, servedRepository } from './processor.ts';
 import { recordApplied, recordFailed } from './jobRecords.ts';

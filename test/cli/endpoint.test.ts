@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { clientQueueConfig, readEndpoint, recordEndpoint, withTlsFiles } from '../../src/queue/endpoint.ts';
-import { endpointFile } from '../../src/core/batonDir.ts';
+import { endpointFile } from '../../src/base/batonDir.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 

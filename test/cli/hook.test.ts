@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decideHook, spawnFork } from '../../src/hooks/decide.ts';
 import { parseHookInput } from '../../src/hooks/payload.ts';
-import { mainRepositoryOf } from '../../src/core/repoRoot.ts';
+import { mainRepositoryOf } from '../../src/base/repoRoot.ts';
 import type { HookPayload } from '../../src/hooks/payload.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 import { parseTaskCommand } from '../../src/cli/taskArgs.ts';

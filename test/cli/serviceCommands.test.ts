@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { findRepoRoot, REPO_ROOT_NOT_FOUND_MESSAGE } from '../../src/core/repoRoot.ts';
+import { findRepoRoot, REPO_ROOT_NOT_FOUND_MESSAGE } from '../../src/base/repoRoot.ts';
 import type { ProcessedJob, ServedRepository } from '../../src/workers/processor.ts';
 import { EXIT_FAILURE, EXIT_USAGE, jobLine, quietRepeats, ServiceHost, timestampedLog } from '../../src/cli/serviceHost.ts';
 import { waitForRedis } from '../../src/cli/redisWait.ts';

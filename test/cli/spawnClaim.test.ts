@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { spoolDir } from '../../src/core/batonDir.ts';
+import { spoolDir } from '../../src/base/batonDir.ts';
 import { claimSpawn } from '../../src/hooks/spawnClaim.ts';
 import { HookReport } from '../../src/hooks/report.ts';
 import { repoIdentity } from '../../src/queue/eventIds.ts';

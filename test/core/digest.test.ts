@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hexDigest, randomHex, randomId } from '../../src/core/digest.ts';
+import { hexDigest, randomHex, randomId } from '../../src/base/digest.ts';
 import { PROJECT_ROOT } from '../support/processes.ts';
 
 // Event ids and the BullMQ script sha come from hexDigest: Node's node:crypto, Bun's native hasher.
@@ -23,7 +23,7 @@ describe('hexDigest', () => {
 
   it('gives the same digests under Bun (its native hasher)', () => {
     const bun = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'bun');
-    const script = `import { hexDigest } from ${JSON.stringify(path.join(PROJECT_ROOT, 'src/core/digest.ts'))};
+    const script = `import { hexDigest } from ${JSON.stringify(path.join(PROJECT_ROOT, 'src/base/digest.ts'))};
 const samples = ${JSON.stringify(samples)};
 console.log(JSON.stringify(samples.map((s) => [hexDigest('sha256', s), hexDigest('sha1', s)])));`;
     const run = spawnSync(bun, ['-e', script], { encoding: 'utf8', timeout: 20_000 });

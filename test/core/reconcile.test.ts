@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyEventNow } from '../../src/core/engine.ts';
 import { delegationClock, dueReconciliation } from '../../src/core/orchestration/index.ts';
-import { formatRunsTable, listRuns } from '../../src/core/runList.ts';
+import { formatRunsTable, listRuns } from '../../src/runs/runList.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
 import type { DelegationReceipt, ReconciliationKind } from '../../src/core/types.ts';
 import { TASK_ID, TASK_ID_2, memoryWorkspace, readRun, tempRepo, writeArtifact, writeTask } from '../support/fixtures.ts';

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { listRuns } from '../../src/core/runList.ts';
+import { listRuns } from '../../src/runs/runList.ts';
 import { latestReviewUnbound, unboundReview } from '../../src/core/reviewBinding.ts';
 import { TASK_ID, engineHarness, reviewWithVerdict, tempRepo, writeArtifact, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';

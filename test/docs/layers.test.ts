@@ -11,16 +11,18 @@ const SRC = path.join(PROJECT_ROOT, 'src');
 
 /** Which other layers (top-level folders of src/) each layer may import. */
 const ALLOWED: Readonly<Record<string, readonly string[]>> = {
+  base: [],
   clients: [],
-  core: ['clients'],
-  fingerprint: ['core'],
-  queue: ['core'],
+  core: ['base', 'clients'],
+  runs: ['base', 'core'],
+  fingerprint: ['base', 'core'],
+  queue: ['base', 'core'],
   redisServer: [],
-  workers: ['core', 'queue'],
-  hooks: ['clients', 'core', 'queue'],
-  dashboard: ['core', 'queue'],
+  workers: ['base', 'core', 'queue', 'runs'],
+  hooks: ['base', 'clients', 'core', 'queue'],
+  dashboard: ['base', 'core', 'queue', 'runs'],
   demo: ['clients', 'core'],
-  cli: ['clients', 'core', 'dashboard', 'demo', 'fingerprint', 'hooks', 'queue', 'redisServer', 'workers'],
+  cli: ['base', 'clients', 'core', 'dashboard', 'demo', 'fingerprint', 'hooks', 'queue', 'redisServer', 'runs', 'workers'],
 };
 
 function sourceFiles(dir: string = SRC): string[] {

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { gitDirOf } from '../../src/core/repoRoot.ts';
+import { gitDirOf } from '../../src/base/repoRoot.ts';
 import { findGitDir } from '../../src/fingerprint/repository.ts';
 import { cleanup, git, tempDir } from './helpers.ts';
 

@@ -9,7 +9,7 @@ import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { BATON_BIN, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { runScriptedClaude } from '../support/claudeScripted.ts';
-import { shellQuote } from '../../src/cli/runtime.ts';
+import { shellQuote } from '../../src/base/shellQuote.ts';
 
 // Item 9 with the REAL Claude Code 2.1.332, wired by `baton install-hooks claude-code --trust` only:
 // the main agent spawns the lifecycle executor in the foreground (Agent tool, run_in_background

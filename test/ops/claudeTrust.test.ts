@@ -7,7 +7,7 @@ import type { GitRepo } from '../support/gitRepo.ts';
 import { TASK_ID } from '../support/fixtures.ts';
 import { BATON_BIN, runBaton } from '../support/processes.ts';
 import { runScriptedClaude } from '../support/claudeScripted.ts';
-import { shellQuote } from '../../src/cli/runtime.ts';
+import { shellQuote } from '../../src/base/shellQuote.ts';
 
 // `baton install-hooks claude-code` against the REAL Claude Code 2.1.332 (issue 9, items 9 and 11),
 // headless (`claude -p`) against a scripted Messages API server on 127.0.0.1 whose main agent makes

@@ -7,7 +7,7 @@ import { CODE_ADVICE, INTENT_OWNERS, orchestratorInstructions, profiles } from '
 import { TASK_ID, tempRepo, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { BATON_BIN, PROJECT_ROOT, runBaton, runProcess } from '../support/processes.ts';
-import { shellQuote } from '../../src/cli/runtime.ts';
+import { shellQuote } from '../../src/base/shellQuote.ts';
 
 // What install-hooks tells the agents stays in step with baton (issue 9, item 11): every intent and
 // every code the instructions name is one baton has, and the agent-infra shim answers

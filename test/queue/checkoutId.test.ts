@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkoutRecord } from '../../src/queue/checkoutId.ts';
-import { checkoutFile } from '../../src/core/batonDir.ts';
+import { checkoutFile } from '../../src/base/batonDir.ts';
 import { repoIdentity } from '../../src/queue/eventIds.ts';
 import { fileURLToPath } from 'node:url';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { expect } from 'vitest';
 import { RepositoryQueueClient } from '../../src/queue/client.ts';
 import { envelopeFor, repoIdentity } from '../../src/queue/envelope.ts';
-import { batonDir as batonStateDir } from '../../src/core/batonDir.ts';
+import { batonDir as batonStateDir } from '../../src/base/batonDir.ts';
 import { TASK_ID, readRun } from './fixtures.ts';
 
 // Events flowing while Redis fails over (a Cluster master or a Sentinel-managed master stops and its

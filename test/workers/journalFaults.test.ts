@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { removeInterruptedWrites } from '../../src/core/runStore.ts';
+import { removeInterruptedWrites } from '../../src/base/atomicFile.ts';
 import type { OrchestrationResult } from '../../src/core/types.ts';
 import { EventJournal } from '../../src/workers/journal.ts';
 

@@ -7,7 +7,7 @@ import { parseReviewSummary } from '../reviewSummary.ts';
 import { looseArtifactName, looseHighestRound } from '../artifacts.ts';
 import { routeFromArtifacts } from '../route.ts';
 import { describeUnboundReview } from '../reviewBinding.ts';
-import { nextCommands, outdatedPause } from '../runView.ts';
+import { nextCommands, outdatedPause } from '../nextSteps.ts';
 import type { OrchestrationResult, OrchestrationRun } from '../types.ts';
 import {
   DEFAULT_MAX_STEPS,

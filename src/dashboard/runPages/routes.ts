@@ -1,7 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { html } from 'hono/html';
 import { streamSSE } from 'hono/streaming';
-import { RUN_ROW_STATUSES } from '../../core/runList.ts';
+import { RUN_ROW_STATUSES } from '../../runs/runList.ts';
 import type { DashboardRepository } from '../repositories.ts';
 import { repositoryRuns, runDetail, runSignature, runsSignature } from './data.ts';
 import { layout } from './layout.ts';

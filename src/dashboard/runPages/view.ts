@@ -1,7 +1,7 @@
 import { html } from 'hono/html';
-import { FIRST_RUN_HINT, RUN_ROW_STATUSES } from '../../core/runList.ts';
-import type { RunRow } from '../../core/runList.ts';
-import type { StageView, TimelineStep } from '../../core/runView.ts';
+import { FIRST_RUN_HINT, RUN_ROW_STATUSES } from '../../runs/runList.ts';
+import type { RunRow } from '../../runs/runList.ts';
+import type { StageView, TimelineStep } from '../../runs/runView.ts';
 import type { RepositoryRuns, RunDetail } from './data.ts';
 import type { Escaped } from './layout.ts';
 

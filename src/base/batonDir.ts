@@ -7,7 +7,7 @@ import { gitDirOf } from './repoRoot.ts';
 //   <gitdir>/baton/checkout.json   the checkout id naming the repository's queue (queue/checkoutId.ts)
 //   <gitdir>/baton/endpoint.json   the Redis URL and prefix a worker serves it with (queue/endpoint.ts)
 //   <gitdir>/baton/journal/        the worker's effectively-once record per event (workers/journal.ts)
-//   <gitdir>/baton/runlog/         each run's job log, for the run view (core/runLog.ts)
+//   <gitdir>/baton/runlog/         each run's job log, for the run view (src/runs/runLog.ts)
 //   <gitdir>/baton/spool/          events a hook could not queue while Redis was down (queue/spool.ts)
 //   <gitdir>/baton/redis/          the private redis-server of `baton start` (cli/localRedis.ts)
 //   <gitdir>/baton/bin/            the `agent-infra-internal` shim (install-hooks --agent-infra-shim)

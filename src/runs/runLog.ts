@@ -1,6 +1,6 @@
 import path from 'node:path';
-import type { OrchestrationResult, ReceiptStatus } from './types.ts';
-import { batonEntryIn } from './batonDir.ts';
+import type { OrchestrationResult, ReceiptStatus } from '../core/types.ts';
+import { batonEntryIn } from '../base/batonDir.ts';
 
 // The job log of a run: one JSON line per queue job the worker applied to the task, so the run view
 // can link each receipt transition to the job that made it (bull-board shows the job). The worker

@@ -1,18 +1,18 @@
 import path from 'node:path';
-import { applyEvent } from './engine.ts';
-import { parseTaskFrontmatter } from './frontmatter.ts';
-import { parseRunText } from './runStore.ts';
-import type { RunRead } from './runStore.ts';
-import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, repositoryRunFiles, runFilePath, stateDir, taskFilePath } from './taskLayout.ts';
-import type { RunFiles } from './taskLayout.ts';
-import { shortIdsByTask } from './taskRef.ts';
-import { outdatedPause } from './runView.ts';
-import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from './types.ts';
-import { DEFAULT_GRACES, delegationClock, reconciliationNote } from './reconciliation.ts';
-import type { Graces } from './reconciliation.ts';
+import { applyEvent } from '../core/engine.ts';
+import { parseTaskFrontmatter } from '../core/frontmatter.ts';
+import { parseRunText } from '../core/runStore.ts';
+import type { RunRead } from '../core/runStore.ts';
+import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, repositoryRunFiles, runFilePath, stateDir, taskFilePath } from '../core/taskLayout.ts';
+import type { RunFiles } from '../core/taskLayout.ts';
+import { shortIdsByTask } from '../core/taskRef.ts';
+import { outdatedPause } from '../core/nextSteps.ts';
+import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from '../core/types.ts';
+import { DEFAULT_GRACES, delegationClock, reconciliationNote } from '../core/reconciliation.ts';
+import type { Graces } from '../core/reconciliation.ts';
 
-export { nodeRunFiles, repositoryRunFiles } from './taskLayout.ts';
-export type { RunFiles } from './taskLayout.ts';
+export { nodeRunFiles, repositoryRunFiles } from '../core/taskLayout.ts';
+export type { RunFiles } from '../core/taskLayout.ts';
 
 // Every orchestration run of a repository, read from its task directories (active, blocked,
 // completed, archive): what `baton runs`, the run view and the metrics show. Read-only. Files are
