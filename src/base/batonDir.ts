@@ -11,7 +11,7 @@ import { gitDirOf } from './repoRoot.ts';
 //   <gitdir>/baton/spool/          events a hook could not queue while Redis was down (queue/spool.ts)
 //   <gitdir>/baton/redis/          the private redis-server of `baton start` (cli/localRedis.ts)
 //   <gitdir>/baton/bin/            the `agent-infra-internal` shim (install-hooks --agent-infra-shim)
-//   <gitdir>/baton/init.json       what `baton init` changed, for `baton uninstall` (cli/install/record.ts)
+//   <gitdir>/baton/init.json       what `baton init` changed, for `baton uninstall` (src/install/record.ts)
 
 /** The entries of `<gitdir>/baton/`, by what they hold. */
 export const BATON_ENTRIES = {

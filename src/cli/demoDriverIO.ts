@@ -7,7 +7,7 @@ import { envelopeFor, randomEventId } from '../queue/envelope.ts';
 import type { RepoIdentity } from '../queue/envelope.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { parseTaskCommand } from './taskArgs.ts';
-import { batonArgv } from './runtime.ts';
+import { batonArgv } from '../base/batonPackage.ts';
 import type { DriverIO, HookClient, JsonResult } from '../demo/driver.ts';
 
 // `baton demo`'s DriverIO (the interface src/demo/driver.ts drives baton through): lifecycle

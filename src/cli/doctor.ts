@@ -14,11 +14,11 @@ import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import { redactRedisUrl } from '../queue/redisUrl.ts';
 import { spooledFiles } from '../queue/spool.ts';
 import { lookupRepoRoot, printJson } from './common.ts';
-import { EXECUTOR, REVIEWER } from './install/instructions.ts';
-import { installContext, readText } from './install/plan.ts';
-import { batonHookPositions, batonOfHookCommand, parseSettings } from './install/settings.ts';
+import { EXECUTOR, REVIEWER } from '../install/instructions.ts';
+import { installContext, readText } from '../install/plan.ts';
+import { batonHookPositions, batonOfHookCommand, parseSettings } from '../install/settings.ts';
 import { parseCommand } from './options.ts';
-import { batonVersion } from './runtime.ts';
+import { batonVersion } from '../base/batonPackage.ts';
 
 // `baton doctor [--json]` (docs/adopting.md "baton doctor"): is this repository ready for an agent to
 // run a task through its lifecycle? One line per check, each saying what to do when it fails: Redis

@@ -1,15 +1,16 @@
 import path from 'node:path';
 import { Command } from 'commander';
-import type { ClientAdapter, PlannedFile } from '../clients/adapter.ts';
+import type { ClientAdapter } from '../clients/adapter.ts';
+import type { PlannedFile } from '../clients/installer.ts';
 import { CLIENT_ADAPTERS, clientAdapter, clientIdList } from '../clients/registry.ts';
 import { lookupRepoRoot } from './common.ts';
-import { commandNotice, installedCommand } from './install/command.ts';
-import { GITIGNORE_FILE, ignoredBy, withGitignoreLine } from './install/gitignore.ts';
-import { InstallError, applyInstall, planFile, planInstall, readText } from './install/plan.ts';
-import type { InstallPlan } from './install/plan.ts';
-import { directoriesCreated, readInitRecord, recordInit, writeInitRecord } from './install/record.ts';
-import type { InitFile } from './install/record.ts';
-import { originalOf } from './install/uninstall.ts';
+import { commandNotice, installedCommand } from '../install/command.ts';
+import { GITIGNORE_FILE, ignoredBy, withGitignoreLine } from '../install/gitignore.ts';
+import { InstallError, applyInstall, planFile, planInstall, readText } from '../install/plan.ts';
+import type { InstallPlan } from '../install/plan.ts';
+import { directoriesCreated, readInitRecord, recordInit, writeInitRecord } from '../install/record.ts';
+import type { InitFile } from '../install/record.ts';
+import { originalOf } from '../install/uninstall.ts';
 import { parseCommand } from './options.ts';
 
 // `baton init`: sets a project up for baton (docs/adopting.md): for each chosen client what

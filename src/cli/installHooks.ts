@@ -2,9 +2,10 @@ import { Command } from 'commander';
 import { CLIENT_ADAPTERS, clientAdapter, clientIdList } from '../clients/registry.ts';
 import { lookupRepoRoot } from './common.ts';
 import { parseCommand } from './options.ts';
-import { commandNotice, installedCommand } from './install/command.ts';
-import { HOOK_TIMEOUT_SECONDS, InstallError, applyInstall, planInstall } from './install/plan.ts';
-import type { InstallPlan } from './install/plan.ts';
+import { commandNotice, installedCommand } from '../install/command.ts';
+import { InstallError, applyInstall, planInstall } from '../install/plan.ts';
+import { HOOK_TIMEOUT_SECONDS } from '../install/settings.ts';
+import type { InstallPlan } from '../install/plan.ts';
 
 // `baton install-hooks <client>`: wires one client to baton in one repository (docs/wiring.md), the
 // lower-level command under `baton init` (which also writes the stage guidance and the .gitignore

@@ -56,7 +56,7 @@ async function main(argv: string[]): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === '--version' || name === '-V') {
-    const { batonVersion } = await import('./runtime.ts');
+    const { batonVersion } = await import('../base/batonPackage.ts');
     process.stdout.write(`baton ${batonVersion()}\n`);
     return 0;
   }

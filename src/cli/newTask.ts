@@ -7,9 +7,9 @@ import { TASK_TYPES, planNewTask, relativeTaskFile } from '../core/newTask.ts';
 import type { TaskType } from '../core/newTask.ts';
 import { WORKSPACE_PATH } from '../core/taskLayout.ts';
 import { lookupRepoRoot, printJson } from './common.ts';
-import { GITIGNORE_FILE, ignoresWorkspace } from './install/gitignore.ts';
-import { readText } from './install/plan.ts';
-import { installedBatonCommand } from './install/uninstall.ts';
+import { GITIGNORE_FILE, ignoresWorkspace } from '../install/gitignore.ts';
+import { readText } from '../install/plan.ts';
+import { installedBatonCommand } from '../install/uninstall.ts';
 import { parseCommand } from './options.ts';
 
 // `baton new "<title>"` (docs/adopting.md "baton new"): a task in agent-infra's layout, ready for an

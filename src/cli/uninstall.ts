@@ -3,10 +3,10 @@ import { CLIENT_ADAPTERS, clientIdList } from '../clients/registry.ts';
 import { WORKSPACE_PATH } from '../core/taskLayout.ts';
 import { lookupRepoRoot } from './common.ts';
 import { chosenClients } from './init.ts';
-import { InstallError } from './install/plan.ts';
-import { readInitRecord, writeInitRecord } from './install/record.ts';
-import { applyUninstall, planUninstall } from './install/uninstall.ts';
-import type { UninstallChange } from './install/uninstall.ts';
+import { InstallError } from '../install/plan.ts';
+import { readInitRecord, writeInitRecord } from '../install/record.ts';
+import { applyUninstall, planUninstall } from '../install/uninstall.ts';
+import type { UninstallChange } from '../install/uninstall.ts';
 import { parseCommand } from './options.ts';
 
 // `baton uninstall`: takes out of the project exactly what `baton init` put in (docs/adopting.md

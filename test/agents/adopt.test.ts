@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TestContext } from 'vitest';
-import { BLOCK_BEGIN, BLOCK_END } from '../../src/cli/install/instructions.ts';
+import { BLOCK_BEGIN, BLOCK_END } from '../../src/install/instructions.ts';
 import { clientVersions } from '../support/agentClients.ts';
 import type { ClientName, ClientVersion } from '../support/agentClients.ts';
 import { EXECUTOR, REVIEWER, asOffered, shell, spawn, spawnedIds } from '../support/agentScripts.ts';

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BLOCK_BEGIN } from '../../src/cli/install/instructions.ts';
+import { BLOCK_BEGIN } from '../../src/install/instructions.ts';
 import { clientVersions } from '../support/agentClients.ts';
 import { EXECUTOR, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
 import { recordedPayloads, worldFor } from '../support/agentWorld.ts';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
-import { guidanceOwner } from '../../src/cli/install/guidance.ts';
+import { guidanceOwner } from '../../src/install/guidance.ts';
 import { parseTypedTaskFrontmatter } from '../../src/core/frontmatter.ts';
 import { batonShimDir } from '../support/agentClients.ts';
 import { git } from '../support/gitRepo.ts';

@@ -1,10 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { clientAdapter } from '../../src/clients/registry.ts';
-import { withGitignoreLine, withoutGitignoreLine, ignoresWorkspace } from '../../src/cli/install/gitignore.ts';
-import { SKILL_NAMES, guidanceOwner, stageSkill } from '../../src/cli/install/guidance.ts';
-import { BLOCK_BEGIN, BLOCK_END, withInstructionBlock, withoutInstructionBlock } from '../../src/cli/install/instructions.ts';
-import { mergeSettings, withoutBatonHooks } from '../../src/cli/install/settings.ts';
+import { withGitignoreLine, withoutGitignoreLine, ignoresWorkspace } from '../../src/install/gitignore.ts';
+import { SKILL_NAMES, guidanceOwner, stageSkill } from '../../src/install/guidance.ts';
+import { BLOCK_BEGIN, BLOCK_END, withInstructionBlock, withoutInstructionBlock } from '../../src/install/instructions.ts';
+import { mergeSettings, withoutBatonHooks } from '../../src/install/settings.ts';
 
 // The inverses `baton uninstall` relies on for a file changed since init (docs/adopting.md
 // "Uninstall"): each takes out exactly baton's part and gives back the user's text.

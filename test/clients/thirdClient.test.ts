@@ -53,7 +53,7 @@ export const stub = {
 } as const satisfies ClientAdapter<'stub'>;
 `;
 
-const STUB_INSTALLER = `import type { ClientInstaller } from '../adapter.ts';
+const STUB_INSTALLER = `import type { ClientInstaller } from '../installer.ts';
 
 export const installer: ClientInstaller = {
   settings: (settings, commandFor) => ({ ...settings, commands: [\`\${commandFor(['task'])} *\`] }),

@@ -22,7 +22,8 @@ const ALLOWED: Readonly<Record<string, readonly string[]>> = {
   hooks: ['base', 'clients', 'core', 'queue'],
   dashboard: ['base', 'core', 'queue', 'runs'],
   demo: ['clients', 'core'],
-  cli: ['base', 'clients', 'core', 'dashboard', 'demo', 'fingerprint', 'hooks', 'queue', 'redisServer', 'runs', 'workers'],
+  install: ['base', 'clients', 'core'],
+  cli: ['base', 'clients', 'core', 'dashboard', 'demo', 'fingerprint', 'hooks', 'install', 'queue', 'redisServer', 'runs', 'workers'],
 };
 
 function sourceFiles(dir: string = SRC): string[] {

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIFECYCLE_INTENTS } from '../../src/core/events.ts';
-import { CODE_ADVICE, INTENT_OWNERS, orchestratorInstructions, profiles } from '../../src/cli/install/instructions.ts';
+import { CODE_ADVICE, INTENT_OWNERS, orchestratorInstructions, profiles } from '../../src/install/instructions.ts';
 import { TASK_ID, tempRepo, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { BATON_BIN, PROJECT_ROOT, runBaton, runProcess } from '../support/processes.ts';

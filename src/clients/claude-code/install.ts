@@ -1,4 +1,4 @@
-import type { ClientInstaller, HookSettings, InstallContext } from '../adapter.ts';
+import type { ClientInstaller, HookSettings, InstallContext } from '../installer.ts';
 import { claudeGlobalConfigFile, claudeWorkspaceTrusted, withClaudeWorkspaceTrust } from './trust.ts';
 
 // What install-hooks does for Claude Code besides hooks, profiles and instructions: the allow rule

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ClientConfigError } from '../adapter.ts';
+import { ClientConfigError } from '../installer.ts';
 
 // Claude Code ignores a project's `permissions.allow` until the workspace is trusted, and says so
 // only on stderr ("Ignoring 1 permissions.allow entry from .claude/settings.json: this workspace has

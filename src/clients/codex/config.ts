@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { parse, patch } from '@decimalturn/toml-patch';
-import { ClientConfigError } from '../adapter.ts';
+import { ClientConfigError } from '../installer.ts';
 
 // Codex runs a project's hooks only when the project is trusted
 // (`[projects."<root>"] trust_level = "trusted"` in $CODEX_HOME/config.toml) and each hook is trusted

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { ClientInstaller, InstallContext } from '../adapter.ts';
+import type { ClientInstaller, InstallContext } from '../installer.ts';
 import { codexHome, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings, withoutSandboxSettings } from './config.ts';
 
 // What install-hooks does for Codex besides hooks, profiles and instructions: the project sandbox

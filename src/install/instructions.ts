@@ -1,7 +1,7 @@
-import type { ClientAdapter, Profile } from '../../clients/adapter.ts';
-import { clientAdapter } from '../../clients/registry.ts';
-import type { IntentAudience } from '../../core/intents.ts';
-import { INTENT_AUDIENCE, LIFECYCLE_INTENTS } from '../../core/intents.ts';
+import type { ClientAdapter, Profile } from '../clients/adapter.ts';
+import { clientAdapter } from '../clients/registry.ts';
+import type { IntentAudience } from '../core/intents.ts';
+import { INTENT_AUDIENCE, LIFECYCLE_INTENTS } from '../core/intents.ts';
 
 // What `baton install-hooks` tells the agents, generated here so it follows baton's intents and
 // codes: the orchestrator instructions (a delimited block in the client's instructions file, e.g.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ClientAdapter } from '../../clients/adapter.ts';
+import type { ClientAdapter } from '../clients/adapter.ts';
 
 // baton's own stage guidance (docs/adopting.md "The stage guidance"): one skill per lifecycle
 // action (the `next.action` of route, docs/lifecycle.md §7.3), written by `baton init` where the

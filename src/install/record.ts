@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { FilePart, PlannedFile } from '../../clients/adapter.ts';
-import { initRecordFile } from '../../base/batonDir.ts';
-import { writeFileAtomic } from '../../base/atomicFile.ts';
+import type { FilePart, PlannedFile } from '../clients/installer.ts';
+import { initRecordFile } from '../base/batonDir.ts';
+import { writeFileAtomic } from '../base/atomicFile.ts';
 import { InstallError } from './plan.ts';
 
 // What `baton init` changed in the project, kept in `<gitdir>/baton/init.json` (machine-local, never

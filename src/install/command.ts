@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { shellQuote } from '../../base/shellQuote.ts';
-import { batonPackageDir } from '../runtime.ts';
+import { shellQuote } from '../base/shellQuote.ts';
+import { batonPackageDir } from '../base/batonPackage.ts';
 
 // The command the installed files run for `baton` (docs/wiring.md "The command they run"): plain
 // `baton`, which the client's shell finds on PATH, so that the files can be committed and work on

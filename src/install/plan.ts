@@ -1,11 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ClientConfigError } from '../../clients/adapter.ts';
-import type { ClientAdapter, FilePart, InstallContext, PlannedFile } from '../../clients/adapter.ts';
-import { shimDir } from '../../base/batonDir.ts';
-import { gitDirOf } from '../../base/repoRoot.ts';
-import { writeFileAtomic } from '../../base/atomicFile.ts';
-import { AGENTS_PATH } from '../../core/taskLayout.ts';
+import { ClientConfigError } from '../clients/installer.ts';
+import type { ClientAdapter } from '../clients/adapter.ts';
+import type { FilePart, InstallContext, PlannedFile } from '../clients/installer.ts';
+import { shimDir } from '../base/batonDir.ts';
+import { gitDirOf } from '../base/repoRoot.ts';
+import { writeFileAtomic } from '../base/atomicFile.ts';
+import { AGENTS_PATH } from '../core/taskLayout.ts';
 import { SKILL_NAMES, guidanceOwner, stageSkill } from './guidance.ts';
 import { orchestratorInstructions, profiles, withInstructionBlock } from './instructions.ts';
 import { batonHookPositions, hookArgs, mergeSettings, parseSettings, settingsText } from './settings.ts';
@@ -18,8 +19,6 @@ import { batonHookPositions, hookArgs, mergeSettings, parseSettings, settingsTex
 // run changes no byte. Each planned file says what it held before and which part of baton's wiring it
 // holds, which is what `baton uninstall` needs to take it out again (uninstall.ts).
 
-export { HOOK_TIMEOUT_SECONDS, isBatonHookCommand, mergeSettings } from './settings.ts';
-export type { PlannedFile } from '../../clients/adapter.ts';
 
 export type InstallOptions = Readonly<{
   /** Write the orchestrator instructions (CLAUDE.md / AGENTS.md block). Default true. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import type { ClientAdapter, HookGroup, HookSettings, InstalledHook } from '../../clients/adapter.ts';
-import { CLIENT_IDS } from '../../clients/registry.ts';
+import type { ClientAdapter } from '../clients/adapter.ts';
+import type { HookGroup, HookSettings, InstalledHook } from '../clients/installer.ts';
+import { CLIENT_IDS } from '../clients/registry.ts';
 
 // A client's hooks settings file (docs/wiring.md): baton's hook entries merged in, keeping every
 // other entry and key in its order and replacing only baton's own earlier entries; taken out again

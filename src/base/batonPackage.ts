@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * The directory of this baton's package (a checkout, or an installed package): the nearest ancestor
- * of this module holding bin/baton.mjs (dist/chunks/…, dist/…, or src/cli/… under a TypeScript loader).
+ * of this module holding bin/baton.mjs (dist/chunks/…, dist/…, or src/base/… under a TypeScript loader).
  */
 export function batonPackageDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));

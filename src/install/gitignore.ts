@@ -1,5 +1,5 @@
 import ignore from 'ignore';
-import { WORKSPACE_PATH } from '../../core/taskLayout.ts';
+import { WORKSPACE_PATH } from '../core/taskLayout.ts';
 
 // The one line `baton init` adds to the project's .gitignore (docs/lifecycle.md §1.1: the task
 // workspace is git-ignored runtime state), and its inverse for `baton uninstall`. Whether the

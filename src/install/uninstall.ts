@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ClientAdapter, FilePart, InstallContext, PlannedFile } from '../../clients/adapter.ts';
+import type { ClientAdapter } from '../clients/adapter.ts';
+import type { FilePart, InstallContext, PlannedFile } from '../clients/installer.ts';
 import { SKILL_NAMES, guidanceOwner } from './guidance.ts';
 import { EXECUTOR, REVIEWER, profiles, withoutInstructionBlock } from './instructions.ts';
 import { installContext, readText, writeKeepingMode } from './plan.ts';
