@@ -8,7 +8,8 @@ import type { RepoIdentity } from '../queue/envelope.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { parseTaskCommand } from './taskArgs.ts';
 import { batonArgv } from '../base/batonPackage.ts';
-import type { DriverIO, HookClient, JsonResult } from '../demo/driver.ts';
+import type { ClientId } from '../clients/registry.ts';
+import type { DriverIO, JsonResult } from '../demo/driver.ts';
 
 // `baton demo`'s DriverIO (the interface src/demo/driver.ts drives baton through): lifecycle
 // intents go through the repository queue exactly as `baton task` sends them (one connection for the whole demo instead of one process per intent), and native
@@ -25,7 +26,7 @@ export async function queueDriverIO(options: {
   config: QueueConfig;
   repo: RepoIdentity;
   taskRef: string;
-  client: HookClient;
+  client: ClientId;
   timeoutMs?: number;
 }): Promise<QueueDriverIO> {
   const { config, repo } = options;

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
-import type { ClientAdapter } from '../clients/adapter.ts';
+import type { InstallClient } from '../clients/installer.ts';
 import { CLIENT_ADAPTERS } from '../clients/registry.ts';
 import { endpointFile } from '../base/batonDir.ts';
 import { repoIdentity } from '../queue/envelope.ts';
@@ -104,7 +104,7 @@ function commandVersion(command: string, root: string): { ok: true; version: str
   return { ok: false, why: said };
 }
 
-async function clientChecks(root: string, client: ClientAdapter, anyInstalled: boolean): Promise<Check[]> {
+async function clientChecks(root: string, client: InstallClient, anyInstalled: boolean): Promise<Check[]> {
   const name = client.id;
   const settingsFile = client.install.settingsFile;
   const text = readText(path.join(root, settingsFile), settingsFile);
@@ -115,7 +115,7 @@ async function clientChecks(root: string, client: ClientAdapter, anyInstalled: b
     const message = `not set up here (${settingsFile} has no hook of baton's): run 'baton init --client ${name}'`;
     return [{ check: `hooks ${name}`, status: anyInstalled ? 'skip' : 'fail', message }];
   }
-  const missingEvents = client.hooks.registrations.filter((spec) => !hooks.some((hook) => hook.event === spec.event)).map((spec) => spec.event);
+  const missingEvents = client.install.hooks.filter((spec) => !hooks.some((hook) => hook.event === spec.event)).map((spec) => spec.event);
   const missingFiles = [client.install.agentFile(EXECUTOR), client.install.agentFile(REVIEWER)].filter((file) => !fs.existsSync(path.join(root, file)));
   const command = batonOfHookCommand(hooks[0]!.command) ?? 'baton';
   const checks: Check[] = [];
@@ -128,7 +128,7 @@ async function clientChecks(root: string, client: ClientAdapter, anyInstalled: b
     checks.push(
       !started.ok
         ? { check: `hooks ${name}`, status: 'fail', message: `the hooks run '${command}', which does not start here (${started.why}): put baton on PATH, or run 'baton init --command "<how to run baton>"'` }
-        : { check: `hooks ${name}`, status: 'ok', message: `${client.hooks.registrations.map((spec) => spec.event).join(', ')} run '${command}' (baton ${started.version}${started.version === mine ? '' : `; this is baton ${mine}`})` },
+        : { check: `hooks ${name}`, status: 'ok', message: `${client.install.hooks.map((spec) => spec.event).join(', ')} run '${command}' (baton ${started.version}${started.version === mine ? '' : `; this is baton ${mine}`})` },
     );
   }
   const installer = await client.install.installer();

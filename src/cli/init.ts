@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Command } from 'commander';
-import type { ClientAdapter } from '../clients/adapter.ts';
+import type { InstallClient } from '../clients/installer.ts';
 import type { PlannedFile } from '../clients/installer.ts';
 import { CLIENT_ADAPTERS, clientAdapter, clientIdList } from '../clients/registry.ts';
 import { lookupRepoRoot } from './common.ts';
@@ -21,7 +21,7 @@ import { parseCommand } from './options.ts';
 // read, and records what it changed for `baton uninstall` (install/record.ts).
 
 /** `--client all` (the default), one id, or several (repeated or comma-separated). */
-export function chosenClients(values: readonly string[] | undefined): { clients: ClientAdapter[] } | { error: string } {
+export function chosenClients(values: readonly string[] | undefined): { clients: InstallClient[] } | { error: string } {
   const ids = (values ?? ['all']).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
   if (ids.length === 0 || ids.includes('all')) return { clients: [...CLIENT_ADAPTERS] };
   const unknown = ids.find((id) => !clientAdapter(id));
@@ -70,7 +70,7 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
   const trustCommand = `baton init${options.client ? ` --client ${chosen.clients.map((client) => client.id).join(',')}` : ''} --trust`;
-  const plans: Array<{ client: ClientAdapter; plan: InstallPlan }> = [];
+  const plans: Array<{ client: InstallClient; plan: InstallPlan }> = [];
   const files: InitFile[] = [];
   let gitignore: PlannedFile;
   let record;
@@ -116,7 +116,7 @@ function usage(message: string): number {
   return 2;
 }
 
-function report(root: string, plans: ReadonlyArray<{ client: ClientAdapter; plan: InstallPlan }>, files: readonly InitFile[], command: string, dryRun: boolean): void {
+function report(root: string, plans: ReadonlyArray<{ client: InstallClient; plan: InstallPlan }>, files: readonly InitFile[], command: string, dryRun: boolean): void {
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`baton init${dryRun ? ' --dry-run' : ''} in ${root} (${plans.map(({ client }) => client.id).join(', ')}; the files run '${command}')${dryRun ? ': nothing written; it would' : ''}`);
   for (const { file } of files) out(fileLine(file, dryRun));

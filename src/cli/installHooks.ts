@@ -21,7 +21,7 @@ export async function run(argv: string[]): Promise<number> {
     .argument('<client>', clientIdList())
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .option('--command <cmd>', "how the installed hooks and agents run baton (default: 'baton', found on PATH)")
-    .option('--no-instructions', `do not write the orchestrator instructions block (${clientIdList(CLIENT_ADAPTERS.map((client) => client.instructions.file))})`);
+    .option('--no-instructions', `do not write the orchestrator instructions block (${clientIdList(CLIENT_ADAPTERS.map((client) => client.install.instructions.file))})`);
   for (const client of CLIENT_ADAPTERS) {
     for (const option of client.install.options ?? []) program.option(option.flags, `${client.id}: ${option.description}`);
   }
@@ -60,7 +60,7 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`baton install-hooks: ${error.message}\n`);
     return 1;
   }
-  const events = client.hooks.registrations.map((spec) => spec.event).join(', ');
+  const events = client.install.hooks.map((spec) => spec.event).join(', ');
   process.stdout.write(`baton install-hooks ${client.id} in ${root.root}\n`);
   for (const file of plan.files) process.stdout.write(`  ${file.outcome.padEnd(9)} ${file.path}\n`);
   process.stdout.write(`hooks (${events}) run: ${plan.command}  [timeout ${HOOK_TIMEOUT_SECONDS} s]\n`);

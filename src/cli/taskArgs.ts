@@ -1,5 +1,5 @@
 import { DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
-import { AGENT_CLIENT_IDS } from '../core/clients.ts';
+import { KNOWN_CLIENT_IDS } from '../core/clients.ts';
 import { CLIENT_ADAPTERS, clientIdList } from '../clients/registry.ts';
 import { lifecycleEventSchema } from '../core/events.ts';
 import { CONTENT_INTENTS, EVENT_FLAGS, EVENT_FLAG_SPECS, INTERNAL_INTENTS, LIFECYCLE_INTENTS, intentFlags, intentUsageLines, requiredFlags } from '../core/intents.ts';
@@ -136,7 +136,7 @@ function buildEvent(taskRef: string, intent: LifecycleIntent, flags: Map<string,
     event[EVENT_FLAG_SPECS[flag].field] = flagValue(flag, value);
   }
   const client = event.client;
-  if (typeof client === 'string' && !(AGENT_CLIENT_IDS as readonly string[]).includes(client)) usage(`unknown client '${client}'`);
+  if (typeof client === 'string' && !(KNOWN_CLIENT_IDS as readonly string[]).includes(client)) usage(`unknown client '${client}'`);
   return event;
 }
 

@@ -1,8 +1,54 @@
-// What a client's installer module (src/clients/<id>/install.ts, loaded lazily through the adapter's
-// `install.installer()`) gets from baton's installer (src/install/) and gives back: the settings file
-// it may extend, the files it plans, and the parts of baton's wiring each file holds. Types only,
-// plus the error a client's installer throws: a client folder imports nothing else of baton.
+// What baton's installer (src/install/) reads of an agent client, and what a client's installer
+// module (src/clients/<id>/install.ts, loaded lazily through `install.installer()`) gets from it and
+// gives back: the settings file it may extend, the files it plans, and the parts of baton's wiring
+// each file holds. Types only, plus the error a client's installer throws: a client folder imports
+// nothing else of baton.
 
+import type { ClientFacts } from './facts.ts';
+
+/** One hook `baton install-hooks` registers: the client's event name, its matcher, and the arguments after `baton hook <id>`. */
+export type HookRegistration = Readonly<{ event: string; matcher: string; args: readonly string[] }>;
+
+/** A lifecycle subagent profile (docs/lifecycle.md §10.1), before the client's file format. */
+export type Profile = Readonly<{ name: string; description: string; instructions: string }>;
+
+/** An install-hooks option only this client has (`--no-sandbox-config`); its installer reads the value. */
+export type ClientOption = Readonly<{ flags: string; description: string }>;
+
+/** A client as the installer sees it: its facts (id, names, stage agents) and its install part. */
+export type InstallClient = ClientFacts & Readonly<{ install: ClientInstall }>;
+
+/** The install part of an adapter. */
+export type ClientInstall = Readonly<{
+  /** The hooks install-hooks registers, in this order (the first one's command is the one it prints). */
+  hooks: readonly HookRegistration[];
+  instructions: Readonly<{
+    /** The file holding the orchestrator instructions block (repo-relative). */
+    file: string;
+    /** How the orchestrator spawns one fresh lifecycle subagent in this client. */
+    spawnAdvice: string;
+    /** Why a subagent hands its artifact to baton instead of writing it with a file tool. */
+    handOverReason: string;
+  }>;
+  /** The settings file baton's hook entries are merged into (repo-relative). */
+  settingsFile: string;
+  /** Where a lifecycle subagent profile goes (repo-relative), and its text. */
+  agentFile(name: string): string;
+  agentProfile(profile: Profile): string;
+  /**
+   * Where the client reads a project's skills (repo-relative, per skill name): `baton init` writes
+   * its stage guidance there (docs/adopting.md "The stage guidance"). `agentInfraFiles` are where
+   * agent-infra's own skill of that name would be for this client: found, they stay in charge.
+   * A client without it gets no guidance.
+   */
+  skills?: Readonly<{ file(name: string): string; agentInfraFiles(name: string): readonly string[] }>;
+  /** What install-hooks writes for this client besides hooks, profiles and instructions, for its --help. */
+  also?: string;
+  /** What `--trust` records for this client, for its --help. */
+  trust: string;
+  options?: readonly ClientOption[];
+  installer(): Promise<ClientInstaller>;
+}>;
 
 export type HookGroup = { matcher?: string; hooks: Record<string, unknown>[]; [key: string]: unknown };
 /** A client's hooks settings file: only `hooks` has a shape baton checks; every other key is kept. */

@@ -1,13 +1,15 @@
-import type { AgentClientProfile, ClientAdapter } from './adapter.ts';
+import type { ClientAdapter } from './adapter.ts';
 import { claudeCode } from './claude-code/index.ts';
 import { codex } from './codex/index.ts';
+import type { ClientFacts } from './facts.ts';
 
 // The registry: the agent clients baton drives a lifecycle with, one adapter each (adapter.ts), in
 // the order help texts list them (the first is the default of `baton demo`). Adding a client is its
-// folder plus its entry here; the hook, install-hooks, the demo, the help texts and the lifecycle
+// folder plus its entry here; the hook, the installer, the demo, the help texts and the lifecycle
 // rules (core/clients.ts) all read this list.
 const ADAPTERS = [claudeCode, codex] as const;
 
+/** The id of an agent client baton has an adapter for: the one client id of baton. */
 export type ClientId = (typeof ADAPTERS)[number]['id'];
 export const CLIENT_ADAPTERS: readonly ClientAdapter<ClientId>[] = ADAPTERS;
 
@@ -27,10 +29,13 @@ const NO_ORCHESTRATION = {
  * Clients 0.9.2's Agent Client registry knows that baton has no adapter for (docs/lifecycle.md §8):
  * `prepare --client` accepts their ids and refuses them as unable to orchestrate.
  */
-export const UNADAPTED_CLIENTS = [
-  { id: 'gemini-cli', displayName: 'Gemini CLI', capabilities: NO_ORCHESTRATION },
-  { id: 'opencode', displayName: 'OpenCode', capabilities: NO_ORCHESTRATION },
-] as const satisfies readonly AgentClientProfile[];
+const UNADAPTED_CLIENTS = [
+  { id: 'gemini-cli', displayName: 'Gemini CLI', capabilities: NO_ORCHESTRATION, stageAgents: ['gemini-cli'] },
+  { id: 'opencode', displayName: 'OpenCode', capabilities: NO_ORCHESTRATION, stageAgents: ['opencode'] },
+] as const satisfies readonly ClientFacts[];
+
+/** The lifecycle facts of every client 0.9.2's registry knows: baton's adapted clients, then the others. */
+export const KNOWN_CLIENTS: readonly ClientFacts[] = [...CLIENT_ADAPTERS, ...UNADAPTED_CLIENTS];
 
 /** The ids of the adapted clients, registry order. */
 export const CLIENT_IDS: readonly ClientId[] = CLIENT_ADAPTERS.map((adapter) => adapter.id);
@@ -40,7 +45,7 @@ export function isClientId(value: unknown): value is ClientId {
 }
 
 /** The adapter of a client id (undefined for anything else). */
-export function clientAdapter(id: string): ClientAdapter | undefined {
+export function clientAdapter(id: string): ClientAdapter<ClientId> | undefined {
   return CLIENT_ADAPTERS.find((adapter) => adapter.id === id);
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { DELEGATION_ROLES, DELEGATION_STAGES, RECONCILIATION_KINDS } from './types.ts';
-import { AGENT_CLIENT_IDS } from './clients.ts';
+import { KNOWN_CLIENT_IDS } from './clients.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
 import { EVENT_FLAG_SPECS, requiredFlags } from './intents.ts';
 
@@ -15,7 +15,7 @@ const taskRef = z.string();
 // Upstream's numbers: any integer value (Number.isInteger), not only the safe range zod's int() allows.
 const integer = z.number().refine(Number.isInteger, 'expected an integer');
 const positiveInteger = integer.refine((value) => value > 0, 'expected a positive integer');
-const client = z.enum(AGENT_CLIENT_IDS);
+const client = z.enum(KNOWN_CLIENT_IDS);
 
 export const lifecycleEventSchema = z.discriminatedUnion('intent', [
   z.strictObject({ intent: z.literal('begin-or-resume'), taskRef, maxSteps: positiveInteger.optional() }),

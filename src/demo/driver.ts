@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CLIENT_IDS, clientAdapter } from '../clients/registry.ts';
-import { stageAgentNames, type LifecycleClientId } from '../core/clients.ts';
+import type { ClientId } from '../clients/registry.ts';
 import { activeTaskDir } from '../core/taskLayout.ts';
 
 // Drives one task through the whole lifecycle the way an orchestrator and its fresh subagents do:
@@ -9,8 +9,6 @@ import { activeTaskDir } from '../core/taskLayout.ts';
 // → advance, until the commit delegation completes the run. How intents and hooks are delivered is
 // the caller's (`DriverIO`): `baton demo` sends intents through the queue in process and spawns
 // real `baton hook` processes; the tests spawn `baton task` too.
-
-export type HookClient = LifecycleClientId;
 
 export type JsonResult = Record<string, any>;
 
@@ -37,7 +35,7 @@ export type DriveOptions = Readonly<{
   root: string;
   taskRef: string;
   io: DriverIO;
-  client?: HookClient;
+  client?: ClientId;
   onStage?: (report: StageReport) => void;
   maxStages?: number;
 }>;
@@ -45,7 +43,7 @@ export type DriveOptions = Readonly<{
 export class LifecycleDriveError extends Error {}
 
 /** The native SubagentStart/SubagentStop payload a client sends (docs/lifecycle.md §10.2). */
-export function nativePayload(client: HookClient, phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string, cwd: string): string {
+export function nativePayload(client: ClientId, phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string, cwd: string): string {
   const base = {
     session_id: 'parent-session',
     transcript_path: null,
@@ -90,7 +88,7 @@ function expectStatus(what: string, result: JsonResult, expected: string): void 
 
 export async function driveLifecycle(options: DriveOptions): Promise<{ steps: string[]; final: JsonResult; stages: StageReport[] }> {
   const client = options.client ?? CLIENT_IDS[0]!;
-  const agent = stageAgentNames(client)[0]!;
+  const agent = clientAdapter(client)!.stageAgents[0];
   const { io } = options;
   // A native hook only enqueues (docs/hooks.md): it exits 0 with an empty stdout, the output both
   // clients accept. Whether its event applied shows in the next intent, which the same serialized

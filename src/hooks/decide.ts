@@ -1,4 +1,4 @@
-import type { SpawnTool } from '../clients/adapter.ts';
+import type { SpawnTool } from '../clients/hook.ts';
 import { CLIENT_ADAPTERS } from '../clients/registry.ts';
 import type { ClientId } from '../clients/registry.ts';
 import type { LifecycleEvent } from '../core/events.ts';
@@ -11,15 +11,13 @@ import type { HookPayload } from './payload.ts';
 // refuse it, check a spawn, or the lifecycle event to enqueue with its deterministic id
 // (docs/lifecycle.md §10.3 steps 3–6, plus PreToolUse: docs/hooks.md "Spawn claim (PreToolUse)").
 
-export type HookClient = ClientId;
-
 const MANAGED_PREFIX = 'agent-infra-lifecycle-';
 
 /**
  * The subagent-spawning tools of every registered client, by name. A hook recognises them whatever
  * client it runs for (install-hooks' matchers only ever send a client its own tools).
  */
-const SPAWN_TOOLS: ReadonlyMap<string, SpawnTool> = new Map(CLIENT_ADAPTERS.flatMap((client) => client.hooks.spawnTools.map((tool) => [tool.name, tool] as const)));
+const SPAWN_TOOLS: ReadonlyMap<string, SpawnTool> = new Map(CLIENT_ADAPTERS.flatMap((client) => client.hook.spawnTools.map((tool) => [tool.name, tool] as const)));
 
 export type HookDecision =
   | { kind: 'ignore' }
@@ -48,7 +46,7 @@ export function spawnFork(toolName: string, input: Record<string, unknown>): str
 export type DecideOptions = { invocationId?: string };
 
 /** Pure mapping from a payload to what the hook should do (docs/lifecycle.md §10.3 steps 3–6, plus PreToolUse). */
-export function decideHook(client: HookClient, payload: HookPayload, eventOption?: string, options: DecideOptions = {}): HookDecision {
+export function decideHook(client: ClientId, payload: HookPayload, eventOption?: string, options: DecideOptions = {}): HookDecision {
   const kind = firstText(eventOption, payload.hook_event_name, payload.event).toLowerCase();
   if (kind === 'pretooluse' || kind === 'pre-tool' || kind === 'pre_tool_use') return decideSpawn(payload, options);
   const nativeAgent = firstText(payload.agent_name, payload.agent_type, record(payload.agent).name);

@@ -8,7 +8,6 @@ import type { JobEnvelope } from '../queue/envelope.ts';
 import { envelopeFor, eventIdForNative, repoIdentity } from '../queue/eventIds.ts';
 import { DEFAULT_PREFIX } from '../queue/keys.ts';
 import { decideHook } from './decide.ts';
-import type { HookClient } from './decide.ts';
 import { HOOK_INPUT_LIMIT, HOOK_MESSAGES, firstText, parseHookInput, record, text } from './payload.ts';
 import { HookReport } from './report.ts';
 import type { HookRun } from './report.ts';
@@ -56,7 +55,7 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
     report.say(`${HOOK_MESSAGES.client}\n`);
     return report.finish(1);
   }
-  const client = adapter.id as HookClient;
+  const client = adapter.id;
   const input = parseHookInput(await readInput());
   if (!input.ok) {
     report.say(`${input.message}\n`);
@@ -91,7 +90,7 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
   const repo = repoIdentity(root);
   if (decision.kind === 'spawn-check') {
     const claim = { root, repo, client, budgetMs: request.budgetMs, verbose: request.verbose, config, ...decision, sessionId: text(input.payload.session_id) };
-    return report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter);
+    return report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter.hook);
   }
   // The delegation the event targets is part of its id: the same native ids for a later delegation
   // (a reused child id) are a new event, which neither BullMQ's job ids nor the journal may take
@@ -99,12 +98,12 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
   const target = pendingReceiptOf(root, client);
   const eventId = target ? eventIdForNative([...decision.idParts, `receipt:${target}`]) : decision.eventId;
   const envelope = envelopeFor(decision.event, repo, 'hook', eventId);
-  if (!config) return report.finish(await spoolUnconfigured(report, envelope), adapter);
+  if (!config) return report.finish(await spoolUnconfigured(report, envelope), adapter.hook);
   const outcome = await deliver(envelope, { redis: config.redisUrl, prefix: config.prefix, budgetMs: request.budgetMs }, { waitForResult: request.verbose });
   // The result goes to stderr, never stdout: stdout is the client's hook-output channel.
   if (outcome.stdout) report.say(`baton: ${outcome.stdout}`);
   if (outcome.stderr) report.notice(outcome.stderr);
-  return report.finish(outcome.exitCode, adapter);
+  return report.finish(outcome.exitCode, adapter.hook);
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ClientAdapter } from '../clients/adapter.ts';
+import type { ClientHook } from '../clients/hook.ts';
 
 // What a hook says, collected while it runs and written once it is done (docs/hooks.md "Output
 // contract"): stdout is the client's hook-output channel, so it stays empty, or carries the notices
@@ -21,9 +21,9 @@ export class HookReport {
   }
 
   /** The run: stderr, then the notices on stderr and, on exit 0, once on stdout as the client shows them. */
-  finish(exitCode: number, client?: ClientAdapter): HookRun {
+  finish(exitCode: number, client?: ClientHook): HookRun {
     if (this.#notices.length === 0) return { exitCode, stdout: '', stderr: this.#stderr };
     const text = this.#notices.join('\n');
-    return { exitCode, stdout: exitCode === 0 && client ? client.hooks.notice(text) : '', stderr: `${this.#stderr}${text}\n` };
+    return { exitCode, stdout: exitCode === 0 && client ? client.notice(text) : '', stderr: `${this.#stderr}${text}\n` };
   }
 }

@@ -3,7 +3,7 @@ import type { ClientQueueConfig } from '../queue/endpoint.ts';
 import { deliver } from '../queue/deliver.ts';
 import { envelopeFor, eventIdForNative } from '../queue/eventIds.ts';
 import type { RepoIdentity } from '../queue/eventIds.ts';
-import type { HookClient } from './decide.ts';
+import type { ClientId } from '../clients/registry.ts';
 import type { HookReport } from './report.ts';
 
 // PreToolUse on a lifecycle spawn (docs/hooks.md "Spawn claim (PreToolUse)"): claim the prepared
@@ -28,7 +28,7 @@ export const CLAIM_GRACE_MS = 1_000;
 export type SpawnClaimRequest = Readonly<{
   root: string;
   repo: RepoIdentity;
-  client: HookClient;
+  client: ClientId;
   budgetMs: number;
   verbose: boolean;
   /** null: no Redis configured for the repository. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ClientAdapter } from '../clients/adapter.ts';
+import type { InstallClient } from '../clients/installer.ts';
 
 // baton's own stage guidance (docs/adopting.md "The stage guidance"): one skill per lifecycle
 // action (the `next.action` of route, docs/lifecycle.md §7.3), written by `baton init` where the
@@ -50,12 +50,12 @@ function frontmatter(name: SkillName, description: string): string {
   return `---\nname: ${name}\ndescription: ${JSON.stringify(description)}\n---\n\n`;
 }
 
-type Context = Readonly<{ client: ClientAdapter; baton: string }>;
+type Context = Readonly<{ client: InstallClient; baton: string }>;
 
 function handOver({ client, baton }: Context, stage: string, what: string): string {
   return `## Hand the ${what} to baton
 
-Do not write \`<artifact>\` with a file tool (${client.instructions.handOverReason}). Give its whole
+Do not write \`<artifact>\` with a file tool (${client.install.instructions.handOverReason}). Give its whole
 text to baton, which checks it, writes it and records the stage in one step:
 
 \`\`\`sh
@@ -280,7 +280,7 @@ stop and report what git said.
 }
 
 /** The text of one stage skill for a client, with `baton` the command the installed files run. */
-export function stageSkill(name: SkillName, client: ClientAdapter, baton: string): string {
+export function stageSkill(name: SkillName, client: InstallClient, baton: string): string {
   const context = { client, baton };
   if (name === 'commit') return commitSkill(context);
   if (name in EXECUTORS) return executorSkill(name as keyof typeof EXECUTORS, context);

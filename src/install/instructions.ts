@@ -1,4 +1,5 @@
-import type { ClientAdapter, Profile } from '../clients/adapter.ts';
+import type { InstallClient } from '../clients/installer.ts';
+import type { Profile } from '../clients/installer.ts';
 import { clientAdapter } from '../clients/registry.ts';
 import type { IntentAudience } from '../core/intents.ts';
 import { INTENT_AUDIENCE, LIFECYCLE_INTENTS } from '../core/intents.ts';
@@ -13,7 +14,7 @@ import { INTENT_AUDIENCE, LIFECYCLE_INTENTS } from '../core/intents.ts';
 /** Who runs each intent: the intent table's audience column. */
 export const INTENT_OWNERS = INTENT_AUDIENCE;
 
-function adapterOf(id: string): ClientAdapter {
+function adapterOf(id: string): InstallClient {
   const adapter = clientAdapter(id);
   if (!adapter) throw new Error(`no agent client '${id}'`);
   return adapter;
@@ -66,7 +67,7 @@ Each command prints one line of JSON: read \`status\` (\`running\`, \`paused\`, 
 2. \`${task} <task> route\`: \`next\` names the \`action\` (skill), \`role\`, \`stage\`, \`round\` and \`artifact\`.
 3. \`${task} <task> prepare --client ${client}\`
 4. Spawn one new subagent of type \`${EXECUTOR}\` when \`next.role\` is \`executor\`, or
-   \`${REVIEWER}\` when it is \`reviewer\`: fresh, in the foreground. ${adapterOf(client).instructions.spawnAdvice}
+   \`${REVIEWER}\` when it is \`reviewer\`: fresh, in the foreground. ${adapterOf(client).install.instructions.spawnAdvice}
    Its prompt gives only the task id (\`taskId\`, \`TASK-…\`), the skill (\`next.action\`), stage, round
    and artifact.
 5. Wait until the subagent has returned. Its SubagentStop hook seals the delegation.
@@ -118,8 +119,8 @@ export function withoutInstructionBlock(text: string): string {
 // ---------------------------------------------------------------------------------------------
 // Subagent profiles (docs/lifecycle.md §10.1, plus how to hand the artifact to baton)
 
-function handOver(client: ClientAdapter, baton: string, what: string): string {
-  return `- Do not write ${what} with a file tool (${client.instructions.handOverReason}). Hand its full text to baton, which checks it,
+function handOver(client: InstallClient, baton: string, what: string): string {
+  return `- Do not write ${what} with a file tool (${client.install.instructions.handOverReason}). Hand its full text to baton, which checks it,
   writes it and records the stage in one step:
 
   \`\`\`sh

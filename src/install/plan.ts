@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ClientConfigError } from '../clients/installer.ts';
-import type { ClientAdapter } from '../clients/adapter.ts';
+import type { InstallClient } from '../clients/installer.ts';
 import type { FilePart, InstallContext, PlannedFile } from '../clients/installer.ts';
 import { shimDir } from '../base/batonDir.ts';
 import { gitDirOf } from '../base/repoRoot.ts';
@@ -105,7 +105,7 @@ exit 127
 }
 
 /** The skill files of a client that are not baton's (agent-infra's, or the user's own): found, they stay in charge. */
-export function foreignSkills(repoRoot: string, client: ClientAdapter): string[] {
+export function foreignSkills(repoRoot: string, client: InstallClient): string[] {
   const skills = client.install.skills;
   if (!skills) return [];
   const candidates = [...new Set(SKILL_NAMES.flatMap((name) => [skills.file(name), ...skills.agentInfraFiles(name)]))];
@@ -116,7 +116,7 @@ export function foreignSkills(repoRoot: string, client: ClientAdapter): string[]
 }
 
 /** The stage skills for a client: written, kept where the user edited baton's, none where agent-infra's are in charge. */
-function planGuidance(repoRoot: string, client: ClientAdapter, baton: string): { files: PlannedFile[]; guidance: GuidanceState } {
+function planGuidance(repoRoot: string, client: InstallClient, baton: string): { files: PlannedFile[]; guidance: GuidanceState } {
   const skills = client.install.skills;
   if (!skills) return { files: [], guidance: { state: 'none', foreign: [] } };
   const foreign = foreignSkills(repoRoot, client);
@@ -131,7 +131,7 @@ function planGuidance(repoRoot: string, client: ClientAdapter, baton: string): {
 /** The context a client's installer works in, for settings holding `hooks` (planned or as found). */
 export function installContext(
   repoRoot: string,
-  client: ClientAdapter,
+  client: InstallClient,
   hooks: InstallContext['hooks'],
   options: Pick<InstallOptions, 'trust' | 'trustCommand' | 'clientOptions' | 'env'>,
 ): InstallContext {
@@ -160,7 +160,7 @@ export function installContext(
 /** Everything install-hooks (or init, for one client) would write, computed without writing; throws InstallError on unreadable files. */
 export async function planInstall(
   repoRoot: string,
-  client: ClientAdapter,
+  client: InstallClient,
   commandFor: (args: readonly string[]) => string,
   options: InstallOptions = {},
 ): Promise<InstallPlan> {
@@ -193,7 +193,7 @@ export async function planInstall(
   const profileList = profiles(client.id, baton, guidance.guidance.state === 'installed');
   for (const profile of profileList) files.push(planFile(repoRoot, client.install.agentFile(profile.name), client.install.agentProfile(profile), 'profile'));
   if (options.instructions !== false) {
-    const instructionsFile = client.instructions.file;
+    const instructionsFile = client.install.instructions.file;
     const current = readText(path.join(repoRoot, instructionsFile), instructionsFile);
     files.push(planFile(repoRoot, instructionsFile, withInstructionBlock(current, orchestratorInstructions(client.id, baton, options.writtenBy)), 'instructions'));
   }
@@ -212,7 +212,7 @@ export async function planInstall(
     files.push(planFile(repoRoot, path.relative(repoRoot, path.join(dir, 'agent-infra-internal')), agentInfraShim(commandFor), 'shim', 0o755));
     notices.push(`agent-infra's lifecycle calls 'agent-infra-internal task-orchestration' from PATH: put ${dir} first on it (export PATH="${dir}:$PATH") so those calls reach baton`);
   }
-  return { files, command: commandFor(hookArgs(client, client.hooks.registrations[0]!.args)), warnings, notices, guidance: guidance.guidance };
+  return { files, command: commandFor(hookArgs(client, client.install.hooks[0]!.args)), warnings, notices, guidance: guidance.guidance };
 }
 
 /** Writes a file atomically, keeping the mode of the file it replaces (or setting `mode`). */

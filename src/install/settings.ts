@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ClientAdapter } from '../clients/adapter.ts';
+import type { InstallClient } from '../clients/installer.ts';
 import type { HookGroup, HookSettings, InstalledHook } from '../clients/installer.ts';
 import { CLIENT_IDS } from '../clients/registry.ts';
 
@@ -52,14 +52,14 @@ function mergeGroups(groups: readonly HookGroup[], ours: HookGroup): HookGroup[]
 }
 
 /** The arguments of `baton` one of the client's hooks runs. */
-export function hookArgs(client: ClientAdapter, args: readonly string[]): string[] {
+export function hookArgs(client: InstallClient, args: readonly string[]): string[] {
   return ['hook', client.id, ...args];
 }
 
 /** The client's settings with baton's hook entries merged in. */
-export function mergeSettings(existing: HookSettings, client: ClientAdapter, commandFor: (args: readonly string[]) => string): HookSettings {
+export function mergeSettings(existing: HookSettings, client: InstallClient, commandFor: (args: readonly string[]) => string): HookSettings {
   const hooks: Record<string, HookGroup[]> = { ...(existing.hooks ?? {}) };
-  for (const spec of client.hooks.registrations) {
+  for (const spec of client.install.hooks) {
     const ours: HookGroup = { matcher: spec.matcher, hooks: [{ type: 'command', command: commandFor(hookArgs(client, spec.args)), timeout: HOOK_TIMEOUT_SECONDS }] };
     hooks[spec.event] = mergeGroups(hooks[spec.event] ?? [], ours);
   }

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ClientAdapter } from '../clients/adapter.ts';
+import type { InstallClient } from '../clients/installer.ts';
 import type { FilePart, InstallContext, PlannedFile } from '../clients/installer.ts';
 import { SKILL_NAMES, guidanceOwner } from './guidance.ts';
 import { EXECUTOR, REVIEWER, profiles, withoutInstructionBlock } from './instructions.ts';
@@ -30,13 +30,13 @@ export type UninstallChange = Readonly<{
 
 export type UninstallPlan = Readonly<{ changes: UninstallChange[]; dirs: string[]; remaining: InitRecord | null }>;
 
-type Candidate = Readonly<{ path: string; part: FilePart; client: ClientAdapter | null; entry: RecordedFile | null }>;
+type Candidate = Readonly<{ path: string; part: FilePart; client: InstallClient | null; entry: RecordedFile | null }>;
 
 /** What a client's installed files are, with the context its installer needs. */
-type ClientFiles = Readonly<{ client: ClientAdapter; context: InstallContext; command: string | null; without: ReadonlyMap<string, (text: string) => string> }>;
+type ClientFiles = Readonly<{ client: InstallClient; context: InstallContext; command: string | null; without: ReadonlyMap<string, (text: string) => string> }>;
 
 /** The command a client's installed hooks run baton with, as found in its settings (null: none there). */
-export function installedBatonCommand(repoRoot: string, client: ClientAdapter): string | null {
+export function installedBatonCommand(repoRoot: string, client: InstallClient): string | null {
   const text = readText(path.join(repoRoot, client.install.settingsFile), client.install.settingsFile);
   const parsed = text === null ? null : parseSettings(text, client.install.settingsFile);
   if (!parsed?.ok) return null;
@@ -44,7 +44,7 @@ export function installedBatonCommand(repoRoot: string, client: ClientAdapter): 
   return first ? batonOfHookCommand(first.command) : null;
 }
 
-async function clientFiles(repoRoot: string, client: ClientAdapter, recordedCommand: string | null): Promise<ClientFiles> {
+async function clientFiles(repoRoot: string, client: InstallClient, recordedCommand: string | null): Promise<ClientFiles> {
   const installer = await client.install.installer();
   const context = installContext(repoRoot, client, [], {});
   const without = new Map((installer.projectFiles?.(context) ?? []).map((file) => [file.path, file.without] as const));
@@ -63,7 +63,7 @@ function profileOwner(text: string, files: ClientFiles, file: string): 'baton' |
 }
 
 /** `text` with baton's part taken out (null: nothing of the user's is left, the file goes); the same text when baton has no part in it. */
-export async function withoutBaton(part: FilePart, text: string, file: string, client: ClientAdapter | null, without?: (text: string) => string): Promise<string | null> {
+export async function withoutBaton(part: FilePart, text: string, file: string, client: InstallClient | null, without?: (text: string) => string): Promise<string | null> {
   switch (part) {
     case 'settings': {
       const parsed = parseSettings(text, file);
@@ -89,7 +89,7 @@ export async function withoutBaton(part: FilePart, text: string, file: string, c
  * part taken out; for baton's own files, null, unless the file there is not baton's (agent-infra's
  * own profile, which init replaces and uninstall puts back).
  */
-export async function originalOf(repoRoot: string, file: PlannedFile, client: ClientAdapter | null): Promise<string | null> {
+export async function originalOf(repoRoot: string, file: PlannedFile, client: InstallClient | null): Promise<string | null> {
   if (file.before === null || file.outcome === 'created') return null;
   if (file.part === 'gitignore' || file.part === 'settings' || file.part === 'instructions') return withoutBaton(file.part, file.before, file.path, client);
   if (file.part === 'client' && client) {
@@ -112,7 +112,7 @@ function candidatesOf(files: ClientFiles): Omit<Candidate, 'entry'>[] {
     { path: client.install.settingsFile, part: 'settings', client },
     { path: client.install.agentFile(EXECUTOR), part: 'profile', client },
     { path: client.install.agentFile(REVIEWER), part: 'profile', client },
-    { path: client.instructions.file, part: 'instructions', client },
+    { path: client.install.instructions.file, part: 'instructions', client },
   ];
   const skills = client.install.skills;
   if (skills) for (const name of SKILL_NAMES) list.push({ path: skills.file(name), part: 'guidance', client });
@@ -141,7 +141,7 @@ async function changeFor(repoRoot: string, candidate: Candidate, files: ClientFi
 }
 
 /** What uninstalling `clients` would change; `record` is this checkout's record of init (null: none). */
-export async function planUninstall(repoRoot: string, clients: readonly ClientAdapter[], record: InitRecord | null, options: { force?: boolean } = {}): Promise<UninstallPlan> {
+export async function planUninstall(repoRoot: string, clients: readonly InstallClient[], record: InitRecord | null, options: { force?: boolean } = {}): Promise<UninstallPlan> {
   const ids = new Set(clients.map((client) => client.id));
   const others = new Set((record?.files ?? []).map((entry) => entry.client).filter((id): id is string => id !== null && !ids.has(id)));
   const covered = (entry: RecordedFile) => (entry.client === null ? others.size === 0 : ids.has(entry.client));

@@ -16,7 +16,8 @@ import type { CliRun } from '../support/processes.ts';
 
 const redisUrl = inject('redisUrl');
 
-const STUB_ADAPTER = `import type { ClientAdapter, Profile } from '../adapter.ts';
+const STUB_ADAPTER = `import type { ClientAdapter } from '../adapter.ts';
+import type { Profile } from '../installer.ts';
 
 // A client that exists only in test/clients/thirdClient.test.ts: its own settings and profile files,
 // its own spawning tool, and its own hook-output format.
@@ -26,21 +27,21 @@ export const stub = {
   displayName: 'Stub Agent',
   capabilities: { instructions: 'integrated', skills: 'compatible', commands: 'compatible', hooks: 'experimental', subagents: 'experimental', orchestration: 'experimental', sandbox: 'compatible', verification: 'compatible' },
   stageAgents: ['stub'],
-  hooks: {
-    registrations: [
+  hook: {
+    spawnTools: [{ name: 'spawn_subagent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' }],
+    notice: (text: string) => \`\${JSON.stringify({ stub_notice: text })}\\n\`,
+  },
+  install: {
+    hooks: [
       { event: 'subagent.start', matcher: 'agent-infra-lifecycle-*', args: ['--event', 'subagent-start'] },
       { event: 'subagent.stop', matcher: 'agent-infra-lifecycle-*', args: ['--event', 'subagent-stop'] },
       { event: 'tool.before', matcher: 'spawn_subagent', args: ['--event', 'pre-tool'] },
     ],
-    spawnTools: [{ name: 'spawn_subagent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' }],
-    notice: (text: string) => \`\${JSON.stringify({ stub_notice: text })}\\n\`,
-  },
-  instructions: {
-    file: 'STUB.md',
-    spawnAdvice: 'Call spawn_subagent with that name and fork_turns "none".',
-    handOverReason: 'the stub agent has no file tool',
-  },
-  install: {
+    instructions: {
+      file: 'STUB.md',
+      spawnAdvice: 'Call spawn_subagent with that name and fork_turns "none".',
+      handOverReason: 'the stub agent has no file tool',
+    },
     settingsFile: '.stub/hooks.json',
     agentFile: (name: string) => \`.stub/agents/\${name}.json\`,
     agentProfile: (profile: Profile) => \`\${JSON.stringify(profile, null, 2)}\\n\`,

@@ -65,9 +65,9 @@ describe('docs/architecture.md "Layers"', () => {
     expect(checked).toBeGreaterThan(300);
   });
 
-  it('core reads only the client registry and the adapter interface of src/clients/', () => {
+  it('core reads only the client registry and the lifecycle facts of src/clients/', () => {
     const reached = new Set(files.filter((file) => layerOf(path.relative(SRC, file)) === 'core').flatMap(importsOf).filter((target) => layerOf(target) === 'clients'));
-    expect([...reached].sort()).toEqual([path.join('clients', 'adapter.ts'), path.join('clients', 'registry.ts')]);
+    expect([...reached].sort()).toEqual([path.join('clients', 'facts.ts'), path.join('clients', 'registry.ts')]);
   });
 
   it("the agent clients' ids are written only in their folders of src/clients/", () => {

@@ -7,7 +7,7 @@ import { applyEvent } from '../../src/core/engine.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
 import { commitWrites, parseRunText, serializeRun } from '../../src/core/runStore.ts';
 import { DELEGATION_ROLES, DELEGATION_STAGES, RECEIPT_STATUSES } from '../../src/core/types.ts';
-import { AGENT_CLIENT_IDS } from '../../src/core/clients.ts';
+import { KNOWN_CLIENT_IDS } from '../../src/core/clients.ts';
 import type { DelegationReceipt, OrchestrationRun } from '../../src/core/types.ts';
 import { envelopeFor, parseEnvelope, repoIdentity } from '../../src/queue/envelope.ts';
 import { processJobData, servedRepository } from '../../src/workers/processor.ts';
@@ -44,7 +44,7 @@ const receipt: fc.Arbitrary<DelegationReceipt> = fc.record({
   stage: fc.constantFrom(...DELEGATION_STAGES),
   round: fc.integer({ min: 1, max: 2 ** 31 }),
   artifact: fc.constantFrom('analysis.md', 'plan.md', 'review-code-r3.md', 'commit', '../../escape.md', ''),
-  client: fc.oneof(fc.constantFrom(...AGENT_CLIENT_IDS), text),
+  client: fc.oneof(fc.constantFrom(...KNOWN_CLIENT_IDS), text),
   requestedModel: nullableText,
   beforeFingerprint: fc.constantFrom('before-tree', '', '0'.repeat(40)),
   id: fc.constantFrom('r-1', 'r-2', 'r-3'),
@@ -113,7 +113,7 @@ const childId = fc.constantFrom('child-1', 'child-2', 'child-3');
 const event: fc.Arbitrary<LifecycleEvent> = fc.oneof(
   fc.record({ intent: fc.constant('begin-or-resume' as const), taskRef, maxSteps: fc.option(fc.integer({ min: 1, max: 50 }), { nil: undefined }) }, { requiredKeys: ['intent', 'taskRef'] }),
   fc.record({ intent: fc.constantFrom('route' as const, 'status' as const, 'advance' as const), taskRef }),
-  fc.record({ intent: fc.constant('prepare' as const), taskRef, client: fc.constantFrom(...AGENT_CLIENT_IDS) }),
+  fc.record({ intent: fc.constant('prepare' as const), taskRef, client: fc.constantFrom(...KNOWN_CLIENT_IDS) }),
   fc.record({ intent: fc.constant('hook-start' as const), taskRef: fc.constant('auto'), client, nativeAgent: agent, childId, parentId: fc.constantFrom('parent', 'child-1'), spawnMode: fc.constantFrom('fresh', 'fork') }),
   fc.record({ intent: fc.constant('hook-start' as const), taskRef, nativeAgent: agent, childId, parentId: fc.constantFrom('parent', 'child-1'), spawnMode: fc.constantFrom('fresh', 'fork') }),
   fc.record({ intent: fc.constant('hook-stop' as const), taskRef: fc.constant('auto'), client, nativeAgent: agent, childId }),

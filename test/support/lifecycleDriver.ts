@@ -1,5 +1,6 @@
 import { driveLifecycle as drive } from '../../src/demo/driver.ts';
-import type { HookClient, JsonResult } from '../../src/demo/driver.ts';
+import type { ClientId } from '../../src/clients/registry.ts';
+import type { JsonResult } from '../../src/demo/driver.ts';
 import { jsonOf, runBaton } from './processes.ts';
 import type { CliRun } from './processes.ts';
 
@@ -14,7 +15,7 @@ export type DriverOptions = {
   env: NodeJS.ProcessEnv;
   /** Extra args for every `baton task` call (e.g. --worker inline). */
   taskArgs?: readonly string[];
-  client?: HookClient;
+  client?: ClientId;
   /** Runs `baton` with another runtime (Bun, Deno) when given. */
   run?: (args: readonly string[], options: { env: NodeJS.ProcessEnv; input?: string; cwd?: string }) => Promise<CliRun>;
   onStep?: (line: string) => void;

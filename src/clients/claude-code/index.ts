@@ -1,4 +1,6 @@
-import { systemMessageNotice, type ClientAdapter, type Profile } from '../adapter.ts';
+import type { ClientAdapter } from '../adapter.ts';
+import { systemMessageNotice } from '../hook.ts';
+import type { Profile } from '../installer.ts';
 
 // Claude Code (docs/clients.md, docs/wiring.md "Claude Code"): hooks in .claude/settings.json, agent
 // profiles as Markdown with frontmatter, the orchestrator instructions in CLAUDE.md, skills in
@@ -13,25 +15,25 @@ export const claudeCode = {
   capabilities: { instructions: 'integrated', skills: 'integrated', commands: 'integrated', hooks: 'integrated', subagents: 'experimental', orchestration: 'experimental', sandbox: 'compatible', verification: 'compatible' },
   // Claude Code's skills report `claude`; `claude-code` is accepted too.
   stageAgents: ['claude', 'claude-code'],
-  hooks: {
-    registrations: [
-      { event: 'SubagentStart', matcher: LIFECYCLE_AGENTS, args: [] },
-      { event: 'SubagentStop', matcher: LIFECYCLE_AGENTS, args: [] },
-      // The spawning tool ("Task", renamed "Agent"): the one place a spawn can still be blocked.
-      { event: 'PreToolUse', matcher: 'Task|Agent', args: [] },
-    ],
+  hook: {
     // It forks only with `subagent_type: "fork"`, which is never a lifecycle agent; `isolation` is
     // refused for every tool.
     spawnTools: [{ name: 'task' }, { name: 'agent' }],
     notice: systemMessageNotice,
   },
-  instructions: {
-    file: 'CLAUDE.md',
-    spawnAdvice:
-      'Use the Agent tool with `subagent_type` set to that name and `run_in_background: false` (Claude Code runs subagents in the background unless told otherwise). Do not set `isolation`, do not resume an earlier subagent (SendMessage), and spawn one subagent per message.',
-    handOverReason: "Claude Code refuses a subagent's Write of report-like files such as `analysis.md`",
-  },
   install: {
+    hooks: [
+      { event: 'SubagentStart', matcher: LIFECYCLE_AGENTS, args: [] },
+      { event: 'SubagentStop', matcher: LIFECYCLE_AGENTS, args: [] },
+      // The spawning tool ("Task", renamed "Agent"): the one place a spawn can still be blocked.
+      { event: 'PreToolUse', matcher: 'Task|Agent', args: [] },
+    ],
+    instructions: {
+      file: 'CLAUDE.md',
+      spawnAdvice:
+        'Use the Agent tool with `subagent_type` set to that name and `run_in_background: false` (Claude Code runs subagents in the background unless told otherwise). Do not set `isolation`, do not resume an earlier subagent (SendMessage), and spawn one subagent per message.',
+      handOverReason: "Claude Code refuses a subagent's Write of report-like files such as `analysis.md`",
+    },
     settingsFile: '.claude/settings.json',
     agentFile: (name: string) => `.claude/agents/${name}.md`,
     agentProfile: (profile: Profile) => `---\nname: ${profile.name}\ndescription: ${JSON.stringify(profile.description)}\n---\n\n${profile.instructions}`,

@@ -1,4 +1,6 @@
-import { systemMessageNotice, type ClientAdapter, type Profile } from '../adapter.ts';
+import type { ClientAdapter } from '../adapter.ts';
+import { systemMessageNotice } from '../hook.ts';
+import type { Profile } from '../installer.ts';
 
 // Codex (docs/clients.md, docs/wiring.md "Codex"): hooks in .codex/hooks.json (each with `--event`,
 // since baton names the event itself), agent profiles as TOML, the orchestrator instructions in
@@ -13,12 +15,7 @@ export const codex = {
   // 0.9.2's capability matrix column (docs/lifecycle.md §8).
   capabilities: { instructions: 'integrated', skills: 'integrated', commands: 'compatible', hooks: 'experimental', subagents: 'experimental', orchestration: 'experimental', sandbox: 'compatible', verification: 'compatible' },
   stageAgents: ['codex'],
-  hooks: {
-    registrations: [
-      { event: 'SubagentStart', matcher: LIFECYCLE_AGENTS, args: ['--event', 'subagent-start'] },
-      { event: 'SubagentStop', matcher: LIFECYCLE_AGENTS, args: ['--event', 'subagent-stop'] },
-      { event: 'PreToolUse', matcher: '^(spawn_agent|collaborationspawn_agent|collaboration\\.spawn_agent)$', args: ['--event', 'pre-tool'] },
-    ],
+  hook: {
     // v1 `spawn_agent` forks with `fork_context: true`; the v2 collaboration tools copy `fork_turns`
     // turns of the parent's conversation, all of them when it is left out.
     spawnTools: [
@@ -28,13 +25,18 @@ export const codex = {
     ],
     notice: systemMessageNotice,
   },
-  instructions: {
-    file: 'AGENTS.md',
-    spawnAdvice:
-      'Use `spawn_agent` with `agent_type` set to that name and no inherited context (`fork_turns: "none"`; with the older tool, `fork_context: false`), then `wait_agent` until it has finished. Do not send it follow-up input.',
-    handOverReason: "Codex's sandbox keeps `.agents/` read-only",
-  },
   install: {
+    hooks: [
+      { event: 'SubagentStart', matcher: LIFECYCLE_AGENTS, args: ['--event', 'subagent-start'] },
+      { event: 'SubagentStop', matcher: LIFECYCLE_AGENTS, args: ['--event', 'subagent-stop'] },
+      { event: 'PreToolUse', matcher: '^(spawn_agent|collaborationspawn_agent|collaboration\\.spawn_agent)$', args: ['--event', 'pre-tool'] },
+    ],
+    instructions: {
+      file: 'AGENTS.md',
+      spawnAdvice:
+        'Use `spawn_agent` with `agent_type` set to that name and no inherited context (`fork_turns: "none"`; with the older tool, `fork_context: false`), then `wait_agent` until it has finished. Do not send it follow-up input.',
+      handOverReason: "Codex's sandbox keeps `.agents/` read-only",
+    },
     settingsFile: '.codex/hooks.json',
     agentFile: (name: string) => `.codex/agents/${name}.toml`,
     // A TOML literal multi-line string: no escapes (the text never holds ''').

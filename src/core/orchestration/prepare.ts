@@ -1,5 +1,5 @@
 import { failed } from '../results.ts';
-import { getAgentClientCapability, isAgentClientId, isLifecycleClientId } from '../clients.ts';
+import { isLifecycleClient, knownClient, supportsOrchestration } from '../clients.ts';
 import { prepareDelegation } from '../receipts.ts';
 import type { OrchestrationResult } from '../types.ts';
 import { errorMessage, pauseRun, reportRun, resolve, loadRun, save, withUpdates } from './steps.ts';
@@ -19,11 +19,8 @@ export async function prepare(
   if (!task.ok) return task.result;
   const { taskId } = task.value;
   // 0.9.2's registry threw on an unknown client; baton answers with a usage error instead.
-  if (!isAgentClientId(input.client)) return failed('ORCHESTRATION_PAYLOAD_INVALID', `unknown client '${input.client}'`, taskId);
-  if (
-    getAgentClientCapability(input.client, 'subagents').level === 'unsupported'
-    || getAgentClientCapability(input.client, 'orchestration').level === 'unsupported'
-  ) {
+  if (!knownClient(input.client)) return failed('ORCHESTRATION_PAYLOAD_INVALID', `unknown client '${input.client}'`, taskId);
+  if (!supportsOrchestration(input.client)) {
     return failed('ORCHESTRATION_CLIENT_UNSUPPORTED', `client '${input.client}' does not support lifecycle orchestration`, taskId);
   }
   const loaded = loadRun(ctx, task.value);
@@ -32,7 +29,7 @@ export async function prepare(
   if (!run || run.status !== 'running') return failed('ORCHESTRATION_RUN_NOT_RUNNING', 'a running orchestration is required', taskId);
   if (run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_BUSY', 'the run already has a pending delegation', taskId);
   // One pending delegation per repository, whatever the other run's status (0.9.2 guard).
-  const repositoryPending = pendingDelegations(ctx, (receipt) => isLifecycleClientId(receipt.client));
+  const repositoryPending = pendingDelegations(ctx, (receipt) => isLifecycleClient(receipt.client));
   if (repositoryPending.length > 0) {
     return failed('ORCHESTRATION_DELEGATION_BUSY', 'the repository already has a pending lifecycle delegation', taskId);
   }

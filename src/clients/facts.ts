@@ -1,0 +1,18 @@
+// The lifecycle facts of an agent client: who it is, its column of 0.9.2's capability matrix
+// (docs/lifecycle.md §8) and the agent names its subagents report. The part of an adapter the
+// lifecycle rules read (src/core/clients.ts), and the help texts.
+
+export const CAPABILITY_IDS = ['instructions', 'skills', 'commands', 'hooks', 'subagents', 'orchestration', 'sandbox', 'verification'] as const;
+export type CapabilityId = (typeof CAPABILITY_IDS)[number];
+
+export const SUPPORT_LEVELS = ['compatible', 'integrated', 'verified', 'experimental', 'unsupported'] as const;
+export type SupportLevel = (typeof SUPPORT_LEVELS)[number];
+
+/** A client of 0.9.2's Agent Client registry, as the lifecycle rules see it. */
+export type ClientFacts<Id extends string = string> = Readonly<{
+  id: Id;
+  displayName: string;
+  capabilities: Readonly<Record<CapabilityId, SupportLevel>>;
+  /** Agent names `complete-stage --agent` accepts from this client's subagents, the usual one first. */
+  stageAgents: readonly [string, ...string[]];
+}>;

@@ -1,0 +1,29 @@
+// What `baton hook` reads of an agent client: its subagent-spawning tools and how each forks, and
+// the format of what a hook says to the user. Loaded on every hook event: data and pure functions.
+
+/**
+ * A subagent-spawning tool as PreToolUse names it (compared lower-cased), and what its input means
+ * for forking (docs/hooks.md "Spawn claim (PreToolUse)"): the fork fields themselves
+ * (`fork_context`, `fork_turns`) are read the same way for every tool.
+ */
+export type SpawnTool = Readonly<{
+  name: string;
+  /** Left out, `fork_turns` copies the whole parent conversation (Codex's multi-agent v2 tools). */
+  forkTurnsDefaultToAll?: boolean;
+  /** How to spawn fresh with this tool, appended to the refusal: ` (fork_turns: "none")`. */
+  freshHint?: string;
+}>;
+
+export type ClientHook = Readonly<{
+  spawnTools: readonly SpawnTool[];
+  /** The stdout line of a hook that recorded its event and has something to tell the user (exit 0). */
+  notice(text: string): string;
+}>;
+
+/**
+ * Both clients show `{"systemMessage": "…"}` to the user for every hook event, and Codex marks a hook
+ * failed whose stdout is anything else (docs/hooks.md "Output contract").
+ */
+export function systemMessageNotice(text: string): string {
+  return `${JSON.stringify({ systemMessage: text })}\n`;
+}
