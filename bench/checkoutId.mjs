@@ -14,7 +14,7 @@ const CALLS = Number(options.calls ?? 20_000);
 const ROUNDS = Number(options.rounds ?? 7);
 
 await main(async () => {
-  const { repoIdentity } = await importSource('src/queue/eventIds.ts');
+  const { repoIdentity } = await importSource('src/queue/checkoutId.ts');
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-bench-checkout-')));
   try {
     fs.mkdirSync(path.join(root, '.git'));

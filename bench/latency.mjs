@@ -22,7 +22,9 @@ await main(async () => {
   const build = snapshotBuild();
   const redis = await startRedis();
   const { RepositoryQueueClient } = await importSource('src/queue/client.ts');
-  const { envelopeFor, randomEventId, repoIdentity } = await importSource('src/queue/envelope.ts');
+  const { envelopeFor } = await importSource('src/queue/envelope.ts');
+  const { randomEventId } = await importSource('src/queue/eventIds.ts');
+  const { repoIdentity } = await importSource('src/queue/checkoutId.ts');
   const { jobKey } = await importSource('src/queue/keys.ts');
   const raw = redisClient(redis.socket);
 

@@ -46,7 +46,9 @@ await main(async () => {
   if (options.baseline) builds.push({ label: 'before', ...snapshotBuild(path.resolve(String(options.baseline))) });
   builds.push({ label: 'after', ...snapshotBuild() });
   for (const build of builds) build.keepWarm = workerHelp(build.bin).includes('--keep-warm');
-  const { repoIdentity, envelopeFor, randomEventId } = await importSource('src/queue/envelope.ts');
+  const { envelopeFor } = await importSource('src/queue/envelope.ts');
+  const { randomEventId } = await importSource('src/queue/eventIds.ts');
+  const { repoIdentity } = await importSource('src/queue/checkoutId.ts');
   const { repositoriesKey, repositoryEntryValue } = await importSource('src/queue/keys.ts');
   const { RepositoryQueueClient } = await importSource('src/queue/client.ts');
 

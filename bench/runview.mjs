@@ -49,7 +49,9 @@ await main(async () => {
   const build = snapshotInsideProject();
   const redis = await startRedis();
   const { RepositoryQueueClient } = await importSource('src/queue/client.ts');
-  const { envelopeFor, randomEventId, repoIdentity } = await importSource('src/queue/envelope.ts');
+  const { envelopeFor } = await importSource('src/queue/envelope.ts');
+  const { randomEventId } = await importSource('src/queue/eventIds.ts');
+  const { repoIdentity } = await importSource('src/queue/checkoutId.ts');
   const { chromium } = await import('playwright-core');
 
   const repo = makeRepo({ label: 'runview', git: true });

@@ -33,7 +33,10 @@ await main(async () => {
   const build = snapshotBuild();
   const redis = await startRedis();
   const raw = redisClient(redis.socket);
-  const { envelopeFor, randomEventId, repoIdentity, queueNameFor } = await importSource('src/queue/envelope.ts');
+  const { envelopeFor } = await importSource('src/queue/envelope.ts');
+  const { randomEventId } = await importSource('src/queue/eventIds.ts');
+  const { repoIdentity } = await importSource('src/queue/checkoutId.ts');
+  const { queueNameFor } = await importSource('src/queue/keys.ts');
   const { JOB_OPTIONS } = await importSource('src/queue/keys.ts');
   const { Queue } = await import('bullmq');
 

@@ -42,7 +42,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const redis = await host.redis(options.redis, repo.root);
     if (!redis) return EXIT_FAILURE;
-    const { repoIdentity } = await import('../queue/envelope.ts');
+    const { repoIdentity } = await import('../queue/checkoutId.ts');
     const config = queueConfigFrom(redis.url, options.prefix);
     const identity = repoIdentity(repo.root);
     // Registered before the worker, so it runs once the worker has stopped (steps run newest first).
@@ -104,7 +104,7 @@ export async function run(argv: string[]): Promise<number> {
 async function forgetDemoQueue(config: { redisUrl: string; prefix: string }, checkoutId: string): Promise<void> {
   const { connectFast } = await import('../queue/connection.ts');
   const { heartbeatKey, repositoriesKey } = await import('../queue/keys.ts');
-  const { queueNameFor } = await import('../queue/envelope.ts');
+  const { queueNameFor } = await import('../queue/keys.ts');
   const redis = await connectFast(config.redisUrl, 1_000);
   try {
     const name = queueNameFor(checkoutId);

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
 import { applyEvent } from '../core/engine.ts';
-import { READ_ONLY_INTENTS } from '../core/events.ts';
+import { READ_ONLY_INTENTS } from '../core/intents.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
 import { RepositoryQueueClient } from '../queue/client.ts';
-import { envelopeFor, randomEventId } from '../queue/envelope.ts';
-import type { RepoIdentity } from '../queue/envelope.ts';
+import { envelopeFor } from '../queue/envelope.ts';
+import { randomEventId } from '../queue/eventIds.ts';
+import type { RepoIdentity } from '../queue/checkoutId.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { parseTaskCommand } from './taskArgs.ts';
 import { batonArgv } from '../base/batonPackage.ts';

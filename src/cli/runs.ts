@@ -6,7 +6,7 @@ import { FIRST_RUN_HINT, RUN_ROW_STATUSES, filterRuns, formatRunsTable, listRuns
 import type { RunRow } from '../runs/runList.ts';
 import { lookupRepoRoot } from './common.ts';
 import { checkoutRecord } from '../queue/checkoutId.ts';
-import { queueNameFor } from '../queue/eventIds.ts';
+import { queueNameFor } from '../queue/keys.ts';
 import { readEndpoint } from '../queue/endpoint.ts';
 
 // `baton runs [--json] [--watch]`: every orchestration run of the repository, read straight from

@@ -4,7 +4,8 @@ import { CLIENT_ADAPTERS, clientIdList } from '../clients/registry.ts';
 import { lifecycleEventSchema } from '../core/events.ts';
 import { CONTENT_INTENTS, EVENT_FLAGS, EVENT_FLAG_SPECS, INTERNAL_INTENTS, LIFECYCLE_INTENTS, intentFlags, intentUsageLines, requiredFlags } from '../core/intents.ts';
 import type { EventFlag } from '../core/intents.ts';
-import type { LifecycleEvent, LifecycleIntent } from '../core/events.ts';
+import type { LifecycleEvent } from '../core/events.ts';
+import type { LifecycleIntent } from '../core/intents.ts';
 
 // The grammar of `baton task <task-ref|auto> <intent> [--flag value]...`, kept from agent-infra's
 // `task-orchestration` (docs/lifecycle.md §10.4) so scripts work by swapping the command: only known

@@ -22,20 +22,43 @@ export type EngineDeps = Readonly<{
 
 export type EngineOutcome = Readonly<{ result: OrchestrationResult; writes: RunWrite[] }>;
 
-export async function applyEvent(event: LifecycleEvent, deps: EngineDeps): Promise<EngineOutcome> {
-  const tx = new RunTransaction(deps.readRun ?? readRunFile);
-  const warnings: string[] = [];
+/**
+ * One event about to be applied to one repository. Everything it looks at goes through one run
+ * transaction, so each run file is read once for the event, whether for the receipt it targets (the
+ * worker journal's duplicate check) or for applying it.
+ */
+export type PreparedEvent = Readonly<{
+  /**
+   * For a native hook event (taskRef `auto`), the receipt it would be applied to now, null when there
+   * is none; undefined for an event with a task ref. The journal replays a repeated event id only
+   * while it targets the same receipt (docs/hooks.md "Duplicates").
+   */
+  target(): string | null | undefined;
+  /** Applies the event (once): the result and the run files to write. */
+  apply(): Promise<EngineOutcome>;
+}>;
+
+export function prepareEvent(event: LifecycleEvent, deps: EngineDeps): PreparedEvent {
   const ctx: orchestration.OrchestrationContext = {
     repoRoot: deps.repoRoot,
     now: deps.now ?? (() => new Date().toISOString()),
     newId: deps.newId ?? randomUUID,
     fingerprinter: deps.fingerprinter,
-    tx,
-    warnings,
+    tx: new RunTransaction(deps.readRun ?? readRunFile),
+    warnings: [],
   };
-  const result = await dispatch(ctx, event);
-  const unique = [...new Set(warnings)];
-  return { result: unique.length > 0 ? { ...result, warnings: unique } : result, writes: tx.writes() };
+  return {
+    target: () => (event.taskRef === 'auto' ? nativeEventTarget(ctx, event) : undefined),
+    async apply() {
+      const result = await dispatch(ctx, event);
+      const unique = [...new Set(ctx.warnings)];
+      return { result: unique.length > 0 ? { ...result, warnings: unique } : result, writes: ctx.tx.writes() };
+    },
+  };
+}
+
+export function applyEvent(event: LifecycleEvent, deps: EngineDeps): Promise<EngineOutcome> {
+  return prepareEvent(event, deps).apply();
 }
 
 /** applyEvent, then write the staged run files directly (the in-process path). */
@@ -45,15 +68,11 @@ export async function applyEventNow(event: LifecycleEvent, deps: EngineDeps): Pr
   return outcome.result;
 }
 
-/**
- * For native hook events (taskRef `auto`), the receipt the event would be applied to now, read from
- * the run files; null for every other event. The journal replays a repeated event id only while it
- * targets the same receipt (docs/hooks.md "Duplicates").
- */
-export function nativeEventTarget(event: LifecycleEvent, repoRoot: string): string | null {
-  if (event.taskRef !== 'auto') return null;
-  if (event.intent !== 'hook-start' && event.intent !== 'hook-stop' && event.intent !== 'claim-spawn' && event.intent !== 'release-spawn') return null;
-  return event.client ? orchestration.nativeEventTarget(repoRoot, event.client) : null;
+const NATIVE_INTENTS: ReadonlySet<LifecycleEvent['intent']> = new Set(['hook-start', 'hook-stop', 'claim-spawn', 'release-spawn']);
+
+function nativeEventTarget(ctx: orchestration.OrchestrationContext, event: LifecycleEvent): string | null {
+  if (!NATIVE_INTENTS.has(event.intent) || !('client' in event) || !event.client) return null;
+  return orchestration.nativeEventTarget(ctx, event.client);
 }
 
 function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent): OrchestrationResult | Promise<OrchestrationResult> {

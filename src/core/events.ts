@@ -3,6 +3,7 @@ import { DELEGATION_ROLES, DELEGATION_STAGES, RECONCILIATION_KINDS } from './typ
 import { KNOWN_CLIENT_IDS } from './clients.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
 import { EVENT_FLAG_SPECS, requiredFlags } from './intents.ts';
+import type { LifecycleIntent } from './intents.ts';
 
 // The events the engine applies: one per `baton task` intent (docs/lifecycle.md §10.4 plus baton's
 // complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
@@ -98,7 +99,10 @@ export const lifecycleEventSchema = z.discriminatedUnion('intent', [
 });
 
 export type LifecycleEvent = z.infer<typeof lifecycleEventSchema>;
-export type LifecycleIntent = LifecycleEvent['intent'];
+
+// The schema and the intent table (intents.ts) name the same intents: neither compiles without the other.
+type SchemaIntent = LifecycleEvent['intent'];
+export const SAME_INTENTS: [SchemaIntent, LifecycleIntent] extends [LifecycleIntent, SchemaIntent] ? true : never = true;
 
 // The two forms of a hook event as separate variants: `auto` (a native hook, correlated by client)
 // and a task ref. The schema's refinements above guarantee the fields each form needs; these guards
@@ -121,6 +125,3 @@ export function isAutoHookStop(event: HookStop): event is AutoHookStop {
 export function isExplicitHookStop(event: HookStop): event is ExplicitHookStop {
   return event.taskRef !== 'auto' && event.exitCode !== undefined;
 }
-
-// The intent list, the internal and read-only sets are derived from the intent table (intents.ts).
-export { INTERNAL_INTENTS, LIFECYCLE_INTENTS, READ_ONLY_INTENTS } from './intents.ts';

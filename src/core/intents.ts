@@ -1,11 +1,9 @@
-import type { LifecycleIntent } from './events.ts';
-
 // The intent table: each `baton task` intent once, with its flags, which of them are required (for a
 // task ref and for `auto`, the two forms of one intent), whether it changes a run, whether only
 // baton's hooks send it, and its usage lines. The CLI's flag tables, required-flag checks and usage
 // text, and the engine's read-only and fingerprint sets are derived from it. The event schema in
-// events.ts holds the value types; a Record keyed by LifecycleIntent keeps the two in step: an intent
-// added to the schema does not compile until it is placed here.
+// events.ts holds the value types, and checks that it names the intents of this table: an intent
+// added to one does not compile until it is placed in the other.
 
 /** How a flag's value is read; the CLI owns the parsing and upstream's messages for each kind. */
 export type FlagValue = 'text' | 'integer' | 'positive-integer' | 'stage' | 'role' | 'boolean' | 'stdin';
@@ -121,12 +119,14 @@ export const INTENTS = {
     usage: ['pause --code X --message Y --recoverable true|false'],
   },
   abort: { audience: 'recovery', flags: ['reason'], required: [], usage: ['abort [--reason R]'] },
-} as const satisfies Record<LifecycleIntent, IntentSpec>;
+} as const satisfies Record<string, IntentSpec>;
 
-const specs = INTENTS as Record<LifecycleIntent, IntentSpec>;
+export type LifecycleIntent = keyof typeof INTENTS;
+
+const specs: Readonly<Record<LifecycleIntent, IntentSpec>> = INTENTS;
 
 /** Every intent, in the table's order (the order of the usage text and the install instructions). */
-export const LIFECYCLE_INTENTS = Object.keys(INTENTS) as (keyof typeof INTENTS)[];
+export const LIFECYCLE_INTENTS = Object.keys(INTENTS) as LifecycleIntent[];
 
 function intentsWhere(test: (spec: IntentSpec) => boolean): ReadonlySet<LifecycleIntent> {
   return new Set(LIFECYCLE_INTENTS.filter((intent) => test(specs[intent])));

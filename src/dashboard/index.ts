@@ -2,7 +2,7 @@ import os from 'node:os';
 import { Queue } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { assertPrefixFits, connectDurable, connectFast } from '../queue/connection.ts';
-import { queueNameFor } from '../queue/envelope.ts';
+import { queueNameFor } from '../queue/keys.ts';
 import { parseRepositoryEntry, repositoriesKey } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { createDashboardApp } from './app.ts';

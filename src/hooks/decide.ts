@@ -8,8 +8,9 @@ import { HOOK_MESSAGES, firstText, record, text, validateManagedPayload } from '
 import type { HookPayload } from './payload.ts';
 
 // What a native hook event means, decided from the payload alone (no files, no Redis): ignore it,
-// refuse it, check a spawn, or the lifecycle event to enqueue with its deterministic id
-// (docs/lifecycle.md §10.3 steps 3–6, plus PreToolUse: docs/hooks.md "Spawn claim (PreToolUse)").
+// refuse it, check a spawn, or the lifecycle event to enqueue with the parts that identify its
+// delivery, from which the hook derives the event id once it knows the delegation the event targets
+// (handle.ts) (docs/lifecycle.md §10.3 steps 3–6, plus PreToolUse: docs/hooks.md "Spawn claim (PreToolUse)").
 
 const MANAGED_PREFIX = 'agent-infra-lifecycle-';
 
@@ -24,7 +25,20 @@ export type HookDecision =
   | { kind: 'error'; message: string }
   | { kind: 'spawn-refused'; reason: string }
   | { kind: 'spawn-check'; nativeAgent: string; toolCallId: string }
-  | { kind: 'event'; event: LifecycleEvent; eventId: string; idParts: readonly (string | undefined)[] };
+  | EventDecision;
+
+/** A lifecycle event to enqueue, with the fields of its payload that identify its delivery. */
+export type EventDecision = { kind: 'event'; event: LifecycleEvent; idParts: readonly (string | undefined)[] };
+
+/**
+ * The id of a decided event (docs/hooks.md "Duplicates"): the fields that identify its delivery, and
+ * the delegation it targets when there is one (`target`, the one pending receipt of the client): the
+ * same native ids for a later delegation (a reused child id) are a new event, which neither BullMQ's
+ * job ids nor the journal may take for a duplicate (the worker's journal checks the target again).
+ */
+export function nativeEventId(decision: EventDecision, target: string | null): string {
+  return eventIdForNative(target ? [...decision.idParts, `receipt:${target}`] : decision.idParts);
+}
 
 /**
  * How a lifecycle spawn would start its child, from the spawning tool's input: null when fresh,
@@ -64,9 +78,8 @@ export function decideHook(client: ClientId, payload: HookPayload, eventOption?:
   // subagent running; baton reports it as a plain error instead (docs/differences.md).
   if (!childId) return { kind: 'error', message: 'Managed lifecycle hook event has no child identity (agent_id)' };
   const idParts = [client, phase, text(payload.session_id), childId, nativeAgent, turnIdentity(payload, options)];
-  const eventId = eventIdForNative(idParts);
   if (phase === 'stop') {
-    return { kind: 'event', eventId, idParts, event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId } };
+    return { kind: 'event', idParts, event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId } };
   }
   const parentId = firstText(payload.parent_id, payload.parent_session_id, payload.session_id);
   if (!parentId) return { kind: 'error', message: 'Managed lifecycle hook event has no parent identity (session_id)' };
@@ -84,7 +97,7 @@ export function decideHook(client: ClientId, payload: HookPayload, eventOption?:
     ...(model ? { actualModel: model } : {}),
     ...(fallbackReason ? { fallbackReason } : {}),
   };
-  return { kind: 'event', eventId, idParts, event };
+  return { kind: 'event', idParts, event };
 }
 
 /** An id for this hook invocation, where the payload has nothing that tells invocations apart. */

@@ -5,9 +5,10 @@ import { activeTaskDirs, runFilePath } from '../core/taskLayout.ts';
 import { deliver } from '../queue/deliver.ts';
 import { clientQueueConfig, privateRedisUrl } from '../queue/endpoint.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
-import { envelopeFor, eventIdForNative, repoIdentity } from '../queue/eventIds.ts';
+import { envelopeFor } from '../queue/envelope.ts';
+import { repoIdentity } from '../queue/checkoutId.ts';
 import { DEFAULT_PREFIX } from '../queue/keys.ts';
-import { decideHook } from './decide.ts';
+import { decideHook, nativeEventId } from './decide.ts';
 import { HOOK_INPUT_LIMIT, HOOK_MESSAGES, firstText, parseHookInput, record, text } from './payload.ts';
 import { HookReport } from './report.ts';
 import type { HookRun } from './report.ts';
@@ -92,14 +93,9 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
     const claim = { root, repo, client, budgetMs: request.budgetMs, verbose: request.verbose, config, ...decision, sessionId: text(input.payload.session_id) };
     return report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter.hook);
   }
-  // The delegation the event targets is part of its id: the same native ids for a later delegation
-  // (a reused child id) are a new event, which neither BullMQ's job ids nor the journal may take
-  // for a duplicate (docs/hooks.md "Duplicates"; the worker's journal checks the target again).
-  const target = pendingReceiptOf(root, client);
-  const eventId = target ? eventIdForNative([...decision.idParts, `receipt:${target}`]) : decision.eventId;
-  const envelope = envelopeFor(decision.event, repo, 'hook', eventId);
+  const envelope = envelopeFor(decision.event, repo, 'hook', nativeEventId(decision, pendingReceiptOf(root, client)));
   if (!config) return report.finish(await spoolUnconfigured(report, envelope), adapter.hook);
-  const outcome = await deliver(envelope, { redis: config.redisUrl, prefix: config.prefix, budgetMs: request.budgetMs }, { waitForResult: request.verbose });
+  const outcome = await deliver(envelope, { queue: config, budgetMs: request.budgetMs }, { waitForResult: request.verbose });
   // The result goes to stderr, never stdout: stdout is the client's hook-output channel.
   if (outcome.stdout) report.say(`baton: ${outcome.stdout}`);
   if (outcome.stderr) report.notice(outcome.stderr);

@@ -1,8 +1,10 @@
 import type { LifecycleEvent } from '../core/events.ts';
 import type { ClientQueueConfig } from '../queue/endpoint.ts';
 import { deliver } from '../queue/deliver.ts';
-import { envelopeFor, eventIdForNative } from '../queue/eventIds.ts';
-import type { RepoIdentity } from '../queue/eventIds.ts';
+import type { DeliveryTarget } from '../queue/deliver.ts';
+import { envelopeFor } from '../queue/envelope.ts';
+import { eventIdForNative } from '../queue/eventIds.ts';
+import type { RepoIdentity } from '../queue/checkoutId.ts';
 import type { ClientId } from '../clients/registry.ts';
 import type { HookReport } from './report.ts';
 
@@ -53,7 +55,7 @@ export async function claimSpawn(report: HookReport, claim: SpawnClaimRequest, n
   const notAfter = new Date(Date.now() + claim.budgetMs + CLAIM_GRACE_MS).toISOString();
   const event: LifecycleEvent = { intent: 'claim-spawn', taskRef: 'auto', client, nativeAgent, toolCallId: claim.toolCallId, notAfter };
   const envelope = envelopeFor(event, claim.repo, 'hook', eventIdForNative([client, 'claim', claim.sessionId, claim.toolCallId]));
-  const target = { redis: config.redisUrl, prefix: config.prefix, budgetMs: claim.budgetMs };
+  const target: DeliveryTarget = { queue: config, budgetMs: claim.budgetMs };
   const outcome = await deliver(envelope, target, { waitForResult: true, withdrawUnanswered: { graceMs: CLAIM_GRACE_MS } });
   const result = parseResult(outcome.stdout);
   if (result) {
@@ -88,7 +90,7 @@ const RELEASE_BUDGET_MS = 1_000;
  * Sends the release of this tool call's claim behind the claim: through the queue, or the spool
  * (drained in order before anything else is added, so the release still comes after the claim).
  */
-async function releaseClaim(claim: SpawnClaimRequest, target: { redis: string; prefix: string; budgetMs: number }, spoolOnly = false): Promise<'queued' | 'spooled'> {
+async function releaseClaim(claim: SpawnClaimRequest, target: DeliveryTarget, spoolOnly = false): Promise<'queued' | 'spooled'> {
   const event: LifecycleEvent = { intent: 'release-spawn', taskRef: 'auto', client: claim.client, toolCallId: claim.toolCallId };
   const envelope = envelopeFor(event, claim.repo, 'hook', eventIdForNative([claim.client, 'release', claim.sessionId, claim.toolCallId]));
   if (spoolOnly) {

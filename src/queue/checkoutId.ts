@@ -162,3 +162,16 @@ function reconcile(file: string, realRoot: string, recorded: CheckoutRecord): Ch
     return updated;
   });
 }
+
+/** Which checkout (id), where it is on this machine (root), and which machine says so (host). */
+export type RepoIdentity = Readonly<{ id: string; root: string; host: string }>;
+
+/**
+ * The identity a job carries (docs/architecture.md "Job envelope"): the checkout's random id, never
+ * a function of the path (two machines with a checkout at the same path get two queues), its real
+ * path and this machine's host name.
+ */
+export function repoIdentity(root: string): RepoIdentity {
+  const real = fs.realpathSync.native(root);
+  return { id: checkoutRecord(real).id, root: real, host: os.hostname() };
+}

@@ -1,9 +1,9 @@
 import type { Redis } from 'ioredis';
 import { addPlainJob } from './addJob.ts';
 import { assertPrefixFits, connectFast } from './connection.ts';
-import { queueNameFor } from './eventIds.ts';
+import { queueNameFor } from './keys.ts';
 import type { JobEnvelope } from './envelope.ts';
-import type { RepoIdentity } from './eventIds.ts';
+import type { RepoIdentity } from './checkoutId.ts';
 import { JOB_OPTIONS, eventsStreamKey, jobKey, repositoriesKey, repositoryEntryValue, servingCheck } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
 import { completedOutcome, fieldsToRecord, outcomeFromJobFields, resultSchema, workerServes } from './outcome.ts';

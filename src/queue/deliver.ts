@@ -1,7 +1,7 @@
 import { withDeadline } from '../base/deadline.ts';
-import { queueConfigFrom } from './endpoint.ts';
 import type { JobEnvelope } from './envelope.ts';
 import type { HookQueue } from './hookTransport.ts';
+import type { QueueConfig } from './keys.ts';
 import type { JobOutcome } from './outcome.ts';
 
 // How a hook hands its event to the repository's queue without ever holding the agent
@@ -35,13 +35,16 @@ export type DeliverOptions = Readonly<{
   withdrawUnanswered?: Readonly<{ graceMs: number }>;
 }>;
 
+/** Where a delivery goes (the Redis and prefix its caller resolved) and how long it may take. */
+export type DeliveryTarget = Readonly<{ queue: QueueConfig; budgetMs: number }>;
+
 /**
  * Enqueue within the budget, spooling when Redis cannot be reached; with `waitForResult`, wait for
  * the result if time allows; with `withdrawUnanswered`, take back what is not answered.
  */
-export async function deliver(envelope: JobEnvelope, args: { redis?: string; prefix?: string; budgetMs: number }, options: DeliverOptions): Promise<Delivery> {
+export async function deliver(envelope: JobEnvelope, args: DeliveryTarget, options: DeliverOptions): Promise<Delivery> {
   const deadline = Date.now() + args.budgetMs;
-  const config = queueConfigFrom(args.redis, args.prefix, envelope.repo.root);
+  const config = args.queue;
   const { connectHookQueue } = await import('./hookTransport.ts');
   const { drainSpool, spoolEvent } = await import('./spool.ts');
   const repo = envelope.repo;

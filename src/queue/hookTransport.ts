@@ -1,7 +1,7 @@
 import { evalInsteadOfEvalsha, plainJobRawCommands } from './addJob.ts';
-import { queueNameFor } from './eventIds.ts';
+import { queueNameFor } from './keys.ts';
 import type { JobEnvelope } from './envelope.ts';
-import type { RepoIdentity } from './eventIds.ts';
+import type { RepoIdentity } from './checkoutId.ts';
 
 /** The checkout a hook enqueues for (an envelope's `repo` will do: host is informational). */
 export type QueueRepo = Pick<RepoIdentity, 'id' | 'root'> & Readonly<{ host?: string }>;

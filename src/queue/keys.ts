@@ -5,6 +5,11 @@ export const DEFAULT_PREFIX = 'baton';
 
 export type QueueConfig = Readonly<{ redisUrl: string; prefix: string }>;
 
+/** The queue of a checkout: named after its id (docs/architecture.md "Job envelope"). */
+export function queueNameFor(checkoutId: string): string {
+  return `baton-${checkoutId}`;
+}
+
 /**
  * Sorted set of the workers serving the queue: "is anyone serving this repository?". A worker adds
  * itself once, when it starts serving (score: that time, ms), and removes itself when it stops; its

@@ -50,7 +50,7 @@ export async function drainSpool(repoRoot: string, add: (envelope: JobEnvelope) 
   const names = spooledFiles(repoRoot);
   if (names.length === 0) return report;
   // Loaded only when there is something to drain: a hook checks the spool on every event.
-  const { jobEnvelopeSchema } = await import('./envelope.ts');
+  const { jobEnvelopeSchema } = await import('./envelopeSchema.ts');
   for (const name of names) {
     const file = path.join(dir, name);
     let text: string;

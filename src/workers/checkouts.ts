@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { checkoutFile } from '../base/batonDir.ts';
-import { repoIdentity } from '../queue/envelope.ts';
-import type { RepoIdentity } from '../queue/envelope.ts';
+import { repoIdentity } from '../queue/checkoutId.ts';
+import type { RepoIdentity } from '../queue/checkoutId.ts';
 
 // What the worker reads of a checkout to follow its identity: cheap stat stamps, real paths, ids.
 

@@ -147,7 +147,8 @@ export class EventJournal {
       result: outcome.result as unknown as Record<string, unknown>,
       writes: outcome.writes.map((write) => {
         this.#assertWritable(write.path);
-        const before = readText(write.path);
+        // The engine read the run files it rewrites: their text is not read a second time.
+        const before = write.before !== undefined ? write.before : readText(write.path);
         return { path: write.path, content: write.content, beforeSha256: before === null ? null : sha256(before) };
       }),
     };

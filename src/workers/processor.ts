@@ -1,9 +1,9 @@
 import os from 'node:os';
 import { UnrecoverableError } from 'bullmq';
-import { applyEvent, applyEventNow, nativeEventTarget } from '../core/engine.ts';
+import { applyEventNow, prepareEvent } from '../core/engine.ts';
 import { workspaceDir } from '../core/taskLayout.ts';
 import { batonEntryIn } from '../base/batonDir.ts';
-import { parseEnvelope } from '../queue/envelope.ts';
+import { parseEnvelope } from '../queue/envelopeSchema.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { READ_ONLY_INTENTS } from '../core/intents.ts';
 import { EventJournal } from './journal.ts';
@@ -63,14 +63,10 @@ export async function processJobData(repository: ServedRepository, data: unknown
     );
   }
   try {
-    const outcome = await withTransientRetry(() =>
-      repository.journal.apply(
-        envelope.eventId,
-        () => applyEvent(event, { repoRoot: repository.root, fingerprinter: repository.fingerprinter }),
-        envelope.intent,
-        event.taskRef === 'auto' ? nativeEventTarget(event, repository.root) : undefined,
-      ),
-    );
+    const outcome = await withTransientRetry(() => {
+      const prepared = prepareEvent(event, { repoRoot: repository.root, fingerprinter: repository.fingerprinter });
+      return repository.journal.apply(envelope.eventId, prepared.apply, envelope.intent, prepared.target());
+    });
     return { envelope, ...outcome };
   } catch (error) {
     await pauseAfterFailure(repository, event, envelope, error);

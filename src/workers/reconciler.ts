@@ -1,7 +1,7 @@
 import { hexDigest } from '../base/digest.ts';
 import { dueReconciliation, repositoryPendingDelegations } from '../core/orchestration/index.ts';
 import type { Graces } from '../core/orchestration/index.ts';
-import { envelopeFor } from '../queue/eventIds.ts';
+import { envelopeFor } from '../queue/envelope.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import type { ReconciliationKind } from '../core/types.ts';
 import type { ServedRepository } from './processor.ts';

@@ -6,8 +6,10 @@ import type { Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { assertPrefixFits, connectDurable, redactRedisUrl } from '../queue/connection.ts';
 import { withDeadline } from '../base/deadline.ts';
-import { queueNameFor, repoIdentity } from '../queue/envelope.ts';
-import type { JobEnvelope, RepoIdentity } from '../queue/envelope.ts';
+import { queueNameFor } from '../queue/keys.ts';
+import { repoIdentity } from '../queue/checkoutId.ts';
+import type { JobEnvelope } from '../queue/envelope.ts';
+import type { RepoIdentity } from '../queue/checkoutId.ts';
 import {
   HEARTBEAT_INTERVAL_MS,
   HEARTBEAT_TTL_MS,
@@ -29,7 +31,7 @@ import { batonDir } from '../base/batonDir.ts';
 import { CLOSE_STEP_MS, OnDemandConsumers } from './onDemand.ts';
 import { processJobData, servedRepository } from './processor.ts';
 import { recordApplied, recordFailed } from './jobRecords.ts';
-import { LIFECYCLE_INTENTS } from '../core/events.ts';
+import { LIFECYCLE_INTENTS } from '../core/intents.ts';
 import { recordEndpoint } from '../queue/endpoint.ts';
 import type { ProcessedJob, ServedRepository } from './processor.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decideHook } from '../../src/hooks/decide.ts';
+import { decideHook, nativeEventId } from '../../src/hooks/decide.ts';
+import type { EventDecision } from '../../src/hooks/decide.ts';
 import { parseHookInput } from '../../src/hooks/payload.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 
@@ -38,6 +39,6 @@ describe.each(observed)('$name', ({ client, dir }) => {
     const stopped = decideHook(client, stop as never);
     expect(stopped).toMatchObject({ kind: 'event', event: { intent: 'hook-stop', childId: start.agent_id } });
     // The same child: a start and a stop are different events.
-    expect((stopped as { eventId: string }).eventId).not.toBe((started as { eventId: string }).eventId);
+    expect(nativeEventId(stopped as EventDecision, null)).not.toBe(nativeEventId(started as EventDecision, null));
   });
 });

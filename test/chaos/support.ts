@@ -8,7 +8,8 @@ import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import { parseRunText } from '../../src/core/runStore.ts';
 import type { DelegationReceipt, OrchestrationResult, OrchestrationRun } from '../../src/core/types.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
-import { queueNameFor, repoIdentity } from '../../src/queue/envelope.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { TASK_ID, approvedReview } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 

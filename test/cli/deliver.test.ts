@@ -9,7 +9,9 @@ import type { Withdrawal } from '../../src/queue/withdraw.ts';
 import { jobKey } from '../../src/queue/keys.ts';
 import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
-import { envelopeFor, queueNameFor, repoIdentity } from '../../src/queue/eventIds.ts';
+import { envelopeFor } from '../../src/queue/envelope.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { RawQueueClient, connectHookQueue, rawTargetFor, waitForResult } from '../../src/queue/hookTransport.ts';
 import { RepositoryQueueClient } from '../../src/queue/client.ts';
 import { spoolEvent, spooledFiles } from '../../src/queue/spool.ts';
@@ -52,7 +54,7 @@ function setup(transport: 'raw' | 'ioredis') {
   const waitList = () => redis.lrange(`${prefix}:${queueNameFor(identity.id)}:wait`, 0, -1);
   const envelope = (eventId: string, intent: 'begin-or-resume' | 'pause' = 'pause') =>
     envelopeFor(intent === 'pause' ? { intent, taskRef: TASK_ID, code: 'X', message: 'm', recoverable: true } : { intent, taskRef: TASK_ID }, identity, 'hook', eventId);
-  return { repo, prefix, identity, waitList, envelope };
+  return { repo, prefix, config: { redisUrl, prefix }, identity, waitList, envelope };
 }
 
 describe('connectHookQueue', () => {
@@ -75,9 +77,9 @@ describe('connectHookQueue', () => {
 
 describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
   it('no worker: queues the event, says so, exits 0', async () => {
-    const { envelope, waitList } = setup(transport);
+    const { envelope, config, waitList } = setup(transport);
     const event = envelope(`h-${transport}-alone`);
-    const run = await deliver(event, { budgetMs: 2_000 }, { waitForResult: false });
+    const run = await deliver(event, { queue: config, budgetMs: 2_000 }, { waitForResult: false });
     expect(run).toEqual({
       exitCode: 0,
       stdout: '',
@@ -88,9 +90,9 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
   });
 
   it('no worker, withdrawUnanswered (a blocked spawn\'s claim): the job is withdrawn and never applied; a worker started then finds nothing', async () => {
-    const { envelope, waitList, prefix, repo: checkout } = setup(transport);
+    const { envelope, config, waitList, prefix, repo: checkout } = setup(transport);
     const event = envelope(`h-${transport}-withdrawn`);
-    const run = await deliver(event, { budgetMs: 2_000 }, { waitForResult: true, withdrawUnanswered: { graceMs: 500 } });
+    const run = await deliver(event, { queue: config, budgetMs: 2_000 }, { waitForResult: true, withdrawUnanswered: { graceMs: 500 } });
     expect(run).toEqual({
       exitCode: 0,
       stdout: '',
@@ -101,24 +103,24 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
     expect(await redis.exists(jobKey(prefix, queueNameFor(event.repo.id), event.eventId))).toBe(0);
     worker = await startBatonWorker({ queue: { redisUrl, prefix }, repos: [checkout.root], createFingerprinter });
     const later = envelope(`h-${transport}-after`, 'begin-or-resume');
-    expect(JSON.parse((await deliver(later, { budgetMs: 10_000 }, { waitForResult: true })).stdout)).toMatchObject({ status: 'running' });
+    expect(JSON.parse((await deliver(later, { queue: config, budgetMs: 10_000 }, { waitForResult: true })).stdout)).toMatchObject({ status: 'running' });
     expect(readRun(checkout.taskDir).status).toBe('running');
   });
 
   it('a worker that does not answer within the budget (queue paused from the dashboard), withdrawUnanswered: withdrawn, not applied after the queue resumes', async () => {
-    const { envelope, prefix, repo: checkout, identity } = setup(transport);
+    const { envelope, config, prefix, repo: checkout, identity } = setup(transport);
     worker = await startBatonWorker({ queue: { redisUrl, prefix }, repos: [checkout.root], createFingerprinter });
-    expect(JSON.parse((await deliver(envelope(`h-${transport}-begin`, 'begin-or-resume'), { budgetMs: 10_000 }, { waitForResult: true })).stdout)).toMatchObject({ status: 'running' });
+    expect(JSON.parse((await deliver(envelope(`h-${transport}-begin`, 'begin-or-resume'), { queue: config, budgetMs: 10_000 }, { waitForResult: true })).stdout)).toMatchObject({ status: 'running' });
     const queue = new Queue(queueNameFor(identity.id), { connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions, prefix, skipVersionCheck: true });
     try {
       await queue.pause();
       const paused = envelope(`h-${transport}-unanswered`);
-      const run = await deliver(paused, { budgetMs: 600 }, { waitForResult: true, withdrawUnanswered: { graceMs: 200 } });
+      const run = await deliver(paused, { queue: config, budgetMs: 600 }, { waitForResult: true, withdrawUnanswered: { graceMs: 200 } });
       expect(run).toMatchObject({ exitCode: 0, stdout: '', fate: 'withdrawn' });
       expect(run.stderr).toBe(`baton: the pause event ${paused.eventId} was not applied within the hook budget (600 ms); it was withdrawn before any worker took it: it is never applied\n`);
       await queue.resume();
       const marker = envelope(`h-${transport}-marker`, 'begin-or-resume');
-      expect((await deliver(marker, { budgetMs: 10_000 }, { waitForResult: true })).fate).toBe('answered');
+      expect((await deliver(marker, { queue: config, budgetMs: 10_000 }, { waitForResult: true })).fate).toBe('answered');
       expect(readRun(checkout.taskDir).status).toBe('running');
     } finally {
       await queue.close();
@@ -126,13 +128,13 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
   });
 
   it('drains the spool first, in order, then adds its own event', async () => {
-    const { envelope, waitList, repo: checkout } = setup(transport);
+    const { envelope, config, waitList, repo: checkout } = setup(transport);
     const first = envelope(`h-${transport}-spooled-1`);
     const second = envelope(`h-${transport}-spooled-2`);
     spoolEvent(checkout.root, first);
     spoolEvent(checkout.root, second);
     const own = envelope(`h-${transport}-own`);
-    const run = await deliver(own, { budgetMs: 2_000 }, { waitForResult: false });
+    const run = await deliver(own, { queue: config, budgetMs: 2_000 }, { waitForResult: false });
     expect(run.exitCode).toBe(0);
     // BullMQ's wait list is LPUSHed: the newest job first.
     expect(await waitList()).toEqual([own.eventId, second.eventId, first.eventId]);
@@ -140,9 +142,9 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
   });
 
   it('Redis unreachable: spools the event and says where', async () => {
-    const { envelope, repo: checkout } = setup(transport);
+    const { envelope, config, repo: checkout } = setup(transport);
     const event = envelope(`h-${transport}-down`);
-    const run = await deliver(event, { redis: `unix:///nonexistent-${process.pid}/redis.sock`, budgetMs: 500 }, { waitForResult: false });
+    const run = await deliver(event, { queue: { ...config, redisUrl: `unix:///nonexistent-${process.pid}/redis.sock` }, budgetMs: 500 }, { waitForResult: false });
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toBe('');
     const files = spooledFiles(checkout.root);
@@ -154,15 +156,15 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
   });
 
   it('with a worker: waitForResult prints the applied result; without it, returns once queued and the worker applies it', async () => {
-    const { envelope, prefix, repo: checkout, identity } = setup(transport);
+    const { envelope, config, prefix, repo: checkout, identity } = setup(transport);
     worker = await startBatonWorker({ queue: { redisUrl, prefix }, repos: [checkout.root], createFingerprinter });
-    const begun = await deliver(envelope(`h-${transport}-begin`, 'begin-or-resume'), { budgetMs: 10_000 }, { waitForResult: true });
+    const begun = await deliver(envelope(`h-${transport}-begin`, 'begin-or-resume'), { queue: config, budgetMs: 10_000 }, { waitForResult: true });
     expect(begun.exitCode).toBe(0);
     expect(begun.stderr).toBe('');
     expect(JSON.parse(begun.stdout)).toMatchObject({ status: 'running', taskId: TASK_ID });
 
     const paused = envelope(`h-${transport}-pause`);
-    const queued = await deliver(paused, { budgetMs: 10_000 }, { waitForResult: false });
+    const queued = await deliver(paused, { queue: config, budgetMs: 10_000 }, { waitForResult: false });
     expect(queued).toEqual({ exitCode: 0, stdout: '', stderr: '', fate: 'queued' });
     const outcome = await waitForResult({ redisUrl, prefix }, identity, paused.eventId, 10_000);
     expect(outcome).toMatchObject({ kind: 'completed', value: { status: 'paused' } });
@@ -182,9 +184,9 @@ describe('deliver against a server that accepts connections and never answers', 
     const server = net.createServer((connection) => connection.on('data', (chunk) => received.push(chunk)));
     await new Promise<void>((resolve) => server.listen(socket, resolve));
     try {
-      const { envelope, repo: checkout } = setup('raw');
+      const { envelope, config, repo: checkout } = setup('raw');
       const event = envelope('h-mute');
-      const run = await deliver(event, { redis: `unix://${socket}`, budgetMs: 300 }, { waitForResult: false });
+      const run = await deliver(event, { queue: { ...config, redisUrl: `unix://${socket}` }, budgetMs: 300 }, { waitForResult: false });
       expect(run.exitCode).toBe(0);
       expect(run.stderr).toContain('baton: Redis unreachable (Redis did not answer within the hook budget (300 ms)); pause event spooled to ');
       expect(spooledFiles(checkout.root)).toHaveLength(1);

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
-import { queueNameFor, repoIdentity } from '../../src/queue/eventIds.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { tempRepo, uniquePrefix } from '../support/fixtures.ts';
 import { PROJECT_ROOT, batonEnv, runBaton } from '../support/processes.ts';
 

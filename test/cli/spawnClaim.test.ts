@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { spoolDir } from '../../src/base/batonDir.ts';
 import { claimSpawn } from '../../src/hooks/spawnClaim.ts';
 import { HookReport } from '../../src/hooks/report.ts';
-import { repoIdentity } from '../../src/queue/eventIds.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';

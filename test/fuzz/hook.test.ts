@@ -3,10 +3,12 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { decideHook } from '../../src/hooks/decide.ts';
+import { decideHook, nativeEventId } from '../../src/hooks/decide.ts';
 import { parseHookInput, validateManagedPayload } from '../../src/hooks/payload.ts';
 import { lifecycleEventSchema } from '../../src/core/events.ts';
-import { EVENT_ID_PATTERN, envelopeFor, parseEnvelope } from '../../src/queue/envelope.ts';
+import { EVENT_ID_PATTERN } from '../../src/queue/eventIds.ts';
+import { envelopeFor } from '../../src/queue/envelope.ts';
+import { parseEnvelope } from '../../src/queue/envelopeSchema.ts';
 import { TASK_ID, tempRepo, uniquePrefix, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { batonEnv, runBaton } from '../support/processes.ts';
@@ -143,9 +145,9 @@ describe('hook payloads in process', () => {
         if (decision.kind === 'error') expect(decision.message.length).toBeGreaterThan(0);
         if (decision.kind === 'spawn-refused') expect(decision.reason).toMatch(/^baton: DELEGATION_(FORK|ISOLATION)_FORBIDDEN: /);
         if (decision.kind !== 'event') return;
-        expect(decision.eventId).toMatch(EVENT_ID_PATTERN);
+        expect(nativeEventId(decision, null)).toMatch(EVENT_ID_PATTERN);
         expect(lifecycleEventSchema.safeParse(decision.event).success).toBe(true);
-        const check = parseEnvelope(JSON.parse(JSON.stringify(envelopeFor(decision.event, repo, 'hook', decision.eventId))));
+        const check = parseEnvelope(JSON.parse(JSON.stringify(envelopeFor(decision.event, repo, 'hook', nativeEventId(decision, null)))));
         expect(check.ok, check.ok ? '' : check.message).toBe(true);
         // The same payload of the same invocation gets the same id (a Codex turn_id stands in for
         // the invocation id: its duplicates dedupe across invocations).

@@ -9,7 +9,9 @@ import { commitWrites, parseRunText, serializeRun } from '../../src/core/runStor
 import { DELEGATION_ROLES, DELEGATION_STAGES, RECEIPT_STATUSES } from '../../src/core/types.ts';
 import { KNOWN_CLIENT_IDS } from '../../src/core/clients.ts';
 import type { DelegationReceipt, OrchestrationRun } from '../../src/core/types.ts';
-import { envelopeFor, parseEnvelope, repoIdentity } from '../../src/queue/envelope.ts';
+import { envelopeFor } from '../../src/queue/envelope.ts';
+import { parseEnvelope } from '../../src/queue/envelopeSchema.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { processJobData, servedRepository } from '../../src/workers/processor.ts';
 import { TASK_ID, TASK_ID_2, fakeFingerprinter, tempRepo, writeApprovedThroughCode, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';

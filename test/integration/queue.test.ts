@@ -12,7 +12,9 @@ import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/proce
 import type { WorkerProcess } from '../support/processes.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
-import { envelopeFor, queueNameFor, repoIdentity } from '../../src/queue/envelope.ts';
+import { envelopeFor } from '../../src/queue/envelope.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // Queue semantics of docs/architecture.md against real Redis and real worker processes.
 

@@ -10,7 +10,7 @@ import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/proce
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
 import { dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
-import { repoIdentity } from '../../src/queue/envelope.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { doStageWork, queueFor } from '../chaos/support.ts';
 import type { StageNext } from '../chaos/support.ts';
 

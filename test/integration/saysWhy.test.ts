@@ -9,7 +9,7 @@ import { nativePayload } from '../support/lifecycleDriver.ts';
 import { HOOK_WAITS_FOR_RESULT, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { URL_PATTERN } from '../support/services.ts';
-import { repoIdentity } from '../../src/queue/envelope.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // What a user of the built `baton` is told when the lifecycle does something they did not expect
 // (issue 16 item 4, issue 18 item 5): a review without a **Review Input** line is accepted with a

@@ -7,7 +7,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { activeTaskDir, taskFilePath } from '../../src/core/taskLayout.ts';
 import { RepositoryQueueClient } from '../../src/queue/client.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
-import { envelopeFor, eventIdForKey, queueNameFor, repoIdentity } from '../../src/queue/envelope.ts';
+import { envelopeFor } from '../../src/queue/envelope.ts';
+import { eventIdForKey } from '../../src/queue/eventIds.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { jobKey, workersKey } from '../../src/queue/keys.ts';
 import { TASK_ID, TASK_ID_2, readRun, taskMd, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';

@@ -13,7 +13,9 @@ import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
 import { URL_PATTERN, dashboardUrlOf, launchBrowser, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
-import { eventIdForKey, queueNameFor, repoIdentity } from '../../src/queue/envelope.ts';
+import { eventIdForKey } from '../../src/queue/eventIds.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // The dashboard in a real browser (headless Debian Chromium through playwright-core): a repository
 // queue shown by its path, a completed job's orchestration result, a failed job that the read-only

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LIFECYCLE_INTENTS } from '../../src/core/events.ts';
+import { LIFECYCLE_INTENTS } from '../../src/core/intents.ts';
 import { CODE_ADVICE, INTENT_OWNERS, orchestratorInstructions, profiles } from '../../src/install/instructions.ts';
 import { TASK_ID, tempRepo, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';

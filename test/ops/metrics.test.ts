@@ -11,7 +11,8 @@ import type { ServiceProcess } from '../support/services.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { stepContext, task, wholeStage } from '../support/runSteps.ts';
 import type { StepContext } from '../support/runSteps.ts';
-import { eventIdForKey, repoIdentity } from '../../src/queue/envelope.ts';
+import { eventIdForKey } from '../../src/queue/eventIds.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // /metrics after a real lifecycle: every counter matches what the test made happen (events per
 // intent and result, a job that failed, the latency histogram, queue depth, runs by status, pending

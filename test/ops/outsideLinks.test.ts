@@ -9,7 +9,7 @@ import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
 import { dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
 import { activeTaskDir } from '../../src/core/taskLayout.ts';
-import { repoIdentity } from '../../src/queue/envelope.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // Task files that lead out of the repository (issue 18, item 6): the run listing and the run page
 // show what they read to whoever may open the dashboard, so a task.md (or a run file) linked to a

@@ -10,7 +10,7 @@ import { dashboardUrlOf, launchBrowser, startBaton } from '../support/services.t
 import type { ServiceProcess } from '../support/services.ts';
 import { completeStage, startStage, stepContext, task, titledTask, wholeStage } from '../support/runSteps.ts';
 import type { StepContext } from '../support/runSteps.ts';
-import { repoIdentity } from '../../src/queue/envelope.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // The run view in a real browser (headless Chromium through playwright-core), fed by a real
 // lifecycle: hooks and `baton task` processes, a worker with its dashboard. What a person sees:

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkoutRecord } from '../../src/queue/checkoutId.ts';
 import { checkoutFile } from '../../src/base/batonDir.ts';
-import { repoIdentity } from '../../src/queue/eventIds.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { fileURLToPath } from 'node:url';
 
 const repoPath = (relative: string) => fileURLToPath(new URL(`../../${relative}`, import.meta.url));
@@ -57,7 +57,7 @@ describe('checkout identity', () => {
     const root = checkoutAt(path.join(scratch(), 'app'));
     const go = path.join(path.dirname(root), 'go');
     // Each process loads, says ready, waits for the starting gun, then asks for the identity.
-    const script = `import fs from 'node:fs'; import { repoIdentity } from ${JSON.stringify(repoPath('src/queue/eventIds.ts'))};
+    const script = `import fs from 'node:fs'; import { repoIdentity } from ${JSON.stringify(repoPath('src/queue/checkoutId.ts'))};
       process.stdout.write('ready\\n'); while (!fs.existsSync(${JSON.stringify(go)})) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
       process.stdout.write(repoIdentity(${JSON.stringify(root)}).id);`;
     let ready = 0;

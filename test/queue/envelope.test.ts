@@ -2,7 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { envelopeFor, eventIdForKey, parseEnvelope, queueNameFor, randomEventId, repoIdentity } from '../../src/queue/envelope.ts';
+import { envelopeFor } from '../../src/queue/envelope.ts';
+import { eventIdForKey, randomEventId } from '../../src/queue/eventIds.ts';
+import { parseEnvelope } from '../../src/queue/envelopeSchema.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { prefixProblem, redisOptionsFromUrl, redisTargetFromUrl, redactRedisUrl } from '../../src/queue/connection.ts';
 
 describe('job envelope', () => {

@@ -7,7 +7,8 @@ import { RepositoryQueueClient } from '../../src/queue/client.ts';
 import { RawQueueClient } from '../../src/queue/hookTransport.ts';
 import { rawRedisTarget } from '../../src/queue/resp.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
-import { envelopeFor, queueNameFor } from '../../src/queue/envelope.ts';
+import { envelopeFor } from '../../src/queue/envelope.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
 import { eventsStreamKey, jobKey } from '../../src/queue/keys.ts';
 import { uniquePrefix } from '../support/fixtures.ts';
 

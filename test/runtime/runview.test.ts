@@ -5,7 +5,7 @@ import type { GitRepo } from '../support/gitRepo.ts';
 import { DENO_DIR, RUNTIMES, batonEnv, jsonOf, runBaton } from '../support/processes.ts';
 import { URL_PATTERN, dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
-import { repoIdentity } from '../../src/queue/envelope.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // The run view, its live stream, the job log and /metrics, served by a worker running on Bun and
 // on Deno (Node is covered by the browser tests): the same bundle, the runtime's own HTTP server.

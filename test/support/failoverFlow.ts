@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
 import { RepositoryQueueClient } from '../../src/queue/client.ts';
-import { envelopeFor, repoIdentity } from '../../src/queue/envelope.ts';
+import { envelopeFor } from '../../src/queue/envelope.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { batonDir as batonStateDir } from '../../src/base/batonDir.ts';
 import { TASK_ID, readRun } from './fixtures.ts';
 

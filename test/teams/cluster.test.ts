@@ -14,7 +14,8 @@ import { eventsThroughFailover } from '../support/failoverFlow.ts';
 import { startRedisCluster } from '../support/redisTopologies.ts';
 import type { RedisClusterSetup } from '../support/redisTopologies.ts';
 import { connectFast } from '../../src/queue/connection.ts';
-import { queueNameFor, repoIdentity } from '../../src/queue/envelope.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
 
 // baton on a real Redis Cluster (3 masters + 3 replicas on free ports): a prefix without a hash tag

@@ -15,7 +15,9 @@ import { startTlsRedis, withNode } from '../support/redisTopologies.ts';
 import type { TlsSetup } from '../support/redisTopologies.ts';
 import { batonAclCommand, batonAclRules } from '../../src/queue/acl.ts';
 import { RepositoryQueueClient } from '../../src/queue/client.ts';
-import { envelopeFor, queueNameFor, repoIdentity } from '../../src/queue/envelope.ts';
+import { envelopeFor } from '../../src/queue/envelope.ts';
+import { queueNameFor } from '../../src/queue/keys.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // A locked-down team Redis: TLS only (a CA and a server certificate made by openssl for this test),
 // baton's user limited by the ACL rule of docs/teams.md to `{baton}:*` and the commands baton needs;

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { applyEventNow } from '../../src/core/engine.ts';
-import { parseEnvelope, EVENT_ID_PATTERN } from '../../src/queue/envelope.ts';
+import { parseEnvelope } from '../../src/queue/envelopeSchema.ts';
+import { EVENT_ID_PATTERN } from '../../src/queue/eventIds.ts';
 import { readEndpoint, recordEndpoint } from '../../src/queue/endpoint.ts';
 import { duration } from '../../src/cli/options.ts';
 import { DEFAULT_GRACES, dueReconcileJobs, reconcileEventId, scanForReconciliation, scanIntervalMs } from '../../src/workers/reconciler.ts';

@@ -5,7 +5,8 @@ import type { DelegationReceipt, OrchestrationResult } from '../types.ts';
 import { graceText } from '../reconciliation.ts';
 import { pauseByRef, pauseRun, reportRun, requirePending, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
-import { activeRuns, consumedReceiptOfChild, isResult, pendingDelegations, uniquePending } from './scan.ts';
+import { consumedReceiptOfChild, isResult, pendingIn, scanRepository, uniqueMatch } from './scan.ts';
+import type { ActiveRun } from './scan.ts';
 
 // Activation (SubagentStart): the prepared delegation gets its child.
 
@@ -27,23 +28,26 @@ export function activateMatching(ctx: OrchestrationContext, client: string, even
   if (!managedDelegationRole(event.nativeAgent)) {
     return failed('DELEGATION_IGNORED', `subagent '${event.nativeAgent}' is not lifecycle-managed`);
   }
+  // One scan of the repository answers every question below.
+  const { runs } = scanRepository(ctx, { warn: true });
   // baton (multi-turn children): a resumed child (Claude Code SendMessage, Codex send_input) starts
   // another turn of its own delegation; that is recorded in the result, not an error.
-  const ofClient = pendingDelegations(ctx, (receipt) => receipt.client === client);
+  const ofClient = pendingIn(runs, (receipt) => receipt.client === client);
   const own = ofClient.find((match) => match.receipt.status !== 'prepared' && match.receipt.childId === event.childId);
   if (own) {
     ctx.warnings.push(`child ${event.childId} started another turn of delegation ${own.receipt.id} (${own.receipt.status})`);
     return reportRun(own.taskId, own.run, false);
   }
-  if (!ofClient.some((match) => match.receipt.status === 'prepared')) {
-    const consumed = consumedReceiptOfChild(ctx, client, event.childId);
+  const prepared = ofClient.filter((match) => match.receipt.status === 'prepared');
+  if (prepared.length === 0) {
+    const consumed = consumedReceiptOfChild(runs, client, event.childId);
     if (consumed) {
       ctx.warnings.push(`child ${event.childId} started a turn after its delegation ${consumed.receipt.id} was consumed`);
       return reportRun(consumed.taskId, consumed.run, false);
     }
   }
-  const matched = uniquePending(ctx, client, (receipt) => receipt.status === 'prepared');
-  if (isResult(matched)) return lateStartRefusal(ctx, client, event.childId) ?? matched;
+  const matched = uniqueMatch(prepared);
+  if (isResult(matched)) return lateStartRefusal(runs, client, event.childId) ?? matched;
   if (matched.run.receipts.some((receipt) => receipt.childId === event.childId)) {
     return pauseByRef(ctx, matched.taskId, 'DELEGATION_IDENTITY_REUSED', 'native child identity was already used by this run', true);
   }
@@ -55,9 +59,9 @@ export function activateMatching(ctx: OrchestrationContext, client: string, even
  * gave up (no SubagentStart within the spawn grace) is refused with 0.9.2's code for a receipt that
  * is no longer prepared, and changes nothing. Only while that receipt is the client's latest.
  */
-function lateStartRefusal(ctx: OrchestrationContext, client: string, childId: string): OrchestrationResult | null {
+function lateStartRefusal(runs: readonly ActiveRun[], client: string, childId: string): OrchestrationResult | null {
   let latest: { taskId: string; receipt: DelegationReceipt } | null = null;
-  for (const { taskId, run } of activeRuns(ctx)) {
+  for (const { taskId, run } of runs) {
     for (const receipt of [...run.receipts, ...(run.pendingDelegation ? [run.pendingDelegation] : [])]) {
       if (receipt.client === client && (!latest || receipt.createdAt > latest.receipt.createdAt)) latest = { taskId, receipt };
     }

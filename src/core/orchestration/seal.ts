@@ -3,7 +3,7 @@ import { forbiddenReviewerPaths, managedDelegationRole, reviewerAllowedPaths, se
 import type { DelegationReceipt, OrchestrationResult, OrchestrationRun } from '../types.ts';
 import { errorMessage, pauseRun, reportRun, requirePending, resolve, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext, Resolved } from './steps.ts';
-import { consumedReceiptOfChild, isResult, pendingDelegations, uniquePending } from './scan.ts';
+import { consumedReceiptOfChild, isResult, pendingIn, scanRepository, uniqueMatch } from './scan.ts';
 import { laterTurnOfSealed, turnAfterConsumed } from './laterTurns.ts';
 import { pauseForViolation } from './violations.ts';
 
@@ -74,14 +74,15 @@ export async function sealMatching(ctx: OrchestrationContext, client: string, ev
   const role = managedDelegationRole(event.nativeAgent);
   if (!role) return failed('DELEGATION_IGNORED', `subagent '${event.nativeAgent}' is not lifecycle-managed`);
   // baton (multi-turn children): Codex stops every turn, Claude Code stops a resumed child again.
-  const ofClient = pendingDelegations(ctx, (receipt) => receipt.client === client && receipt.status !== 'prepared');
+  const { runs } = scanRepository(ctx, { warn: true });
+  const ofClient = pendingIn(runs, (receipt) => receipt.client === client && receipt.status !== 'prepared');
   const own = ofClient.find((match) => match.receipt.childId === event.childId);
   if (own?.receipt.status === 'sealed') return laterTurnOfSealed(ctx, own, event.childId);
   if (!own) {
-    const consumed = consumedReceiptOfChild(ctx, client, event.childId);
+    const consumed = consumedReceiptOfChild(runs, client, event.childId);
     if (consumed) return turnAfterConsumed(ctx, consumed, event.childId);
   }
-  const matched = uniquePending(ctx, client, (receipt) => receipt.status !== 'prepared');
+  const matched = uniqueMatch(ofClient);
   if (isResult(matched)) return matched;
   const task = resolve(ctx, matched.taskId);
   if (!task.ok) return task.result;
