@@ -214,3 +214,8 @@ function safeJson(text: string): unknown {
     return null;
   }
 }
+
+/** Prunes the journal of every served checkout of what is past the deduplication window (`maxAgeMs`). */
+export function pruneJournals(repositories: readonly Readonly<{ journal: EventJournal }>[], maxAgeMs: number): void {
+  for (const { journal } of repositories) journal.prune(maxAgeMs);
+}

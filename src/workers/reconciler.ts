@@ -4,7 +4,10 @@ import type { Graces } from '../core/orchestration/index.ts';
 import { envelopeFor } from '../queue/envelope.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import type { ReconciliationKind } from '../core/types.ts';
+import { JOB_OPTIONS } from '../queue/keys.ts';
+import type { OnDemandConsumers } from './onDemand.ts';
 import type { ServedRepository } from './processor.ts';
+import type { ServedCheckouts, WorkerScope } from './serving.ts';
 
 // The worker's side of reconciliation (docs/architecture.md "Reconciliation"): now and then it
 // reads the pending delegations of the checkouts it serves and queues a `reconcile` job for each
@@ -71,4 +74,30 @@ export async function scanForReconciliation(options: ReconcilerOptions): Promise
     }
   }
   return queued;
+}
+
+/**
+ * The worker's reconciliation duty: a scan over the served checkouts that queues each due job on its
+ * checkout's queue (a second add of the same id is a no-op in BullMQ) and logs each job once.
+ */
+export function reconciliationScan(scope: WorkerScope, checkouts: ServedCheckouts, consumers: OnDemandConsumers, graces: Graces): () => Promise<number> {
+  /** Reconcile jobs this process queued (logged once). */
+  const reconciling = new Set<string>();
+  return () =>
+    scanForReconciliation({
+      graces,
+      log: scope.log,
+      served: () => checkouts.repositories(),
+      enqueue: async (repository, envelope) => {
+        const entry = checkouts.get(repository.id);
+        if (!entry || scope.closing()) return;
+        await checkouts.queueOf(entry).add(envelope.intent, envelope, { ...JOB_OPTIONS, jobId: envelope.eventId });
+        consumers.demand(repository.id);
+        if (reconciling.has(envelope.eventId)) return;
+        if (reconciling.size > 10_000) reconciling.clear();
+        reconciling.add(envelope.eventId);
+        const args = envelope.args as { kind: string; receiptId: string; since: string };
+        scope.log(`${repository.root}: ${envelope.taskRef}: delegation ${args.receiptId} waited past its grace since ${args.since}; queued reconcile (${args.kind})`);
+      },
+    });
 }

@@ -1,0 +1,77 @@
+import { Worker } from 'bullmq';
+import type { Job } from 'bullmq';
+import { LIFECYCLE_INTENTS } from '../core/intents.ts';
+import { recordApplied, recordFailed } from './jobRecords.ts';
+import { processJobData } from './processor.ts';
+import type { ProcessedJob, ServedRepository } from './processor.ts';
+import type { ServedCheckouts, WorkerScope } from './serving.ts';
+
+// Consuming a checkout's queue: a BullMQ Worker with concurrency 1 under the queue-wide global
+// concurrency of 1 (docs/architecture.md "Queue semantics"), opened when the checkout has work
+// (onDemand.ts), applying each job through the processor and recording it (jobRecords.ts).
+
+export type ConsumerOptions = Readonly<{
+  /** BullMQ lock duration: how soon a job of a killed worker is handed to another. */
+  lockDurationMs?: number;
+  stalledIntervalMs?: number;
+  onJob?: (repository: ServedRepository, job: ProcessedJob, elapsedMs: number) => void;
+}>;
+
+export class QueueConsumers {
+  readonly #scope: WorkerScope;
+  readonly #checkouts: ServedCheckouts;
+  readonly #options: ConsumerOptions;
+  #applying = 0;
+
+  constructor(scope: WorkerScope, checkouts: ServedCheckouts, options: ConsumerOptions) {
+    this.#scope = scope;
+    this.#checkouts = checkouts;
+    this.#options = options;
+  }
+
+  /** Jobs being applied right now: at a stop, a close that timed out with none left nothing unfinished. */
+  get applying(): number {
+    return this.#applying;
+  }
+
+  /** A BullMQ Worker on the checkout's queue, once the queue-wide limit is set (it may be new, or Redis forgot it). */
+  async consume(id: string): Promise<Worker> {
+    const entry = this.#checkouts.get(id);
+    if (!entry) throw new Error(`checkout ${id} is no longer served`);
+    const { connection, prefix, workerId, log } = this.#scope;
+    const { repository, queueName } = entry;
+    await this.#checkouts.queueOf(entry).setGlobalConcurrency(1);
+    const worker = new Worker(
+      queueName,
+      async (job: Job) => {
+        const started = performance.now();
+        this.#applying += 1;
+        const processed = await processJobData(repository, job.data).finally(() => {
+          this.#applying -= 1;
+        });
+        recordApplied(connection, prefix, repository, job, processed, log);
+        this.#options.onJob?.(repository, processed, performance.now() - started);
+        return processed.result;
+      },
+      {
+        connection,
+        prefix,
+        concurrency: 1,
+        name: workerId,
+        skipVersionCheck: true,
+        lockDuration: this.#options.lockDurationMs ?? 15_000,
+        stalledInterval: this.#options.stalledIntervalMs ?? 5_000,
+        // Applying is idempotent (journal), so a job may be handed over several times.
+        maxStalledCount: 10,
+      },
+    );
+    worker.on('error', (error: Error) => log(`worker ${queueName}: ${error.message}`));
+    worker.on('failed', (job, error) => {
+      log(`${repository.root}: job ${job?.id ?? '?'} failed: ${error.message}`);
+      const intent = (job?.data as { intent?: unknown } | undefined)?.intent;
+      // Bounded label values: a malformed job counts as `invalid`.
+      void recordFailed(connection, prefix, repository.id, (LIFECYCLE_INTENTS as readonly unknown[]).includes(intent) ? String(intent) : 'invalid');
+    });
+    return worker;
+  }
+}

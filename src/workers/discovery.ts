@@ -1,0 +1,22 @@
+import path from 'node:path';
+import { parseRepositoryEntry, repositoriesKey } from '../queue/keys.ts';
+import { realpathOrNull, safeIdentity } from './checkouts.ts';
+import type { ServedCheckouts, WorkerScope } from './serving.ts';
+
+/**
+ * `--discover` (docs/architecture.md "Queue semantics"): serves every checkout of the registry that
+ * lies inside an allowed root and still has the registered id.
+ */
+export async function discover(scope: WorkerScope, checkouts: ServedCheckouts, roots: readonly string[]): Promise<void> {
+  const known = await scope.connection.hgetall(repositoriesKey(scope.prefix));
+  for (const [id, value] of Object.entries(known)) {
+    if (checkouts.has(id)) continue;
+    // Only inside the allowed roots (checked before reading the checkout, which would create its
+    // id file); another machine's checkout may be recorded at a path that exists here too: the id decides.
+    const real = realpathOrNull(parseRepositoryEntry(value).root);
+    if (!real || !roots.some((allowed) => real === allowed || real.startsWith(`${allowed}${path.sep}`))) continue;
+    const identity = safeIdentity(real);
+    if (!identity || identity.id !== id) continue;
+    await checkouts.serve(identity);
+  }
+}
