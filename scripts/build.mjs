@@ -18,10 +18,11 @@
 // would have only a `default` export (scripts/lazyImports.mjs; test/cli/bundleImports.test.ts loads
 // every lazily imported module of dist/ and checks the names the code reads from it).
 import { build } from 'esbuild';
-import { renameSync, rmSync, statSync } from 'node:fs';
+import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lazyCommonJsImports } from './lazyImports.mjs';
+import { STAMP_FILE, sourceStamp } from './sourceStamp.mjs';
 
 process.chdir(fileURLToPath(new URL('..', import.meta.url)));
 
@@ -85,6 +86,8 @@ function lazyImportsFromMainBundle(lazyModules, keepLazy) {
 const staging = `dist.staging-${process.pid}`;
 const retired = `dist.retired-${process.pid}`;
 rmSync(staging, { recursive: true, force: true });
+// Taken before the build reads the sources: an edit made while it runs leaves the stamp stale.
+const stamp = sourceStamp('.');
 try {
   const lazyModules = new Map();
   for (const [name, lean] of Object.entries(LEAN_BUNDLES)) {
@@ -118,6 +121,8 @@ try {
         'Import the package statically from a project module and import that module lazily (see src/fingerprint/packedObjects.ts).',
     );
   }
+  // What the bundles were built from, for the tests' check of a stale dist/ (scripts/sourceStamp.mjs).
+  writeFileSync(path.join(staging, STAMP_FILE), `${JSON.stringify({ sources: stamp })}\n`);
   if (process.env.BATON_BUILD_VERBOSE) {
     const sizes = Object.keys(LEAN_BUNDLES).map((name) => `dist/${name}.mjs: ${statSync(path.join(staging, `${name}.mjs`)).size} bytes`);
     process.stderr.write(`${sizes.join('; ')}; lazy from the main bundle: ${[...lazyModules.values()].join(', ')}\n`);

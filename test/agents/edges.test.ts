@@ -7,7 +7,7 @@ import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../s
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Turn } from '../support/modelServer.ts';
 
-// Issue 18, items 1 and 2, with the real clients (the newest of each): the write restriction holds
+// With the real clients (the newest of each): the write restriction holds
 // whatever the orchestrator does next (a reviewer resumed after its seal edits code, and the
 // orchestrator advances; a child writes after its delegation was consumed, and the orchestrator
 // resumes), and a blocked spawn's claim holds nothing (a worker started right after finds nothing
@@ -54,7 +54,7 @@ function expectRefusedThenConsumed(w: AgentWorld, refusedAdvance: string, advanc
   expect(run.violations).toEqual([expect.objectContaining({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', paths: ['src/retry.ts'], resolution: 'reverted' })]);
 }
 
-describe.concurrent('real clients: the write restriction holds whatever the orchestrator does next (issue 18, item 1)', { timeout: 180_000 }, () => {
+describe.concurrent('real clients: the write restriction holds whatever the orchestrator does next', { timeout: 180_000 }, () => {
   it(`${claude!.label}: a reviewer resumed with SendMessage edits code; the orchestrator's advance is refused; reverted, the next advance consumes the review`, async (context) => {
     const w = await worldFor(context, claude!, { record: true });
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
@@ -167,7 +167,7 @@ function sendInput(request: ModelRequest, message: string): Turn {
   return { toolCalls: [{ name: 'multi_agent_v1.send_input', input: { target: spawnedIds(request)[0], message } }] };
 }
 
-describe.concurrent('real clients: a blocked spawn\'s claim holds nothing (issue 18, item 2)', { timeout: 180_000 }, () => {
+describe.concurrent('real clients: a blocked spawn\'s claim holds nothing', { timeout: 180_000 }, () => {
   for (const version of [claude!, codex!]) {
     it(`${version.label}: no worker blocks the spawn; a worker started right after applies nothing of it; the next spawn passes`, async (context) => {
       const w = await worldFor(context, version, { worker: false, record: true });

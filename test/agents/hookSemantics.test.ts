@@ -5,7 +5,7 @@ import { clientVersions } from '../support/agentClients.ts';
 import { EXECUTOR, REVIEWER, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn, spawnedIds, waitForChildren } from '../support/agentScripts.ts';
 import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 
-// Issue 9, items 1–6 and 8, with the real clients (the newest of each): what the clients do beyond the
+// With the real clients (the newest of each): what the clients do beyond the
 // hand-written payloads, and what baton recorded.
 
 const [claude] = clientVersions('claude-code');
@@ -13,8 +13,8 @@ const [codex] = clientVersions('codex');
 
 const ALLOWED_CODEX_OUTPUT = new Set(['continue', 'stopReason', 'suppressOutput', 'systemMessage', 'hookSpecificOutput']);
 
-describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { timeout: 120_000 }, () => {
-  it(`item 1: ${codex!.label} accepts every answer of baton's hooks (empty stdout or a hook-output object)`, async (context) => {
+describe.concurrent('real clients: hook semantics', { timeout: 120_000 }, () => {
+  it(`${codex!.label} accepts every answer of baton's hooks (empty stdout or a hook-output object)`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
@@ -35,7 +35,7 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
     expect(w.runFile().receipts[0]).toMatchObject({ status: 'consumed' });
   });
 
-  it(`item 2: ${claude!.label}: a reviewer resumed with SendMessage after its seal that edits code pauses the run`, async (context) => {
+  it(`${claude!.label}: a reviewer resumed with SendMessage after its seal that edits code pauses the run`, async (context) => {
     const w = await worldFor(context, claude!, { record: true });
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
     const review = reviewHandOver(w);
@@ -68,7 +68,7 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
     expect(starts.map((hook) => hook.payload.agent_id)).toEqual([childId, childId]);
   });
 
-  it(`item 3: ${codex!.label}: a follow-up turn of a sealed child (send_input) that changes nothing leaves the run running`, async (context) => {
+  it(`${codex!.label}: a follow-up turn of a sealed child (send_input) that changes nothing leaves the run running`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
@@ -94,7 +94,7 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
   });
 
   for (const version of [claude!, codex!]) {
-    it(`item 4: ${version.label}: two lifecycle spawns in one message, exactly one runs`, async (context) => {
+    it(`${version.label}: two lifecycle spawns in one message, exactly one runs`, async (context) => {
       const w = await worldFor(context, version, { record: true });
       expect((await w.task('begin-or-resume')).status).toBe('running');
       expect((await w.task('prepare', '--client', version.client)).status).toBe('running');
@@ -124,7 +124,7 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
   }
 
   for (const version of [claude!, codex!]) {
-    it(`item 8: ${version.label}: an agent without REDIS_URL reaches the Redis its repository's worker uses`, async (context) => {
+    it(`${version.label}: an agent without REDIS_URL reaches the Redis its repository's worker uses`, async (context) => {
       const w = await worldFor(context, version, { agentKnowsRedis: false, record: true });
       expect((await w.task('begin-or-resume')).status).toBe('running');
       expect((await w.task('prepare', '--client', version.client)).status).toBe('running');
@@ -140,7 +140,7 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
     });
   }
 
-  it(`item 5: ${codex!.label}: a forked lifecycle spawn (fork_context) is refused with DELEGATION_FORK_FORBIDDEN`, async (context) => {
+  it(`${codex!.label}: a forked lifecycle spawn (fork_context) is refused with DELEGATION_FORK_FORBIDDEN`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
@@ -154,7 +154,7 @@ describe.concurrent('real clients: hook semantics (issue 9, items 1–6, 8)', { 
     expect(w.runFile().pause).toBeNull();
   });
 
-  it(`item 6: ${claude!.label}: a lifecycle spawn with isolation "worktree" is refused with a reason`, async (context) => {
+  it(`${claude!.label}: a lifecycle spawn with isolation "worktree" is refused with a reason`, async (context) => {
     const w = await worldFor(context, claude!, { record: true });
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', 'claude-code')).status).toBe('running');

@@ -51,7 +51,7 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     expect(advanced.status).toBe('running');
     expect(advanced.run.pendingDelegation).toBeNull();
 
-    // The output contract (issue 9, item 1): every hook exits 0 and prints nothing, or one
+    // The output contract (docs/hooks.md): every hook exits 0 and prints nothing, or one
     // hook-output object both clients accept.
     for (const hook of recordedPayloads(w)) {
       expect(hook.code, `${hook.event}: ${hook.stderr}`).toBe(0);

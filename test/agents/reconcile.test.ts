@@ -87,7 +87,7 @@ function verboseResult(stderr: string): Record<string, any> {
   return JSON.parse(line.slice('baton: '.length)) as Record<string, any>;
 }
 
-describe.concurrent('real clients: a delegation whose stop never comes is sealed by the worker (issue 20)', { timeout: 180_000 }, () => {
+describe.concurrent('real clients: a delegation whose stop never comes is sealed by the worker', { timeout: 180_000 }, () => {
   for (const version of [claude!, codex!] as ClientVersion[]) {
     it(`${version.label}: the parent is killed after the child's complete-stage; no SubagentStop reaches baton; the worker seals after the stop-grace; advance consumes it`, async (context) => {
       const w = await worldFor(context, version, { record: true, workerArgs: [...WORKER_ARGS, '--dashboard', '--port', '0'] });

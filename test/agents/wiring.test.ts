@@ -6,15 +6,15 @@ import { clientVersions } from '../support/agentClients.ts';
 import { EXECUTOR, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
 import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
 
-// Issue 9, items 7, 9, 10 and 11 with the real clients (newest of each): what `install-hooks`
+// With the real clients (newest of each): what `install-hooks`
 // sets up reaches them — trust, the artifact hand-over, the orchestrator instructions — and what
 // baton answers an orchestrator that does not wait for a background subagent.
 
 const [claude] = clientVersions('claude-code');
 const [codex] = clientVersions('codex');
 
-describe.concurrent('real clients: what install-hooks sets up (issue 9, items 7, 9, 10, 11)', { timeout: 120_000 }, () => {
-  it(`item 7: ${codex!.label} without --trust loads nothing of the project (hooks, profiles) without a word; install-hooks says so`, async (context) => {
+describe.concurrent('real clients: what install-hooks sets up', { timeout: 120_000 }, () => {
+  it(`${codex!.label} without --trust loads nothing of the project (hooks, profiles) without a word; install-hooks says so`, async (context) => {
     const w = await worldFor(context, codex!, { installArgs: [] });
     expect(w.installed!.code).toBe(0);
     const said = `${w.installed!.stdout}${w.installed!.stderr}`;
@@ -35,7 +35,7 @@ describe.concurrent('real clients: what install-hooks sets up (issue 9, items 7,
   });
 
   for (const version of [claude!, codex!]) {
-    it(`item 11: ${version.label}: the parent agent receives baton's orchestrator instructions`, async (context) => {
+    it(`${version.label}: the parent agent receives baton's orchestrator instructions`, async (context) => {
       const w = await worldFor(context, version);
       await w.run('What do you know about this repository?', { parent: () => ({ text: 'noted' }) });
       const parent = w.server.byRole('parent')[0]!;
@@ -50,7 +50,7 @@ describe.concurrent('real clients: what install-hooks sets up (issue 9, items 7,
       expect(seen).toContain(`A subagent of type \`${EXECUTOR}\``);
     });
 
-    it(`item 9: ${version.label}: the executor's artifact: ${version.client === 'claude-code' ? 'Write refused, handed over on stdin' : 'the installed sandbox settings let it write and reach Redis'}; the hooks seal it`, async (context) => {
+    it(`${version.label}: the executor's artifact: ${version.client === 'claude-code' ? 'Write refused, handed over on stdin' : 'the installed sandbox settings let it write and reach Redis'}; the hooks seal it`, async (context) => {
       const w = await worldFor(context, version, { record: true });
       expect((await w.task('begin-or-resume')).status).toBe('running');
       expect((await w.task('prepare', '--client', version.client)).status).toBe('running');
@@ -83,7 +83,7 @@ describe.concurrent('real clients: what install-hooks sets up (issue 9, items 7,
     });
   }
 
-  it(`item 10: ${claude!.label}: an advance before a background subagent has stopped says what to do`, async (context) => {
+  it(`${claude!.label}: an advance before a background subagent has stopped says what to do`, async (context) => {
     const w = await worldFor(context, claude!);
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', 'claude-code')).status).toBe('running');

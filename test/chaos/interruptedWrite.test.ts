@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { applyEvent } from '../../src/core/engine.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
 import { createFingerprinter } from '../../src/fingerprint/index.ts';
@@ -9,12 +9,10 @@ import type { OrchestrationRun } from '../../src/core/types.ts';
 import { envelopeFor } from '../../src/queue/envelope.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { JOB_OPTIONS } from '../../src/queue/keys.ts';
-import { TASK_ID, approvedReview, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
+import { TASK_ID, approvedReview } from '../support/fixtures.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { HOOK_WAITS_FOR_RESULT, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
+import { HOOK_WAITS_FOR_RESULT, jsonOf, runBaton } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
 import { leftoverTempFiles, queueFor } from './support.ts';
 
 // Regression test for a failure the kill -9 chaos rounds found: a worker killed between writing a
@@ -25,19 +23,11 @@ import { leftoverTempFiles, queueFor } from './support.ts';
 // Now the redelivery of the interrupted event (journal record still pending) removes the debris.
 
 const redisUrl = inject('redisUrl');
-let repo: GitRepo;
-let worker: WorkerProcess | null = null;
-afterEach(async () => {
-  await worker?.stop('SIGKILL');
-  worker = null;
-  repo.cleanup();
-});
+const harness = useWorkerHarness();
 
 describe('a worker killed in the middle of an atomic run-file write', () => {
   it('leaves no stray temp file behind once the event is redelivered, so a reviewer can still seal', async () => {
-    repo = gitRepoWithTask();
-    const env = batonEnv({ redisUrl, prefix: uniquePrefix('interrupted') });
-    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    const { repo, env } = await harness.serve('interrupted');
     const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
     const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
       // Wait for the result and print it on stderr (stdout stays empty).

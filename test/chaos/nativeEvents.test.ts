@@ -1,13 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { OrchestrationRun } from '../../src/core/types.ts';
-import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
+import { TASK_ID } from '../support/fixtures.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { HOOK_WAITS_FOR_RESULT, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { CliRun, WorkerProcess } from '../support/processes.ts';
+import { HOOK_WAITS_FOR_RESULT, jsonOf, runBaton } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
+import type { CliRun } from '../support/processes.ts';
 import { doStageWork } from './support.ts';
 import type { StageNext } from './support.ts';
 
@@ -17,21 +17,12 @@ import type { StageNext } from './support.ts';
 // that never comes leaves a clear recoverable pause that `abort` and `begin-or-resume` get out
 // of, after which the task runs to completion.
 
-const redisUrl = inject('redisUrl');
+const harness = useWorkerHarness();
 let repo: GitRepo;
-let worker: WorkerProcess | null = null;
 let env: NodeJS.ProcessEnv;
 
-afterEach(async () => {
-  await worker?.stop('SIGKILL');
-  worker = null;
-  repo.cleanup();
-});
-
 async function setUp(label: string) {
-  repo = gitRepoWithTask();
-  env = batonEnv({ redisUrl, prefix: uniquePrefix(label) }, { BATON_HOOK_BUDGET_MS: '8000' });
-  worker = await startWorkerProcess(['--repo', repo.root], { env });
+  ({ repo, env } = await harness.serve(label, { env: { BATON_HOOK_BUDGET_MS: '8000' } }));
 }
 
 const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args, '--timeout', '20000'], { env, cwd: repo.root }));

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
@@ -8,14 +8,11 @@ import { queueNameFor } from '../../src/queue/keys.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { heartbeatKey } from '../../src/queue/keys.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
-import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
+import { TASK_ID } from '../support/fixtures.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { HOOK_WAITS_FOR_RESULT, batonEnv, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { CliRun, WorkerProcess } from '../support/processes.ts';
-import { startPrivateRedis } from '../support/redisServer.ts';
-import type { PrivateRedis } from '../support/redisServer.ts';
+import { HOOK_WAITS_FOR_RESULT, runBaton } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
+import type { CliRun } from '../support/processes.ts';
 import { doStageWork, sleep } from './support.ts';
 import type { StageNext } from './support.ts';
 
@@ -27,21 +24,7 @@ import type { StageNext } from './support.ts';
 // every stage completed exactly once, in order, with the child ids the hooks reported, nothing is
 // left in the spool, and the worker survived every restart.
 
-let redis: PrivateRedis | null = null;
-let repo: GitRepo | null = null;
-let worker: WorkerProcess | null = null;
-
-afterEach(async () => {
-  await worker?.stop('SIGKILL');
-  worker = null;
-  if (redis) {
-    await redis.stop(true);
-    fs.rmSync(redis.dir, { recursive: true, force: true });
-  }
-  redis = null;
-  repo?.cleanup();
-  repo = null;
-});
+const harness = useWorkerHarness();
 
 type Json = Record<string, any>;
 /** What a retried CLI call may meet while Redis is away: answers that mean "nothing decided yet". */
@@ -49,22 +32,20 @@ const TRANSIENT = new Set(['BATON_REDIS_UNAVAILABLE', 'BATON_WORKER_UNAVAILABLE'
 
 describe('Redis stopped and restarted during a stream of lifecycle events', () => {
   it('hooks spool and exit 0 quickly, commands retry, and everything is applied once, in order', async () => {
-    redis = await startPrivateRedis({ appendonly: true });
-    repo = gitRepoWithTask();
+    const redis = await harness.privateRedis({ appendonly: true });
+    const { repo, env, worker } = await harness.serve('chaos-redis', { redisUrl: redis.url, env: { BATON_HOOK_BUDGET_MS: '4000' } });
     const root = repo.root;
-    const env = batonEnv({ redisUrl: redis.url, prefix: uniquePrefix('chaos-redis') }, { BATON_HOOK_BUDGET_MS: '4000' });
-    worker = await startWorkerProcess(['--repo', root], { env });
     const log: string[] = [];
     let redisUp = true;
     const outages = { count: 0 };
     const stopRedis = async () => {
       redisUp = false;
-      await redis!.stop();
+      await redis.stop();
       outages.count += 1;
       log.push(`redis stopped (${outages.count})`);
     };
     const startRedis = async () => {
-      await redis!.start();
+      await redis.start();
       redisUp = true;
       log.push('redis started');
     };
@@ -178,10 +159,8 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
   }, 240_000);
 
   it('a command waiting for its result when Redis stops answers with JSON, not a stack trace (regression)', async () => {
-    redis = await startPrivateRedis({ appendonly: true });
-    repo = gitRepoWithTask();
-    const prefix = uniquePrefix('chaos-redis-lost');
-    const env = batonEnv({ redisUrl: redis.url, prefix });
+    const redis = await harness.privateRedis({ appendonly: true });
+    const { repo, env, prefix } = harness.repository('chaos-redis-lost', { redisUrl: redis.url });
     // A worker seems to serve the repository (a heartbeat), but none applies the job: the command waits.
     const queueName = queueNameFor(repoIdentity(repo.root).id);
     const client = new Redis(redisOptionsFromUrl(redis.url));

@@ -11,7 +11,7 @@ import { dirOutsideAnyRepository } from '../support/fixtures.ts';
 import type { CliRun } from '../support/processes.ts';
 import { USER_CLAUDE_MD, projectDirs, projectFiles, writeUserClaudeSetup } from '../support/projectFiles.ts';
 
-// baton init, uninstall and new on the command line (issue 16, items 2, 3 and 5; docs/adopting.md):
+// baton init, uninstall and new on the command line (docs/adopting.md):
 // --dry-run writes nothing, --client picks the clients, --command is what the files run, a directory
 // that is no git repository is refused with nothing written, uninstall gives back every byte and
 // refuses an edited file of baton's without --force, agent-infra's own skills stay in charge, and

@@ -10,7 +10,7 @@ import type { WorkerProcess } from '../support/processes.ts';
 import { startPrivateRedis } from '../support/redisServer.ts';
 import type { PrivateRedis } from '../support/redisServer.ts';
 
-// baton doctor (issue 16, item 6; docs/adopting.md "baton doctor"): one line per check with what to
+// baton doctor (docs/adopting.md "baton doctor"): one line per check with what to
 // do, --json for scripts, exit 0 only when every check holds.
 
 let work: string;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runBaton } from '../support/processes.ts';
 
-// The help texts of the built `baton`, every command's (issue 16, item 8): one style (commander's
+// The help texts of the built `baton`, every command's: one style (commander's
 // layout, hand-written ones included), a default said once as "(default: …)", the token advice for
 // shared machines, "did you mean" for a mistyped command, and --client vs --agent explained.
 

@@ -120,3 +120,9 @@ describe('parseTaskCommand: events', () => {
     });
   });
 });
+
+describe('claim-spawn is internal', () => {
+  it('baton task does not offer the hook-only intent', () => {
+    expect(parseTaskCommand(['auto', 'claim-spawn', '--client', 'codex'])).toEqual({ kind: 'usage-error', message: "unknown intent 'claim-spawn'" });
+  });
+});

@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { TASK_ID, approvedReview, reviewWithVerdict, taskMd, tempRepo, uniquePrefix, writeApprovedThroughCode, writeArtifact, writeTask } from '../support/fixtures.ts';
+import { TASK_ID, approvedReview, failedResult, reviewWithVerdict, taskMd, tempRepo, uniquePrefix, writeApprovedThroughCode, writeArtifact, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
 
-// Issue 10 (items 1, 3, 5, 7, 8): where baton used to differ from agent-infra 0.9.2, through the real
+// Where baton used to differ from agent-infra 0.9.2, through the real
 // `baton task` command. Read-only intents need no Redis; state-changing ones run with `--worker inline`.
 
 const redisUrl = inject('redisUrl');
@@ -39,7 +39,7 @@ function ledger(heading: string, rows: string): string {
   return `${heading}\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n${rows}`;
 }
 
-describe('item 1: the ledger heading is found as upstream finds it (^##\\s+<heading>\\s*$)', () => {
+describe('the ledger heading is found as upstream finds it (^##\\s+<heading>\\s*$)', () => {
   it.each([
     ['a trailing space', '## Review Disagreement Ledger '],
     ['extra spaces after ##', '##   Review Disagreement Ledger'],
@@ -50,14 +50,7 @@ describe('item 1: the ledger heading is found as upstream finds it (^##\\s+<head
     const before = snapshot(dir);
     const run = await task([TASK_ID, 'route', ...NO_REDIS]);
     expect(run.code).toBe(1);
-    expect(jsonOf(run)).toEqual({
-      status: 'failed',
-      changed: false,
-      taskId: TASK_ID,
-      run: null,
-      next: null,
-      error: { code: 'ORCHESTRATION_LEDGER_BLOCKED', message: 'code review ledger has unresolved findings or human decisions' },
-    });
+    expect(jsonOf(run)).toEqual(failedResult('ORCHESTRATION_LEDGER_BLOCKED', 'code review ledger has unresolved findings or human decisions'));
     expect(snapshot(dir)).toEqual(before);
   });
 
@@ -70,21 +63,14 @@ describe('item 1: the ledger heading is found as upstream finds it (^##\\s+<head
   });
 });
 
-describe('item 3: a latest review round that cannot be read fails instead of inventing a rework round', () => {
+describe('a latest review round that cannot be read fails instead of inventing a rework round', () => {
   const approved = reviewWithVerdict('analysis.md', 'Approved', '0 blockers, 0 majors, 0 minors');
 
   async function expectRouteUnknown(dir: string, message: string) {
     const before = snapshot(dir);
     const run = await task([TASK_ID, 'route', ...NO_REDIS]);
     expect(run.code).toBe(1);
-    expect(jsonOf(run)).toEqual({
-      status: 'failed',
-      changed: false,
-      taskId: TASK_ID,
-      run: null,
-      next: null,
-      error: { code: 'ORCHESTRATION_ROUTE_UNKNOWN', message: `cannot determine a unique lifecycle action: ${message}` },
-    });
+    expect(jsonOf(run)).toEqual(failedResult('ORCHESTRATION_ROUTE_UNKNOWN', `cannot determine a unique lifecycle action: ${message}`));
     expect(snapshot(dir)).toEqual(before);
   }
 
@@ -125,24 +111,17 @@ describe('item 3: a latest review round that cannot be read fails instead of inv
   });
 });
 
-describe('item 5: a task.md that cannot be read', () => {
+describe('a task.md that cannot be read', () => {
   it('a directory named task.md → ORCHESTRATION_TASK_READ_FAILED with String(error), exit 1', async () => {
     fixture = tempRepo();
     fs.mkdirSync(path.join(fixture.taskDir(), 'task.md'), { recursive: true });
     const run = await task([TASK_ID, 'route', ...NO_REDIS]);
     expect(run.code).toBe(1);
-    expect(jsonOf(run)).toEqual({
-      status: 'failed',
-      changed: false,
-      taskId: TASK_ID,
-      run: null,
-      next: null,
-      error: { code: 'ORCHESTRATION_TASK_READ_FAILED', message: 'Error: EISDIR: illegal operation on a directory, read' },
-    });
+    expect(jsonOf(run)).toEqual(failedResult('ORCHESTRATION_TASK_READ_FAILED', 'Error: EISDIR: illegal operation on a directory, read'));
   });
 });
 
-describe('item 7: the CLI grammar of task-orchestration', () => {
+describe('the CLI grammar of task-orchestration', () => {
   async function expectUsageError(args: string[], message: string) {
     const run = await task(args);
     expect(run.code).toBe(2);
@@ -202,7 +181,7 @@ describe('item 7: the CLI grammar of task-orchestration', () => {
   }, 60_000);
 });
 
-describe('item 8: the run file keeps what baton does not know', () => {
+describe('the run file keeps what baton does not know', () => {
   function receipt(overrides: Record<string, unknown>): Record<string, unknown> {
     return {
       taskId: TASK_ID,

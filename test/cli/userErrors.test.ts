@@ -6,7 +6,7 @@ import { startPrivateRedis, startTcpRedis } from '../support/redisServer.ts';
 import { jsonOf, runBaton } from '../support/processes.ts';
 import { startBaton } from '../support/services.ts';
 
-// Errors a user meets with the built bundle (issue 18, item 5): a worker started before its Redis
+// Errors a user meets with the built bundle: a worker started before its Redis
 // says once what to do and waits quietly; a URL that cannot name a Redis is a one-line usage error
 // for every command, never a stack trace and never "start Redis".
 

@@ -1,22 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { applyEvent } from '../../src/core/engine.ts';
 import { checkSpawn } from '../../src/hooks/spawnCheck.ts';
-import {
-  TASK_ID,
-  TASK_ID_2,
-  approvedReview,
-  engineHarness,
-  fakeFingerprinter,
-  readRun,
-  reviewWithVerdict,
-  taskMd,
-  tempRepo,
-  writeApprovedThroughCode,
-  writeArtifact,
-  writeTask,
-} from '../support/fixtures.ts';
+import { TASK_ID, TASK_ID_2, approvedReview, engineHarness, failedResult, fakeFingerprinter, readRun, reviewWithVerdict, taskMd, tempRepo, useTaskPerTest, writeApprovedThroughCode, writeArtifact, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
@@ -25,12 +12,7 @@ import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
 let fixture: Fixture;
 let dir: string;
-
-beforeEach(() => {
-  fixture = tempRepo();
-  dir = writeTask(fixture);
-});
-afterEach(() => fixture.cleanup());
+useTaskPerTest((made) => ({ fixture, dir } = made));
 
 const T = '2026-01-01T00:00:00.000Z';
 
@@ -186,14 +168,7 @@ describe('route', () => {
     fs.rmSync(path.join(dir, 'task.md'));
     fs.mkdirSync(path.join(dir, 'task.md'));
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
-    expect(result).toEqual({
-      status: 'failed',
-      changed: false,
-      taskId: TASK_ID,
-      run: null,
-      next: null,
-      error: { code: 'ORCHESTRATION_TASK_READ_FAILED', message: 'Error: EISDIR: illegal operation on a directory, read' },
-    });
+    expect(result).toEqual(failedResult('ORCHESTRATION_TASK_READ_FAILED', 'Error: EISDIR: illegal operation on a directory, read'));
   });
 
   it('19: review-code without a manual-validation number → ORCHESTRATION_REVIEW_INVALID; ledger id XX-1 → ORCHESTRATION_LEDGER_INVALID', async () => {
@@ -341,17 +316,7 @@ describe('prepare', () => {
     const h = await begin();
     const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    expect(result).toEqual({
-      status: 'failed',
-      changed: false,
-      taskId: TASK_ID,
-      run: null,
-      next: null,
-      error: {
-        code: 'ORCHESTRATION_ROUTE_UNKNOWN',
-        message: 'cannot determine a unique lifecycle action: latest review-analysis round 3 (review-analysis-r3.md) cannot be read (ENOENT)',
-      },
-    });
+    expect(result).toEqual(failedResult('ORCHESTRATION_ROUTE_UNKNOWN', 'cannot determine a unique lifecycle action: latest review-analysis round 3 (review-analysis-r3.md) cannot be read (ENOENT)'));
     expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')).toBe(before);
     expect(h.fingerprinter.captures).toBe(0);
   });

@@ -1,21 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { listRuns } from '../../src/runs/runList.ts';
 import { latestReviewUnbound, unboundReview } from '../../src/core/reviewBinding.ts';
-import { TASK_ID, engineHarness, reviewWithVerdict, tempRepo, writeArtifact, writeTask } from '../support/fixtures.ts';
+import { TASK_ID, engineHarness, reviewWithVerdict, useTaskPerTest, writeArtifact } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 
 // A review that does not name the latest artifact on its **Review Input** line is accepted (0.9.2)
 // but does not count (docs/lifecycle.md §3.4): routing asks for another review round. baton says
-// why: complete-stage warns, route's result and the run listing carry the reason (issue 16, item 4).
+// why: complete-stage warns, route's result and the run listing carry the reason.
 
 let fixture: Fixture;
 let dir: string;
-
-beforeEach(() => {
-  fixture = tempRepo();
-  dir = writeTask(fixture);
-});
-afterEach(() => fixture.cleanup());
+useTaskPerTest((made) => ({ fixture, dir } = made));
 
 /** An approved review with this Review Input block (or none). */
 function approved(inputLine: string | null): string {

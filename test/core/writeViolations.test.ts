@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { reviewerAllowedPaths } from '../../src/core/receipts.ts';
 import { ACTIVE_TASKS_PATH } from '../../src/core/taskLayout.ts';
 import type { OrchestrationResult } from '../../src/core/types.ts';
-import { TASK_ID, TASK_ID_2, engineHarness, memoryWorkspace, readRun, tempRepo, writeArtifact, writeTask } from '../support/fixtures.ts';
+import { TASK_ID, TASK_ID_2, engineHarness, memoryWorkspace, readRun, useTaskPerTest, writeArtifact, writeTask } from '../support/fixtures.ts';
 import type { EngineHarness, Fixture } from '../support/fixtures.ts';
 
 // The write restriction holds whatever the orchestrator does next (docs/lifecycle.md §6.3): a
@@ -12,11 +12,7 @@ import type { EngineHarness, Fixture } from '../support/fixtures.ts';
 
 let fixture: Fixture;
 let dir: string;
-beforeEach(() => {
-  fixture = tempRepo();
-  dir = writeTask(fixture);
-});
-afterEach(() => fixture.cleanup());
+useTaskPerTest((made) => ({ fixture, dir } = made));
 
 const T = '2026-01-01T00:00:00.000Z';
 const REVIEW = `${ACTIVE_TASKS_PATH}/${TASK_ID}/review-analysis.md`;

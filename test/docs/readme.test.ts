@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { agentSentence } from '../../src/cli/newTask.ts';
 import { PROJECT_ROOT, runBaton } from '../support/processes.ts';
 
-// The README is the adopter's page (issue 16, item 7): at most 200 lines, and the first section after
+// The README is the adopter's page: at most 200 lines, and the first section after
 // the pitch is "Use baton on your project" in about ten lines, whose commands are baton's commands
 // as they are, with the package this checkout packs and the sentence `baton new` prints.
 

@@ -113,7 +113,7 @@ describe('hook payloads in process', () => {
     );
   }, FUZZ_TIMEOUT);
 
-  it('agents baton does not manage are ignored whatever their fields hold (issue 10 item 6)', () => {
+  it('agents baton does not manage are ignored whatever their fields hold', () => {
     fc.assert(
       fc.property(payloadObject, fc.constantFrom('claude-code', 'codex') as fc.Arbitrary<'claude-code' | 'codex'>, (object, client) => {
         const unmanaged = { ...object, hook_event_name: 'SubagentStart', agent_type: 'general-purpose', agent_name: undefined, agent: undefined };

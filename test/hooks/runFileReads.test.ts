@@ -12,8 +12,9 @@ import type { Fixture } from '../support/fixtures.ts';
 
 // One native hook event reads each active run file once on each side: the hook, for the delegation
 // the event targets (part of its id), and the worker, for the journal's duplicate check and for
-// applying the event, through one run transaction (docs/architecture.md "One hook event through the
-// files"). Counted at the file system: every read of an orchestration.json while the event passes.
+// applying the event, through one run transaction
+// (docs/architecture.md "One hook event through the files").
+// Counted at the file system: every read of an orchestration.json while the event passes.
 
 const TASK_ID_3 = 'TASK-20260101-000003';
 let fixture: Fixture;

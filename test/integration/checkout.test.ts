@@ -1,32 +1,20 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { readRun, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
-import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
+import { describe, expect, it } from 'vitest';
+import { readRun } from '../support/fixtures.ts';
+import { jsonOf, runBaton } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
 
 // A running worker whose checkout gets a new id (re-cloned, or its .git/baton/checkout.json
 // removed) follows it: it serves the new queue and says the old one is orphaned.
 
-const redisUrl = inject('redisUrl');
-let repo: GitRepo | null = null;
-let worker: WorkerProcess | null = null;
-
-afterEach(async () => {
-  await worker?.stop('SIGKILL');
-  worker = null;
-  repo?.cleanup();
-});
+const harness = useWorkerHarness();
 
 const checkoutId = (root: string) => JSON.parse(fs.readFileSync(path.join(root, '.git', 'baton', 'checkout.json'), 'utf8')).id as string;
 
 describe('checkout id changes under a running worker', () => {
   it('serves the new queue and reports the old one as orphaned', async () => {
-    repo = gitRepoWithTask();
-    const env = batonEnv({ redisUrl, prefix: uniquePrefix('reclone') });
-    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    const { repo, env, worker } = await harness.serve('reclone');
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root })).status).toBe('running');
     const before = checkoutId(repo.root);
 
@@ -35,7 +23,7 @@ describe('checkout id changes under a running worker', () => {
     const after = checkoutId(repo.root);
     expect(after).not.toBe(before);
     await expect
-      .poll(() => worker!.output(), { timeout: 10_000 })
+      .poll(() => worker.output(), { timeout: 10_000 })
       .toContain(
         `${repo.root}: checkout id changed from ${before} to ${after} (re-cloned, or .git/baton/checkout.json removed); now serving queue baton-${after}; queue baton-${before} is orphaned with 0 waiting event(s)`,
       );

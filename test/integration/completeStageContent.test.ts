@@ -1,35 +1,26 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { OrchestrationRun } from '../../src/core/types.ts';
-import { TASK_ID, approvedReview, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
+import { TASK_ID, approvedReview } from '../support/fixtures.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
+import { jsonOf, runBaton } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
 
-// `complete-stage --content -` (issue 9, item 9): a subagent that may not write its artifact
+// `complete-stage --content -`: a subagent that may not write its artifact
 // (Claude Code refuses a subagent's Write of analysis.md; Codex's sandbox keeps .agents/ read-only)
 // hands the text to baton. The worker checks it, writes it and completes the stage in one journaled
 // event; a refused artifact writes nothing and leaves the delegation as it was. And an advance
-// before the subagent's SubagentStop says what to do (item 10).
+// before the subagent's SubagentStop says what to do.
 
-const redisUrl = inject('redisUrl');
+const harness = useWorkerHarness('file');
 let repo: GitRepo;
-let worker: WorkerProcess;
 let env: NodeJS.ProcessEnv;
 
 beforeAll(async () => {
-  repo = gitRepoWithTask();
-  env = batonEnv({ redisUrl, prefix: uniquePrefix('content') }, { BATON_HOOK_BUDGET_MS: '8000' });
-  worker = await startWorkerProcess(['--repo', repo.root], { env });
+  ({ repo, env } = await harness.serve('content', { env: { BATON_HOOK_BUDGET_MS: '8000' } }));
 }, 60_000);
-
-afterAll(async () => {
-  await worker?.stop('SIGKILL');
-  repo?.cleanup();
-});
 
 const task = async (args: string[], input?: string) => {
   const run = await runBaton(['task', TASK_ID, ...args, '--timeout', '20000'], { env, cwd: repo.root, ...(input !== undefined ? { input } : {}) });

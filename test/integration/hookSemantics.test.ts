@@ -1,13 +1,14 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import type { OrchestrationRun } from '../../src/core/types.ts';
-import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
-import { git, gitRepoWithTask } from '../support/gitRepo.ts';
+import { TASK_ID } from '../support/fixtures.ts';
+import { git } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
+import { jsonOf, runBaton } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
 import { doStageWork } from '../chaos/support.ts';
 import type { StageNext } from '../chaos/support.ts';
@@ -17,20 +18,14 @@ import type { StageNext } from '../chaos/support.ts';
 // deduplication that cannot swallow a new delegation, and which Redis a hook uses.
 
 const redisUrl = inject('redisUrl');
+const harness = useWorkerHarness();
 let repo: GitRepo;
 let worker: WorkerProcess | null = null;
 let env: NodeJS.ProcessEnv;
 
-afterEach(async () => {
-  await worker?.stop('SIGKILL');
-  worker = null;
-  repo.cleanup();
-});
-
 async function setUp(label: string, startWorker = true) {
-  repo = gitRepoWithTask();
-  env = batonEnv({ redisUrl, prefix: uniquePrefix(label) }, { BATON_HOOK_BUDGET_MS: '8000' });
-  if (startWorker) worker = await startWorkerProcess(['--repo', repo.root], { env });
+  ({ repo, env } = harness.repository(label, { env: { BATON_HOOK_BUDGET_MS: '8000' } }));
+  worker = startWorker ? await harness.startWorker(['--repo', repo.root], { env }) : null;
 }
 
 const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args, '--timeout', '20000'], { env, cwd: repo.root }));
@@ -112,7 +107,7 @@ describe('spawn claim (PreToolUse)', () => {
     const blocked = await spawn('codex', 'call_1', undefined, {}, { ...env, BATON_HOOK_BUDGET_MS: '60000' });
     expect(blocked.code).toBe(2);
     expect(blocked.stderr).toMatch(/^baton: the spawn of agent-infra-lifecycle-executor was not claimed, so it is blocked: no worker serves .*, so the claim-spawn event h-[0-9a-f]{40} was not applied; it was withdrawn before any worker took it: it is never applied, so nothing holds the delegation\. Start the repository's worker \(baton worker --repo .*, or baton start\) and spawn again\.\n$/);
-    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    worker = await harness.startWorker(['--repo', repo.root], { env });
     const next = await spawn('codex', 'call_2');
     expect(next.code, next.stderr).toBe(0);
     expect(run().pendingDelegation?.spawnClaim?.toolCallId).toBe('call_2');
@@ -121,7 +116,7 @@ describe('spawn claim (PreToolUse)', () => {
   it('a worker that takes the claim just as the hook gives up and does not answer: blocked, and the release queued behind the claim frees the delegation', async () => {
     await setUp('claim-taken', false);
     // The worker applies the claim, then freezes holding its job (as if stuck) until SIGCONT.
-    worker = await startWorkerProcess(['--repo', repo.root], { env: { ...env, BATON_FAILPOINT: 'after-commit:claim-spawn:stop' } });
+    worker = await harness.startWorker(['--repo', repo.root], { env: { ...env, BATON_FAILPOINT: 'after-commit:claim-spawn:stop' } });
     await task('begin-or-resume');
     await task('prepare', '--client', 'codex');
     const blocked = await spawn('codex', 'call_1', undefined, {}, { ...env, BATON_HOOK_BUDGET_MS: '2000' });
@@ -133,7 +128,7 @@ describe('spawn claim (PreToolUse)', () => {
     worker.child.kill('SIGCONT');
     await expect.poll(() => run().pendingDelegation?.spawnClaim, { timeout: 20_000 }).toBeUndefined();
     await worker.stop();
-    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    worker = await harness.startWorker(['--repo', repo.root], { env });
     const next = await spawn('codex', 'call_2');
     expect(next.code, next.stderr).toBe(0);
     expect(run().pendingDelegation).toMatchObject({ status: 'prepared', spawnClaim: { toolCallId: 'call_2' } });

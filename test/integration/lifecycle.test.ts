@@ -1,31 +1,18 @@
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
-import { batonEnv, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
+import { describe, expect, it } from 'vitest';
+import { TASK_ID, readRun } from '../support/fixtures.ts';
 import { driveLifecycle } from '../support/lifecycleDriver.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
 
 // The whole lifecycle, seven stages to a completed run, through the real CLI, hooks, queue and
 // worker in a temporary git repository with real fingerprints.
 
-const redisUrl = inject('redisUrl');
-let repo: GitRepo;
-let worker: WorkerProcess | null = null;
-
-afterEach(async () => {
-  await worker?.stop('SIGKILL');
-  worker = null;
-  repo.cleanup();
-});
+const harness = useWorkerHarness();
 
 describe('baton task + baton hook: full lifecycle', () => {
   it('drives analysis → review → plan → review → code → review → commit to a completed run', async () => {
-    repo = gitRepoWithTask();
-    const env = batonEnv({ redisUrl, prefix: uniquePrefix('life') });
-    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    const { repo, env, worker } = await harness.serve('life');
     const { steps, final } = await driveLifecycle({ root: repo.root, taskRef: '01', env: { ...env }, taskArgs: [] }).catch(async (error) => {
-      throw new Error(`${(error as Error).message}\nworker output:\n${worker?.output()}`);
+      throw new Error(`${(error as Error).message}\nworker output:\n${worker.output()}`);
     });
     expect(steps).toEqual([
       'analysis r1 → running',

@@ -15,7 +15,7 @@ import { doStageWork, queueFor } from '../chaos/support.ts';
 import type { StageNext } from '../chaos/support.ts';
 
 // Reconciliation through hooks, the CLI, the queue and worker processes with short graces
-// (docs/architecture.md "Reconciliation"): the four situations of issue 20's "What must be shown".
+// (docs/architecture.md "Reconciliation"): the four situations a stuck delegation can be in.
 
 const redisUrl = inject('redisUrl');
 const GRACE = ['--stop-grace', '2s', '--spawn-grace', '2s'];

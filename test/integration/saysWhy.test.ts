@@ -1,39 +1,30 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { OrchestrationRun } from '../../src/core/types.ts';
-import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
+import { TASK_ID } from '../support/fixtures.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
-import { HOOK_WAITS_FOR_RESULT, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
+import { HOOK_WAITS_FOR_RESULT, jsonOf, runBaton } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
 import { URL_PATTERN } from '../support/services.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
-// What a user of the built `baton` is told when the lifecycle does something they did not expect
-// (issue 16 item 4, issue 18 item 5): a review without a **Review Input** line is accepted with a
-// warning, and route and `baton runs` say why the next step is review round 2; a mistyped
-// complete-stage pauses with the values expected and given; begin-or-resume says why it leaves the
-// run paused; a pause message that a late SubagentStop made untrue is marked as out of date.
+// What a user of the built `baton` is told when the lifecycle does something they did not expect:
+// a review without a **Review Input** line is accepted with a warning, and route and `baton runs`
+// say why the next step is review round 2; a mistyped complete-stage pauses with the values
+// expected and given; begin-or-resume says why it leaves the run paused; a pause message that a late SubagentStop made untrue is marked as out of date.
 
-const redisUrl = inject('redisUrl');
+const harness = useWorkerHarness('file');
 let repo: GitRepo;
-let worker: WorkerProcess;
 let env: NodeJS.ProcessEnv;
 let dashboard: string;
 
 beforeAll(async () => {
-  repo = gitRepoWithTask();
-  env = batonEnv({ redisUrl, prefix: uniquePrefix('why') }, HOOK_WAITS_FOR_RESULT);
-  worker = await startWorkerProcess(['--repo', repo.root, '--dashboard', '--port', '0'], { env });
-  dashboard = URL_PATTERN.exec(worker.output())![1]!;
+  const served = await harness.serve('why', { env: HOOK_WAITS_FOR_RESULT, workerArgs: ['--dashboard', '--port', '0'] });
+  ({ repo, env } = served);
+  dashboard = URL_PATTERN.exec(served.worker.output())![1]!;
 }, 60_000);
-
-afterAll(async () => {
-  await worker?.stop('SIGKILL');
-  repo?.cleanup();
-});
 
 const task = async (args: string[], input?: string) => {
   const run = await runBaton(['task', '01', ...args, '--timeout', '20000'], { env, cwd: repo.root, ...(input !== undefined ? { input } : {}) });

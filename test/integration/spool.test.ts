@@ -1,36 +1,20 @@
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
-import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
-import { startPrivateRedis } from '../support/redisServer.ts';
-import type { PrivateRedis } from '../support/redisServer.ts';
-import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
+import { describe, expect, it } from 'vitest';
+import { TASK_ID, readRun } from '../support/fixtures.ts';
+import { jsonOf, runBaton } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
 
 // Hooks never hang an agent: with Redis down the event is spooled locally and applied, in order,
 // once Redis is back (docs/architecture.md "Queue semantics", scenario 56).
 
-let redis: PrivateRedis;
-let repo: GitRepo;
-let worker: WorkerProcess | null = null;
-
-afterEach(async () => {
-  await worker?.stop('SIGKILL');
-  worker = null;
-  await redis.stop(true);
-  fs.rmSync(redis.dir, { recursive: true, force: true });
-  repo.cleanup();
-});
+const harness = useWorkerHarness();
 
 describe('Redis down', () => {
   it('a hook spools within its budget; the next command drains the spool before its own event', async () => {
-    redis = await startPrivateRedis();
-    repo = gitRepoWithTask();
-    const env = batonEnv({ redisUrl: redis.url, prefix: uniquePrefix('spool') }, { BATON_HOOK_BUDGET_MS: '2000' });
-    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    const redis = await harness.privateRedis();
+    const { repo, env } = await harness.serve('spool', { redisUrl: redis.url, env: { BATON_HOOK_BUDGET_MS: '2000' } });
     const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
     await task('begin-or-resume');
     await task('prepare', '--client', 'claude-code');
@@ -58,10 +42,8 @@ describe('Redis down', () => {
   }, 60_000);
 
   it('spooled events are drained by the worker, in order, when nobody else comes by', async () => {
-    redis = await startPrivateRedis();
-    repo = gitRepoWithTask();
-    const env = batonEnv({ redisUrl: redis.url, prefix: uniquePrefix('spool2') }, { BATON_HOOK_BUDGET_MS: '1500' });
-    worker = await startWorkerProcess(['--repo', repo.root], { env });
+    const redis = await harness.privateRedis();
+    const { repo, env } = await harness.serve('spool2', { redisUrl: redis.url, env: { BATON_HOOK_BUDGET_MS: '1500' } });
     const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
     await task('begin-or-resume');
     await task('prepare', '--client', 'claude-code');

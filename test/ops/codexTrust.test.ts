@@ -13,7 +13,7 @@ import { BATON_BIN, batonEnv, jsonOf, runBaton, runProcess, startWorkerProcess }
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 
-// `baton install-hooks codex` against the REAL Codex (issue 9, item 7 and 9): Codex skips an
+// `baton install-hooks codex` against the REAL Codex: Codex skips an
 // untrusted project's hooks and its .codex/config.toml without a word. Codex itself says which
 // hooks it will run (its app-server's `hooks/list`, what its /hooks screen shows), and `codex
 // sandbox` runs a command in the sandbox a session would use. Before --trust: no hook of the project

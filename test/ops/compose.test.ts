@@ -2,14 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { parse } from 'yaml';
-import { afterEach, describe, expect, it } from 'vitest';
-import { uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
-import { PROJECT_ROOT, batonEnv, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
-import { startPrivateRedis } from '../support/redisServer.ts';
-import type { PrivateRedis } from '../support/redisServer.ts';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
 import { findRedisServer } from '../../src/redisServer/launch.ts';
 
 // compose.yaml (no Docker engine here: the file is parsed and checked), and the worker's warning
@@ -51,27 +46,14 @@ describe('compose.yaml', () => {
 });
 
 describe('worker warnings about the Redis configuration', () => {
-  let redis: PrivateRedis | null = null;
-  let repo: GitRepo | null = null;
-  let worker: WorkerProcess | null = null;
-
-  afterEach(async () => {
-    await worker?.stop('SIGKILL');
-    worker = null;
-    await redis?.stop();
-    if (redis) fs.rmSync(redis.dir, { recursive: true, force: true });
-    redis = null;
-    repo?.cleanup();
-    repo = null;
-  });
+  const harness = useWorkerHarness();
 
   async function workerOutput(appendonly: boolean, policy: string): Promise<string> {
-    redis = await startPrivateRedis({ appendonly });
+    const redis = await harness.privateRedis({ appendonly });
     const client = new Redis({ path: redis.socket });
     await client.config('SET', 'maxmemory-policy', policy);
     client.disconnect();
-    repo = gitRepoWithTask();
-    worker = await startWorkerProcess(['--repo', repo.root], { env: batonEnv({ redisUrl: redis.url, prefix: uniquePrefix('warn') }) });
+    const { worker } = await harness.serve('warn', { redisUrl: redis.url });
     return worker.output();
   }
 

@@ -24,7 +24,7 @@ afterEach(() => {
 const install = (args: string[], options: { cwd?: string } = {}) =>
   runBaton(['install-hooks', ...args], { ...options, env: { ...process.env, CODEX_HOME: codexHome, CLAUDE_CONFIG_DIR: codexHome } });
 
-// The installed files run `baton`, found on PATH: no path of this machine (issue 16, item 2).
+// The installed files run `baton`, found on PATH: no path of this machine.
 const command = (client: string, ...extra: string[]) => ['baton', 'hook', client, ...extra].join(' ');
 
 function snapshot(root: string): Map<string, { bytes: string; mtimeMs: number }> {
@@ -106,13 +106,13 @@ describe('baton install-hooks claude-code', () => {
     const executor = fs.readFileSync(path.join(repo.root, '.claude', 'agents', 'agent-infra-lifecycle-executor.md'), 'utf8');
     expect(executor).toContain('Run only the requested non-review lifecycle skill');
     expect(executor).toContain('Never run a review-* skill');
-    // The artifact goes to baton on stdin, with the installed command (item 9).
+    // The artifact goes to baton on stdin, with the installed command.
     for (const profile of [executor, reviewer]) {
       expect(profile).toContain(`${baton} task <task> complete-stage --stage <stage> --round <round> --artifact <artifact> --agent claude --content - <<'BATON_ARTIFACT'`);
       expect(profile).toContain("Claude Code refuses a subagent's Write of report-like files such as `analysis.md`");
     }
     expect(executor).toContain(`${baton} task <task> stage-completed --agent claude`);
-    // The orchestrator instructions, in CLAUDE.md (item 11).
+    // The orchestrator instructions, in CLAUDE.md.
     const claudeMd = fs.readFileSync(path.join(repo.root, 'CLAUDE.md'), 'utf8');
     expect(claudeMd.startsWith('<!-- baton:orchestrator:begin -->\n## Agent-infra task lifecycle (driven by baton)\n')).toBe(true);
     expect(claudeMd.endsWith('<!-- baton:orchestrator:end -->\n')).toBe(true);

@@ -9,7 +9,7 @@ import type { Fixture } from '../support/fixtures.ts';
 import { BATON_BIN, PROJECT_ROOT, runBaton, runProcess } from '../support/processes.ts';
 import { shellQuote } from '../../src/base/shellQuote.ts';
 
-// What install-hooks tells the agents stays in step with baton (issue 9, item 11): every intent and
+// What install-hooks tells the agents stays in step with baton: every intent and
 // every code the instructions name is one baton has, and the agent-infra shim answers
 // `agent-infra-internal task-orchestration …` exactly as `baton task …` does.
 

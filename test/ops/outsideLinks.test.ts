@@ -11,7 +11,7 @@ import type { ServiceProcess } from '../support/services.ts';
 import { activeTaskDir } from '../../src/core/taskLayout.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
-// Task files that lead out of the repository (issue 18, item 6): the run listing and the run page
+// Task files that lead out of the repository: the run listing and the run page
 // show what they read to whoever may open the dashboard, so a task.md (or a run file) linked to a
 // file elsewhere on the machine is not followed there; one linked inside the repository still is.
 

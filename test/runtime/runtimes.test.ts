@@ -1,39 +1,27 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
-import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
-import { BATON_BIN, DENO_DIR, HOOK_WAITS_FOR_RESULT, RUNTIMES, batonEnv, jsonOf, runProcess, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
+import { describe, expect, it } from 'vitest';
+import { TASK_ID, readRun } from '../support/fixtures.ts';
+import { BATON_BIN, DENO_DIR, HOOK_WAITS_FOR_RESULT, RUNTIMES, jsonOf, runProcess } from '../support/processes.ts';
+import { useWorkerHarness } from '../support/workerHarness.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { gitFingerprint } from '../fingerprint/helpers.ts';
 
 // The same built module (dist/, via bin/baton.mjs) serves as worker, hook and CLI on Node, Bun
 // and Deno. Bun and Deno come from npm (devDependencies), so CI has them after `npm ci`.
 
-const redisUrl = inject('redisUrl');
-
-let repo: GitRepo | null = null;
-let worker: WorkerProcess | null = null;
-
-afterEach(async () => {
-  await worker?.stop('SIGKILL');
-  worker = null;
-  repo?.cleanup();
-  repo = null;
-});
+const harness = useWorkerHarness();
 
 describe.each(['node', 'bun', 'deno'] as const)('runtime smoke: %s', (name) => {
   const runtime = RUNTIMES[name];
 
   it(`begin → prepare → hook start → complete → hook stop → advance with worker, hooks and CLI on ${name}`, async () => {
     expect(fs.existsSync(runtime.command), `${runtime.command} is missing: run npm ci`).toBe(true);
-    repo = gitRepoWithTask();
-    const env = batonEnv({ redisUrl, prefix: uniquePrefix(name) }, { DENO_DIR, NO_COLOR: '1', ...HOOK_WAITS_FOR_RESULT });
-    worker = await startWorkerProcess(['--repo', repo.root], { env, command: runtime.command, commandArgs: runtime.args, readyTimeoutMs: 60_000 });
-    const baton = (args: string[], input?: string) =>
-      runProcess(runtime.command, [...runtime.args, BATON_BIN, ...args], { env, cwd: repo!.root, input, timeoutMs: 60_000 });
+    const { repo, env } = await harness.serve(name, {
+      env: { DENO_DIR, NO_COLOR: '1', ...HOOK_WAITS_FOR_RESULT },
+      worker: { command: runtime.command, commandArgs: runtime.args, readyTimeoutMs: 60_000 },
+    });
+    const baton = (args: string[], input?: string) => runProcess(runtime.command, [...runtime.args, BATON_BIN, ...args], { env, cwd: repo.root, input, timeoutMs: 60_000 });
     const task = async (...args: string[]) => {
       const run = await baton(['task', TASK_ID, ...args]);
       expect(run.code, `${args.join(' ')}: ${run.stdout}${run.stderr}`).toBe(0);
@@ -63,7 +51,7 @@ describe.each(['node', 'bun', 'deno'] as const)('runtime smoke: %s', (name) => {
   }, 120_000);
 
   it(`baton fingerprint (its own bundle, dist/fingerprint.mjs) prints git's fingerprint on ${name}`, async () => {
-    repo = gitRepoWithTask();
+    const { repo } = harness.repository(name);
     fs.writeFileSync(path.join(repo.root, 'untracked.txt'), 'new\n');
     const run = await runProcess(runtime.command, [...runtime.args, BATON_BIN, 'fingerprint', '--repo', repo.root], { env: { ...process.env, DENO_DIR }, timeoutMs: 60_000 });
     expect(run.code, run.stderr).toBe(0);

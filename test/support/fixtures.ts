@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createHash, randomUUID } from 'node:crypto';
+import { afterEach, beforeEach } from 'vitest';
 import { applyEventNow } from '../../src/core/engine.ts';
 import { runFilePath } from '../../src/core/taskLayout.ts';
 import { activeTaskDir, taskFilePath } from '../../src/core/taskLayout.ts';
@@ -47,6 +48,19 @@ export function tempRepo(options: { gitDir?: boolean } = {}): Fixture {
   };
 }
 
+/**
+ * A repository with one task (`TASK_ID`) for each test of the file, removed after it: `use` gets
+ * each new one (its fixture and the task's directory).
+ */
+export function useTaskPerTest(use: (made: Readonly<{ fixture: Fixture; dir: string }>) => void): void {
+  let current: Fixture | null = null;
+  beforeEach(() => {
+    current = tempRepo();
+    use({ fixture: current, dir: writeTask(current) });
+  });
+  afterEach(() => current?.cleanup());
+}
+
 export function taskMd(taskId: string = TASK_ID, step = 'requirement-analysis', body = '# Task\n'): string {
   return `---\nid: ${taskId}\ncurrent_step: ${step}\n---\n\n${body}`;
 }
@@ -84,6 +98,11 @@ export function writeApprovedThroughCode(dir: string, manualValidation: number |
   writeArtifact(dir, 'review-plan.md', approvedReview('plan.md'), 30);
   writeArtifact(dir, 'code.md', '# Code\n', 20);
   writeArtifact(dir, 'review-code.md', approvedReview('code.md', manualValidation), 10);
+}
+
+/** The result of a command that failed before it found a run (upstream's shape): nothing changed. */
+export function failedResult(code: string, message: string, taskId: string = TASK_ID): OrchestrationResult {
+  return { status: 'failed', changed: false, taskId, run: null, next: null, error: { code, message } } as OrchestrationResult;
 }
 
 export function readRun(dir: string): OrchestrationRun {

@@ -7,7 +7,6 @@ import { parseHookInput } from '../../src/hooks/payload.ts';
 import { mainRepositoryOf } from '../../src/base/repoRoot.ts';
 import type { HookPayload } from '../../src/hooks/payload.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
-import { parseTaskCommand } from '../../src/cli/taskArgs.ts';
 
 // How native payloads become events (docs/lifecycle.md §10.2–10.3, scenarios 53–55).
 
@@ -138,12 +137,6 @@ describe('decideHook', () => {
     } finally {
       fs.rmSync(base, { recursive: true, force: true });
     }
-  });
-});
-
-describe('claim-spawn is internal', () => {
-  it('baton task does not offer the hook-only intent', () => {
-    expect(parseTaskCommand(['auto', 'claim-spawn', '--client', 'codex'])).toEqual({ kind: 'usage-error', message: "unknown intent 'claim-spawn'" });
   });
 });
 

@@ -21,7 +21,7 @@ import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 
-// deliver() (src/cli/hook.ts) over both transports: the raw RESP client a hook uses for plain
+// deliver() (src/queue/deliver.ts) over both transports: the raw RESP client a hook uses for plain
 // Redis URLs, and ioredis (RepositoryQueueClient), which serves cluster and sentinel setups and is
 // forced here with BATON_HOOK_TRANSPORT=ioredis. Same assertions for both.
 
