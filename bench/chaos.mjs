@@ -36,7 +36,9 @@ await main(async () => {
     passed: file.assertionResults.filter((test) => test.status === 'passed').length,
     failed: file.assertionResults.filter((test) => test.status === 'failed').length,
     seconds: Math.round((file.endTime - file.startTime) / 100) / 10,
-    failures: file.assertionResults.filter((test) => test.status === 'failed').map((test) => `${test.fullName}: ${(test.failureMessages[0] ?? '').split('\n')[0]}`),
+    failures: file.assertionResults
+      .filter((test) => test.status === 'failed')
+      .map((test) => `${test.fullName}: ${(test.failureMessages[0] ?? '').split('\n')[0]}`),
   }));
   const machine = machineInfo();
   const extra = [...(ROUNDS !== 60 ? ['--rounds', ROUNDS] : []), ...(FUZZ_RUNS !== 20_000 ? ['--fuzz-runs', FUZZ_RUNS] : [])];
@@ -60,8 +62,18 @@ await main(async () => {
 test/fuzz with ${FUZZ_RUNS} runs per property. CI runs the same files with 12 rounds and the default
 runs per property. ${json.passed}/${json.total} tests passed in ${seconds} s.
 
-${table(['file', 'passed', 'failed', 'seconds'], files.map((file) => [file.file, file.passed, file.failed, file.seconds]))}
-${files.some((file) => file.failed > 0) ? `\n## Failures\n\n${files.flatMap((file) => file.failures).map((line) => `- ${line}`).join('\n')}\n` : ''}
+${table(
+  ['file', 'passed', 'failed', 'seconds'],
+  files.map((file) => [file.file, file.passed, file.failed, file.seconds]),
+)}
+${
+  files.some((file) => file.failed > 0)
+    ? `\n## Failures\n\n${files
+        .flatMap((file) => file.failures)
+        .map((line) => `- ${line}`)
+        .join('\n')}\n`
+    : ''
+}
 ## What the chaos runs and the fuzzing found, and the fixes
 
 1. **A stray temp file after kill -9 made a reviewer's seal fail.** A worker killed between writing

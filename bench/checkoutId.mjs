@@ -36,19 +36,23 @@ await main(async () => {
     const [before, now] = rows;
     const extra = Number((now.medianMicroseconds - before.medianMicroseconds).toFixed(2));
     const machine = machineInfo();
-    writeResults('checkoutId', { machine, calls: CALLS, rounds: ROUNDS, rows, extraMicrosecondsPerHook: extra }, [
-      '# Checkout id: cost per hook',
-      '',
-      `\`node bench/checkoutId.mjs --calls ${CALLS} --rounds ${ROUNDS}\`: median over ${ROUNDS} rounds of ${CALLS} calls each.`,
-      '',
-      '| Identity | µs per call |',
-      '|---|---|',
-      ...rows.map((row) => `| ${row.name} | ${row.medianMicroseconds} |`),
-      '',
-      `The checkout id costs the hook **${extra} µs** more per event (a hook process takes tens of milliseconds to start).`,
-      '',
-      machineMarkdown(machine),
-    ].join('\n'));
+    writeResults(
+      'checkoutId',
+      { machine, calls: CALLS, rounds: ROUNDS, rows, extraMicrosecondsPerHook: extra },
+      [
+        '# Checkout id: cost per hook',
+        '',
+        `\`node bench/checkoutId.mjs --calls ${CALLS} --rounds ${ROUNDS}\`: median over ${ROUNDS} rounds of ${CALLS} calls each.`,
+        '',
+        '| Identity | µs per call |',
+        '|---|---|',
+        ...rows.map((row) => `| ${row.name} | ${row.medianMicroseconds} |`),
+        '',
+        `The checkout id costs the hook **${extra} µs** more per event (a hook process takes tens of milliseconds to start).`,
+        '',
+        machineMarkdown(machine),
+      ].join('\n'),
+    );
   } finally {
     fs.rmSync(root, { recursive: true, force: true });
   }

@@ -232,7 +232,9 @@ async function benchSize(n, fpModule) {
     if (b) beforeTimes.push(b.ms);
     startTimes.push(emptyStart());
     loads.push(os.loadavg()[0]);
-    process.stderr.write(`  rep ${rep + 1}/${REPS}: git ${g.ms.toFixed(0)} ms, cold ${c.ms.toFixed(0)} ms, warm ${wMs.toFixed(0)} ms${b ? `, before ${b.ms.toFixed(0)} ms` : ''}\n`);
+    process.stderr.write(
+      `  rep ${rep + 1}/${REPS}: git ${g.ms.toFixed(0)} ms, cold ${c.ms.toFixed(0)} ms, warm ${wMs.toFixed(0)} ms${b ? `, before ${b.ms.toFixed(0)} ms` : ''}\n`,
+    );
   }
   const g = gitProcedure(root);
   if (first === g.tree) throw new Error('the edits did not change the fingerprint');
@@ -245,7 +247,14 @@ async function benchSize(n, fpModule) {
     coldMs: median(coldTimes),
     warmMs: median(warmTimes),
     emptyStartMs: median(startTimes),
-    samples: { git: gitTimes, cold: coldTimes, warm: warmTimes, ...(BEFORE_BUILD ? { before: beforeTimes } : {}), emptyStart: startTimes, loadAverage1m: loads },
+    samples: {
+      git: gitTimes,
+      cold: coldTimes,
+      warm: warmTimes,
+      ...(BEFORE_BUILD ? { before: beforeTimes } : {}),
+      emptyStart: startTimes,
+      loadAverage1m: loads,
+    },
   };
   result.coldRatio = result.coldMs / result.gitMs;
   result.warmRatio = result.warmMs / result.gitMs;
@@ -282,7 +291,10 @@ const machine = {
 // The command as run, with the before build's directory (outside this checkout) written as DIR.
 const shownArgs = args.map((a, i) => (args[i - 1] === '--before' ? 'DIR' : /[\s'"]/.test(a) ? `'${a.replace(/'/g, "'\\''")}'` : a));
 const command = 'npm run build && node bench/fingerprint.mjs' + (shownArgs.length ? ` ${shownArgs.join(' ')}` : '');
-const builds = { measured: BATON_BUILD.bundleHash, ...(BEFORE_BUILD ? { before: BEFORE_BUILD.bundleHash, beforeLabel: beforeLabel() } : {}) };
+const builds = {
+  measured: BATON_BUILD.bundleHash,
+  ...(BEFORE_BUILD ? { before: BEFORE_BUILD.bundleHash, beforeLabel: beforeLabel() } : {}),
+};
 const report = { date: new Date().toISOString(), command, machine, builds, goals: { cold: 1.0, warm: 0.5 }, results };
 
 const outDir = path.join(ROOT, 'bench', 'results');

@@ -28,8 +28,23 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
-  BUN, PROJECT_ROOT, flags, machineInfo, machineMarkdown, main, makeRepo, redisClient, round, sleep, snapshotBuild, startRedis, startWorker,
-  summarize, table, timedRun, writeResults,
+  BUN,
+  PROJECT_ROOT,
+  flags,
+  machineInfo,
+  machineMarkdown,
+  main,
+  makeRepo,
+  redisClient,
+  round,
+  sleep,
+  snapshotBuild,
+  startRedis,
+  startWorker,
+  summarize,
+  table,
+  timedRun,
+  writeResults,
 } from './lib.mjs';
 
 const options = flags();
@@ -64,7 +79,10 @@ await main(async () => {
     if (result.status !== 'running') throw new Error(`baton task ${args.join(' ')}: ${run.stdout}${run.stderr}`);
     return result;
   };
-  fs.writeFileSync(path.join(repo.root, '.agents', 'workspace', 'active', '.short-ids.json'), JSON.stringify({ version: 1, ids: { '01': path.basename(repo.taskDir) } }));
+  fs.writeFileSync(
+    path.join(repo.root, '.agents', 'workspace', 'active', '.short-ids.json'),
+    JSON.stringify({ version: 1, ids: { '01': path.basename(repo.taskDir) } }),
+  );
   // Template: a prepared delegation (what PreToolUse lets through and SubagentStart activates),
   // produced by the real CLI.
   await task('begin-or-resume', '--max-steps', '1000000');
@@ -82,7 +100,10 @@ await main(async () => {
   /** Waits until the worker has nothing queued or running, then restores the prepared delegation. */
   const resetPrepared = async () => {
     for (let tries = 0; tries < 500; tries += 1) {
-      const [waiting, active] = await Promise.all([inspect.llen(`${workerPrefix}:${queueName}:wait`), inspect.llen(`${workerPrefix}:${queueName}:active`)]);
+      const [waiting, active] = await Promise.all([
+        inspect.llen(`${workerPrefix}:${queueName}:wait`),
+        inspect.llen(`${workerPrefix}:${queueName}:active`),
+      ]);
       if (waiting === 0 && active === 0) break;
       await sleep(10);
     }
@@ -109,14 +130,20 @@ await main(async () => {
   for (const runtime of Object.keys(runtimes)) {
     const { command } = runtimes[runtime];
     const rawWrite = (extra, breakdown) => async () => {
-      const run = await timedRun(command, [path.join(PROJECT_ROOT, 'bench', 'raw-write.mjs'), ...extra], { env: { ...process.env, REDIS_SOCKET: redis.socket } });
+      const run = await timedRun(command, [path.join(PROJECT_ROOT, 'bench', 'raw-write.mjs'), ...extra], {
+        env: { ...process.env, REDIS_SOCKET: redis.socket },
+      });
       if (run.code !== 0) throw fail('raw write', run);
       breakdown[runtime].push(JSON.parse(run.stdout));
       return run;
     };
     const enqueueOnly = (what, base, label) => async () => {
       const before = await idleWaiting();
-      const run = await timedRun(command, hookArgs, { env: envFor(idlePrefix), input: payload(base, { agent_id: uniqueId(label) }, idleRepo.root), cwd: idleRepo.root });
+      const run = await timedRun(command, hookArgs, {
+        env: envFor(idlePrefix),
+        input: payload(base, { agent_id: uniqueId(label) }, idleRepo.root),
+        cwd: idleRepo.root,
+      });
       if (run.code !== 0 || (await idleWaiting()) !== before + 1) throw fail(`${what}: expected exit 0 and one more queued job`, run);
       return run;
     };
@@ -132,7 +159,11 @@ await main(async () => {
         name: 'hook PreToolUse spawn claim, with a worker',
         run: async () => {
           await resetPrepared();
-          const run = await timedRun(command, hookArgs, { env: envFor(workerPrefix), input: payload(preToolExample, { tool_use_id: uniqueId('tu') }), cwd: repo.root });
+          const run = await timedRun(command, hookArgs, {
+            env: envFor(workerPrefix),
+            input: payload(preToolExample, { tool_use_id: uniqueId('tu') }),
+            cwd: repo.root,
+          });
           if (run.code !== 0) throw fail('PreToolUse with a prepared delegation: expected the spawn to be allowed', run);
           return run;
         },
@@ -143,8 +174,13 @@ await main(async () => {
         name: 'hook PreToolUse spawn claim, no worker (blocked, claim withdrawn)',
         run: async () => {
           const before = await idleWaiting();
-          const run = await timedRun(command, hookArgs, { env: envFor(idlePrefix), input: payload(preToolExample, { tool_use_id: uniqueId('tb') }, idleRepo.root), cwd: idleRepo.root });
-          if (run.code !== 2 || !run.stderr.includes('withdrawn') || (await idleWaiting()) !== before) throw fail('PreToolUse with no worker: expected the spawn blocked and its claim withdrawn', run);
+          const run = await timedRun(command, hookArgs, {
+            env: envFor(idlePrefix),
+            input: payload(preToolExample, { tool_use_id: uniqueId('tb') }, idleRepo.root),
+            cwd: idleRepo.root,
+          });
+          if (run.code !== 2 || !run.stderr.includes('withdrawn') || (await idleWaiting()) !== before)
+            throw fail('PreToolUse with no worker: expected the spawn blocked and its claim withdrawn', run);
           return run;
         },
       },
@@ -154,7 +190,11 @@ await main(async () => {
         name: 'hook SubagentStart, with a worker',
         run: async () => {
           await resetPrepared();
-          const run = await timedRun(command, hookArgs, { env: envFor(workerPrefix), input: payload(startExample, { agent_id: uniqueId('sa') }), cwd: repo.root });
+          const run = await timedRun(command, hookArgs, {
+            env: envFor(workerPrefix),
+            input: payload(startExample, { agent_id: uniqueId('sa') }),
+            cwd: repo.root,
+          });
           if (run.code !== 0) throw fail('SubagentStart with a worker', run);
           if (run.stdout.includes('"status":"running"')) waited[runtime] += 1;
           return run;
@@ -179,7 +219,11 @@ await main(async () => {
 
   const results = {};
   for (const variant of variants) {
-    results[`${variant.runtime}/${variant.key}`] = { runtime: variant.runtime, name: variant.name, ...summarize(samples.get(`${variant.runtime}/${variant.key}`)) };
+    results[`${variant.runtime}/${variant.key}`] = {
+      runtime: variant.runtime,
+      name: variant.name,
+      ...summarize(samples.get(`${variant.runtime}/${variant.key}`)),
+    };
   }
   const ratios = {};
   const minRatios = {};
@@ -187,7 +231,9 @@ await main(async () => {
     const floor = results[`${runtime}/floor`].p50;
     ratios[runtime] = Object.fromEntries([...GOAL_KEYS, ...INFO_KEYS].map((key) => [key, round(results[`${runtime}/${key}`].p50 / floor)]));
     // Noise on a shared machine only adds time: the fastest runs show the costs with the least of it.
-    minRatios[runtime] = Object.fromEntries([...GOAL_KEYS, ...INFO_KEYS].map((key) => [key, round(results[`${runtime}/${key}`].min / results[`${runtime}/floor`].min)]));
+    minRatios[runtime] = Object.fromEntries(
+      [...GOAL_KEYS, ...INFO_KEYS].map((key) => [key, round(results[`${runtime}/${key}`].min / results[`${runtime}/floor`].min)]),
+    );
     const breakdown = (entries) => ({
       loadP50: summarize(entries.slice(WARMUP).map((entry) => entry.loadMs)).p50,
       connectAndWriteP50: summarize(entries.slice(WARMUP).map((entry) => entry.connectWriteMs)).p50,
@@ -198,7 +244,9 @@ await main(async () => {
   const machine = machineInfo();
   const command = 'npm run build && node bench/hook.mjs' + (ROUNDS !== 25 ? ` --rounds ${ROUNDS}` : '');
   const verdict = (ratio) => (ratio <= GOAL_RATIO ? `${ratio}× ✅` : `${ratio}× ❌`);
-  const goalMet = Object.fromEntries(Object.keys(runtimes).map((runtime) => [runtime, Math.max(...GOAL_KEYS.map((key) => ratios[runtime][key])) <= GOAL_RATIO]));
+  const goalMet = Object.fromEntries(
+    Object.keys(runtimes).map((runtime) => [runtime, Math.max(...GOAL_KEYS.map((key) => ratios[runtime][key])) <= GOAL_RATIO]),
+  );
   const json = {
     benchmark: 'hook',
     goal: `hook wall time ≤ ${GOAL_RATIO}× floor (runtime start-up + node:net connect + one raw RESP write, no client library) for the events that only enqueue`,
@@ -251,7 +299,9 @@ loading a client library costs.
 ${table(['runtime', 'floor p50 (ms)', 'SubagentStart enqueue only', 'SubagentStop enqueue only', 'PreToolUse with a worker', 'PreToolUse, no worker (blocked)', 'SubagentStart with a worker', 'ioredis write'], ratioRows)}
 
 The same as min / min (the fastest run of each variant; the goal is judged on p50):
-${Object.keys(runtimes).map((runtime) => `${runtime} ${GOAL_KEYS.map((key) => `${key} ${minRatios[runtime][key]}×`).join(', ')}`).join('; ')}. Load average at the end of the
+${Object.keys(runtimes)
+  .map((runtime) => `${runtime} ${GOAL_KEYS.map((key) => `${key} ${minRatios[runtime][key]}×`).join(', ')}`)
+  .join('; ')}. Load average at the end of the
 run: ${machine.loadAverage.join(', ')} (2 cores shared with other work: see the p90 column).
 
 ## Wall times (ms)

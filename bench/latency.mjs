@@ -8,14 +8,31 @@
 //   npm run build && node bench/latency.mjs [--events 2000] [--warmup 100] [--runtimes node,bun]
 import process from 'node:process';
 import {
-  BUN, TASK_ID, flags, importSource, machineInfo, machineMarkdown, main, makeRepo, redisClient, runningRun, snapshotBuild, startRedis,
-  startWorker, summarize, table, writeResults, writeRun,
+  BUN,
+  TASK_ID,
+  flags,
+  importSource,
+  machineInfo,
+  machineMarkdown,
+  main,
+  makeRepo,
+  redisClient,
+  runningRun,
+  snapshotBuild,
+  startRedis,
+  startWorker,
+  summarize,
+  table,
+  writeResults,
+  writeRun,
 } from './lib.mjs';
 
 const options = flags();
 const EVENTS = Number(options.events ?? 2000);
 const WARMUP = Number(options.warmup ?? 100);
-const RUNTIMES = String(options.runtimes ?? 'node,bun').split(',').filter(Boolean);
+const RUNTIMES = String(options.runtimes ?? 'node,bun')
+  .split(',')
+  .filter(Boolean);
 const GOAL = { p50: 5, p99: 25 };
 
 await main(async () => {
@@ -45,9 +62,10 @@ await main(async () => {
     const ids = [];
     try {
       for (let index = 0; index < WARMUP + EVENTS; index += 1) {
-        const event = index % 2 === 0
-          ? { intent: 'pause', taskRef: TASK_ID, code: `BENCH_${index}`, message: `event ${index}`, recoverable: true }
-          : { intent: 'begin-or-resume', taskRef: TASK_ID };
+        const event =
+          index % 2 === 0
+            ? { intent: 'pause', taskRef: TASK_ID, code: `BENCH_${index}`, message: `event ${index}`, recoverable: true }
+            : { intent: 'begin-or-resume', taskRef: TASK_ID };
         const eventId = randomEventId();
         const started = process.hrtime.bigint();
         await client.enqueue(envelopeFor(event, identity, 'cli', eventId));
@@ -102,7 +120,13 @@ await main(async () => {
     phase.latencyMs.max,
     met(phase) ? '✅' : '❌',
   ]);
-  const breakdown = phases.map((phase) => [phase.runtime, phase.queueWaitMs.p50, phase.queueWaitMs.p99, phase.processingMs.p50, phase.processingMs.p99]);
+  const breakdown = phases.map((phase) => [
+    phase.runtime,
+    phase.queueWaitMs.p50,
+    phase.queueWaitMs.p99,
+    phase.processingMs.p50,
+    phase.processingMs.p99,
+  ]);
   const markdown = `# Enqueue → applied latency (no fingerprint)
 
 Goal: p50 ≤ ${GOAL.p50} ms, p99 ≤ ${GOAL.p99} ms. ${EVENTS} events per worker runtime after ${WARMUP} warm-up

@@ -87,7 +87,8 @@ export function snapshotBuild(from) {
 export function gitCommit() {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'scripts'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim() !== '';
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--', 'src', 'scripts'], { cwd: PROJECT_ROOT, encoding: 'utf8' }).trim() !== '';
     return dirty ? `${head}+uncommitted` : head;
   } catch {
     return 'unknown';
@@ -130,15 +131,31 @@ export function makeRepo({ label = 'repo', git = false, taskId = TASK_ID, parent
   const taskDir = path.join(root, '.agents', 'workspace', 'active', taskId);
   fs.mkdirSync(taskDir, { recursive: true });
   fs.writeFileSync(path.join(taskDir, 'task.md'), taskMd(taskId));
-  return { root: fs.realpathSync(root), taskDir: fs.realpathSync(taskDir), runFile: path.join(fs.realpathSync(taskDir), 'orchestration.json') };
+  return {
+    root: fs.realpathSync(root),
+    taskDir: fs.realpathSync(taskDir),
+    runFile: path.join(fs.realpathSync(taskDir), 'orchestration.json'),
+  };
 }
 
 /** A running orchestration.json (what begin-or-resume writes), for benchmarks that skip it. */
 export function runningRun(taskId = TASK_ID, maxSteps = 1_000_000) {
   const now = new Date().toISOString();
   return {
-    schemaVersion: 1, taskId, runId: `bench-${taskId}`, status: 'running', nextStage: null, stepCount: 0, maxSteps, baseline: '',
-    pendingDelegation: null, receipts: [], pause: null, commitAuthorization: { issuedAt: null, consumedAt: null }, createdAt: now, updatedAt: now,
+    schemaVersion: 1,
+    taskId,
+    runId: `bench-${taskId}`,
+    status: 'running',
+    nextStage: null,
+    stepCount: 0,
+    maxSteps,
+    baseline: '',
+    pendingDelegation: null,
+    receipts: [],
+    pause: null,
+    commitAuthorization: { issuedAt: null, consumedAt: null },
+    createdAt: now,
+    updatedAt: now,
   };
 }
 
@@ -256,11 +273,17 @@ export function machineInfo() {
 
 export function machineMarkdown(info, extra = {}) {
   const rows = { ...info, ...extra };
-  return ['| machine | |', '|---|---|', ...Object.entries(rows).map(([key, value]) => `| ${key} | ${Array.isArray(value) ? value.join(', ') : value} |`)].join('\n');
+  return [
+    '| machine | |',
+    '|---|---|',
+    ...Object.entries(rows).map(([key, value]) => `| ${key} | ${Array.isArray(value) ? value.join(', ') : value} |`),
+  ].join('\n');
 }
 
 export function table(headers, rows) {
-  return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+  return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join(
+    '\n',
+  );
 }
 
 export function writeResults(name, json, markdown) {

@@ -28,12 +28,32 @@ import os from 'node:os';
 import path from 'node:path';
 import process from 'node:process';
 import {
-  TASK_ID, flags, importSource, machineInfo, machineMarkdown, main, makeRepo, redisClient, round, runningRun, sleep, snapshotBuild, startRedis,
-  startWorker, summarize, table, tempDir, timedRun, writeResults, writeRun,
+  TASK_ID,
+  flags,
+  importSource,
+  machineInfo,
+  machineMarkdown,
+  main,
+  makeRepo,
+  redisClient,
+  round,
+  runningRun,
+  sleep,
+  snapshotBuild,
+  startRedis,
+  startWorker,
+  summarize,
+  table,
+  tempDir,
+  timedRun,
+  writeResults,
+  writeRun,
 } from './lib.mjs';
 
 const options = flags();
-const SIZES = String(options.sizes ?? '1,64,256,1024').split(',').map(Number);
+const SIZES = String(options.sizes ?? '1,64,256,1024')
+  .split(',')
+  .map(Number);
 const IDLE_SECONDS = Number(options['idle-seconds'] ?? 10);
 const SAMPLES = Number(options.samples ?? 25);
 const BUSY = Number(options.busy ?? 5);
@@ -58,7 +78,9 @@ await main(async () => {
     for (const build of builds) {
       const result = await measure(build, size);
       results.push(result);
-      process.stderr.write(`manyCheckouts: ${build.label} N=${size}: ${JSON.stringify(result.idle)} busy connections ${result.busyConnections}\n`);
+      process.stderr.write(
+        `manyCheckouts: ${build.label} N=${size}: ${JSON.stringify(result.idle)} busy connections ${result.busyConnections}\n`,
+      );
     }
   }
 
@@ -108,9 +130,14 @@ await main(async () => {
     const hot = repos.slice(0, Math.min(BUSY, size));
     let untouched = repos.slice(hot.length).reverse();
     const cli = async (repo) => {
-      const run = await timedRun(process.execPath, [build.bin, 'task', TASK_ID, 'begin-or-resume'], { env, cwd: repo.root, timeoutMs: 60_000 });
+      const run = await timedRun(process.execPath, [build.bin, 'task', TASK_ID, 'begin-or-resume'], {
+        env,
+        cwd: repo.root,
+        timeoutMs: 60_000,
+      });
       const result = JSON.parse(run.stdout.trim() || '{}');
-      if (run.code !== 0 || result.status !== 'running') throw new Error(`round trip on ${repo.root} failed (${run.code}): ${run.stdout}${run.stderr}`);
+      if (run.code !== 0 || result.status !== 'running')
+        throw new Error(`round trip on ${repo.root} failed (${run.code}): ${run.stdout}${run.stderr}`);
       repo.lastEvent = Date.now();
       return run.ms;
     };
@@ -121,7 +148,8 @@ await main(async () => {
         const eventId = randomEventId();
         await client.enqueue(envelopeFor({ intent: 'begin-or-resume', taskRef: TASK_ID }, repo.identity, 'cli', eventId));
         const outcome = await client.waitFor(eventId, 60_000);
-        if (outcome.kind !== 'completed' || outcome.value.status !== 'running') throw new Error(`in-process round trip on ${repo.root}: ${JSON.stringify(outcome)}`);
+        if (outcome.kind !== 'completed' || outcome.value.status !== 'running')
+          throw new Error(`in-process round trip on ${repo.root}: ${JSON.stringify(outcome)}`);
       } finally {
         await client.close();
       }
@@ -136,7 +164,8 @@ await main(async () => {
       if (build.keepWarm) {
         const deadline = Date.now() + KEEP_WARM_MS * 4 + 30_000;
         while (await held(raw, repo.queueName)) {
-          if (Date.now() > deadline) throw new Error(`${build.label}: ${repo.queueName} still held ${KEEP_WARM_MS * 4 + 30_000} ms after its last event`);
+          if (Date.now() > deadline)
+            throw new Error(`${build.label}: ${repo.queueName} still held ${KEEP_WARM_MS * 4 + 30_000} ms after its last event`);
           await sleep(100);
         }
       } else {
@@ -179,7 +208,9 @@ await main(async () => {
     await worker.stop('SIGTERM');
     raw.disconnect();
     fs.rmSync(parent, { recursive: true, force: true });
-    const roundTrip = Object.fromEntries(['cliIdle', 'cliBusy', 'inProcessIdle', 'inProcessBusy'].map((key) => [key, summarize(samples[key])]));
+    const roundTrip = Object.fromEntries(
+      ['cliIdle', 'cliBusy', 'inProcessIdle', 'inProcessBusy'].map((key) => [key, summarize(samples[key])]),
+    );
     return {
       build: build.label,
       checkouts: size,
@@ -191,7 +222,10 @@ await main(async () => {
       busyRssMb: busyRss,
       idleForSeconds: summarize(samples.idleForMs.map((ms) => ms / 1000)),
       roundTripMs: roundTrip,
-      idleOverBusy: { cli: round(roundTrip.cliIdle.p50 / roundTrip.cliBusy.p50), inProcess: round(roundTrip.inProcessIdle.p50 / roundTrip.inProcessBusy.p50) },
+      idleOverBusy: {
+        cli: round(roundTrip.cliIdle.p50 / roundTrip.cliBusy.p50),
+        inProcess: round(roundTrip.inProcessIdle.p50 / roundTrip.inProcessBusy.p50),
+      },
       // Each idle sample over the busy one taken right after it: less exposed to the machine's load drifting.
       pairedRatioMedian: {
         cli: summarize(samples.cliIdle.map((ms, index) => ms / samples.cliBusy[index])).p50,
@@ -210,7 +244,9 @@ await main(async () => {
     if (!first || !last) return null;
     return {
       // As the issue counts them (INFO clients, the measuring connection included), idle and with ≤ BUSY busy.
-      connectionsFlat: last.busyInfoClients <= GOALS.flatFactor * first.busyInfoClients && last.idle.infoClients <= GOALS.flatFactor * first.idle.infoClients,
+      connectionsFlat:
+        last.busyInfoClients <= GOALS.flatFactor * first.busyInfoClients &&
+        last.idle.infoClients <= GOALS.flatFactor * first.idle.infoClients,
       commandsFlat: last.idle.commandsPerSecond <= GOALS.flatFactor * Math.max(first.idle.commandsPerSecond, 1),
       rss: last.idle.rssMb <= GOALS.rssMb && last.busyRssMb <= GOALS.rssMb,
       roundTrip: results.filter((result) => result.build === label).every((result) => result.idleOverBusy.cli <= GOALS.idleOverBusy),
@@ -265,13 +301,15 @@ Goals (issue 19): connections and idle commands/s flat in N (at N = ${Math.max(.
 
 Reproduce: \`${command}\`
 
-${table(['build', 'N checkouts', 'connections, idle: INFO clients (worker\'s own)', 'connections, busy: INFO clients (worker\'s own)', 'idle Redis commands/s', 'worker idle CPU', 'worker RSS', 'round trip p50, idle / busy (command)', 'round trip p50, idle / busy (in process)', 'worker ready after'], rows)}
+${table(['build', 'N checkouts', "connections, idle: INFO clients (worker's own)", "connections, busy: INFO clients (worker's own)", 'idle Redis commands/s', 'worker idle CPU', 'worker RSS', 'round trip p50, idle / busy (command)', 'round trip p50, idle / busy (in process)', 'worker ready after'], rows)}
 
 ${table(['build', 'connections flat', 'idle commands/s flat', `RSS ≤ ${GOALS.rssMb} MB`, `idle round trip ≤ ${GOALS.idleOverBusy}× busy (command)`], goalRows)}
 
 ${machineMarkdown(machine, { redis: redisVersion, settings: `idle ${IDLE_SECONDS} s, ${SAMPLES} samples, ${BUSY} busy` })}
 `;
-  process.stdout.write(`\n${table(['build', 'N', 'conn idle', 'conn busy', 'cmds/s idle', 'CPU idle', 'RSS', 'round trip idle/busy (cmd)', 'round trip idle/busy (in process)', 'ready'], rows)}\n\n`);
+  process.stdout.write(
+    `\n${table(['build', 'N', 'conn idle', 'conn busy', 'cmds/s idle', 'CPU idle', 'RSS', 'round trip idle/busy (cmd)', 'round trip idle/busy (in process)', 'ready'], rows)}\n\n`,
+  );
   writeResults('manyCheckouts', json, markdown);
 });
 
@@ -286,7 +324,10 @@ function workerHelp(bin) {
 async function connections(raw, ownId) {
   const list = String(await raw.client('LIST'));
   const info = Number(/connected_clients:(\d+)/.exec(String(await raw.info('clients')))?.[1] ?? NaN);
-  const clients = list.split('\n').filter(Boolean).map((line) => Object.fromEntries(line.split(' ').map((field) => field.split(/=(.*)/s).slice(0, 2))));
+  const clients = list
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => Object.fromEntries(line.split(' ').map((field) => field.split(/=(.*)/s).slice(0, 2))));
   const others = clients.filter((client) => Number(client.id) !== ownId);
   return { count: others.length, info, names: others.map((client) => client.name) };
 }

@@ -7,7 +7,19 @@
 //   node bench/reconcileScan.mjs [--checkouts 1024] [--rounds 9]
 import fs from 'node:fs';
 import path from 'node:path';
-import { TASK_ID, flags, importSource, machineInfo, machineMarkdown, main, makeRepo, onCleanup, runningRun, tempDir, writeResults } from './lib.mjs';
+import {
+  TASK_ID,
+  flags,
+  importSource,
+  machineInfo,
+  machineMarkdown,
+  main,
+  makeRepo,
+  onCleanup,
+  runningRun,
+  tempDir,
+  writeResults,
+} from './lib.mjs';
 
 const options = flags();
 const CHECKOUTS = Number(options.checkouts ?? 1024);
@@ -15,9 +27,29 @@ const ROUNDS = Number(options.rounds ?? 9);
 
 function pendingReceipt(taskId, createdAt) {
   return {
-    taskId, runId: `bench-${taskId}`, role: 'executor', stage: 'analysis', round: 1, artifact: 'analysis.md', client: 'claude-code', requestedModel: null,
-    beforeFingerprint: 'tree', id: `receipt-${Math.random().toString(36).slice(2)}`, actualModel: null, modelFallbackReason: null, parentId: 'p', childId: 'c',
-    spawnMode: 'fresh', agent: null, status: 'activated', afterFingerprint: null, changedPaths: [], createdAt, activatedAt: createdAt, sealedAt: null, consumedAt: null,
+    taskId,
+    runId: `bench-${taskId}`,
+    role: 'executor',
+    stage: 'analysis',
+    round: 1,
+    artifact: 'analysis.md',
+    client: 'claude-code',
+    requestedModel: null,
+    beforeFingerprint: 'tree',
+    id: `receipt-${Math.random().toString(36).slice(2)}`,
+    actualModel: null,
+    modelFallbackReason: null,
+    parentId: 'p',
+    childId: 'c',
+    spawnMode: 'fresh',
+    agent: null,
+    status: 'activated',
+    afterFingerprint: null,
+    changedPaths: [],
+    createdAt,
+    activatedAt: createdAt,
+    sealedAt: null,
+    consumedAt: null,
   };
 }
 
@@ -66,24 +98,32 @@ await main(async () => {
     }
   }
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-  const rows = Object.entries(samples).map(([name, { wall, cpu }]) => ({ name, medianWallMs: Number(median(wall).toFixed(1)), medianCpuMs: Number(median(cpu).toFixed(1)) }));
+  const rows = Object.entries(samples).map(([name, { wall, cpu }]) => ({
+    name,
+    medianWallMs: Number(median(wall).toFixed(1)),
+    medianCpuMs: Number(median(cpu).toFixed(1)),
+  }));
   const [floor, scan] = rows;
   const ratio = Number((scan.medianCpuMs / floor.medianCpuMs).toFixed(2));
   const intervalMs = 30_000; // the scan period with the default graces (a quarter of 5 min, at most 30 s)
   const share = Number(((scan.medianCpuMs / intervalMs) * 100).toFixed(2));
   const machine = machineInfo();
-  writeResults('reconcileScan', { machine, checkouts: CHECKOUTS, rounds: ROUNDS, rows, ratioToFloor: ratio, coreShareAtDefaultGraces: share }, [
-    '# Reconciliation scan: cost per period',
-    '',
-    `\`node bench/reconcileScan.mjs --checkouts ${CHECKOUTS} --rounds ${ROUNDS}\`: ${CHECKOUTS} checkouts, one run each, a quarter with a pending delegation (none due); median over ${ROUNDS} interleaved rounds.`,
-    '',
-    '| Pass over every checkout | wall ms | CPU ms |',
-    '|---|---|---|',
-    ...rows.map((row) => `| ${row.name} | ${row.medianWallMs} | ${row.medianCpuMs} |`),
-    '',
-    `The worker's scan costs **${ratio}×** the floor of reading the run files; with the default graces it runs every 30 s, **${share}%** of one core at ${CHECKOUTS} checkouts.`,
-    '',
-    machineMarkdown(machine),
-  ].join('\n'));
+  writeResults(
+    'reconcileScan',
+    { machine, checkouts: CHECKOUTS, rounds: ROUNDS, rows, ratioToFloor: ratio, coreShareAtDefaultGraces: share },
+    [
+      '# Reconciliation scan: cost per period',
+      '',
+      `\`node bench/reconcileScan.mjs --checkouts ${CHECKOUTS} --rounds ${ROUNDS}\`: ${CHECKOUTS} checkouts, one run each, a quarter with a pending delegation (none due); median over ${ROUNDS} interleaved rounds.`,
+      '',
+      '| Pass over every checkout | wall ms | CPU ms |',
+      '|---|---|---|',
+      ...rows.map((row) => `| ${row.name} | ${row.medianWallMs} | ${row.medianCpuMs} |`),
+      '',
+      `The worker's scan costs **${ratio}×** the floor of reading the run files; with the default graces it runs every 30 s, **${share}%** of one core at ${CHECKOUTS} checkouts.`,
+      '',
+      machineMarkdown(machine),
+    ].join('\n'),
+  );
   process.stdout.write(`${JSON.stringify({ rows, ratio, share })}\n`);
 });

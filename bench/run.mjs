@@ -25,7 +25,10 @@ const BENCHMARKS = [
   {
     name: 'manyCheckouts',
     script: 'manyCheckouts.mjs',
-    args: [...(quick ? ['--sizes', '1,16', '--samples', '3', '--idle-seconds', '3'] : []), ...(options.baseline ? ['--baseline', String(options.baseline)] : [])],
+    args: [
+      ...(quick ? ['--sizes', '1,16', '--samples', '3', '--idle-seconds', '3'] : []),
+      ...(options.baseline ? ['--baseline', String(options.baseline)] : []),
+    ],
   },
   // One worker's reconciliation scan over N checkouts against reading their run files.
   { name: 'reconcileScan', script: 'reconcileScan.mjs', args: quick ? ['--checkouts', '64', '--rounds', '3'] : [] },
@@ -50,7 +53,11 @@ for (const benchmark of BENCHMARKS) {
   process.stdout.write(`\n== ${benchmark.name}: node bench/${benchmark.script} ${benchmark.args.join(' ')}\n`);
   const started = Date.now();
   const child = spawnSync(process.execPath, [script, ...benchmark.args], { cwd: PROJECT_ROOT, stdio: 'inherit' });
-  runs.push({ name: benchmark.name, status: child.status === 0 ? 'ok' : `failed (exit ${child.status ?? child.signal})`, seconds: Math.round((Date.now() - started) / 1000) });
+  runs.push({
+    name: benchmark.name,
+    status: child.status === 0 ? 'ok' : `failed (exit ${child.status ?? child.signal})`,
+    seconds: Math.round((Date.now() - started) / 1000),
+  });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -112,7 +119,10 @@ if (fingerprint) {
   for (const result of fingerprint.results ?? []) {
     // docs/architecture.md sets the goal at 20,000 files; smaller repositories are reported only.
     const goalApplies = result.files >= 20_000;
-    const met = goalApplies && typeof goals.cold === 'number' && typeof goals.warm === 'number' ? result.coldRatio <= goals.cold && result.warmRatio <= goals.warm : undefined;
+    const met =
+      goalApplies && typeof goals.cold === 'number' && typeof goals.warm === 'number'
+        ? result.coldRatio <= goals.cold && result.warmRatio <= goals.warm
+        : undefined;
     rows.push([
       `Fingerprint, ${result.files} files`,
       goalApplies ? `cold ≤ ${goals.cold ?? '?'}× git, warm ≤ ${goals.warm ?? '?'}× git` : '(reported; the goal is for 20k files)',
@@ -168,7 +178,15 @@ if (runview) {
   }
 }
 const chaos = read('chaos');
-if (chaos) rows.push(['Chaos and fuzzing (`npm run chaos`)', 'no failure', `${chaos.passed}/${chaos.total} tests passed, ${chaos.rounds} kill -9 rounds, ${chaos.fuzzRuns} runs per property`, mark(chaos.failed === 0), 'chaos.md', chaos.date]);
+if (chaos)
+  rows.push([
+    'Chaos and fuzzing (`npm run chaos`)',
+    'no failure',
+    `${chaos.passed}/${chaos.total} tests passed, ${chaos.rounds} kill -9 rounds, ${chaos.fuzzRuns} runs per property`,
+    mark(chaos.failed === 0),
+    'chaos.md',
+    chaos.date,
+  ]);
 
 const machine = machineInfo();
 const summary = `# Benchmark and chaos summary
@@ -177,7 +195,10 @@ Measured by \`npm run bench\` (bench/run.mjs${quick ? ', --quick' : ''}); chaos 
 detailed result with its exact command; timings are compared with baselines measured side by side
 in the same run, never asserted in tests. Rows from earlier runs keep their own date.
 
-${table(['what', 'goal', 'measured', 'goal met', 'details', 'measured at'], rows.map((row) => [row[0], row[1], row[2], row[3], `[${row[4]}](${row[4]})`, row[5]]))}
+${table(
+  ['what', 'goal', 'measured', 'goal met', 'details', 'measured at'],
+  rows.map((row) => [row[0], row[1], row[2], row[3], `[${row[4]}](${row[4]})`, row[5]]),
+)}
 
 This run: ${runs.map((run) => `${run.name} ${run.status}${run.seconds !== undefined ? ` (${run.seconds} s)` : ''}`).join(', ')}.
 

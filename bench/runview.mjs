@@ -16,8 +16,23 @@ import fs from 'node:fs';
 import path from 'node:path';
 import process from 'node:process';
 import {
-  PROJECT_ROOT, TASK_ID, flags, importSource, machineInfo, machineMarkdown, main, makeRepo, onCleanup, round, runningRun, startRedis,
-  startWorker, summarize, table, writeResults, writeRun,
+  PROJECT_ROOT,
+  TASK_ID,
+  flags,
+  importSource,
+  machineInfo,
+  machineMarkdown,
+  main,
+  makeRepo,
+  onCleanup,
+  round,
+  runningRun,
+  startRedis,
+  startWorker,
+  summarize,
+  table,
+  writeResults,
+  writeRun,
 } from './lib.mjs';
 
 const options = flags();
@@ -45,7 +60,8 @@ function snapshotInsideProject() {
 }
 
 await main(async () => {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`the run view benchmark needs Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM)`);
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(`the run view benchmark needs Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM)`);
   const build = snapshotInsideProject();
   const redis = await startRedis();
   const { RepositoryQueueClient } = await importSource('src/queue/client.ts');
@@ -63,21 +79,27 @@ await main(async () => {
   if (!url) throw new Error(`no dashboard URL in the worker's output:\n${worker.output()}`);
   const identity = repoIdentity(repo.root);
   const client = await RepositoryQueueClient.connect({ redisUrl: redis.url, prefix }, identity, 2_000);
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+  });
 
   let sequence = 0;
   async function applyOne() {
     const index = sequence++;
-    const event = index % 2 === 0
-      ? { intent: 'pause', taskRef: TASK_ID, code: `BENCH_${index}`, message: `event ${index}`, recoverable: true }
-      : { intent: 'begin-or-resume', taskRef: TASK_ID };
+    const event =
+      index % 2 === 0
+        ? { intent: 'pause', taskRef: TASK_ID, code: `BENCH_${index}`, message: `event ${index}`, recoverable: true }
+        : { intent: 'begin-or-resume', taskRef: TASK_ID };
     const eventId = randomEventId();
     const started = process.hrtime.bigint();
     await client.enqueue(envelopeFor(event, identity, 'cli', eventId));
     const outcome = await client.waitFor(eventId, 10_000);
     const elapsed = Number(process.hrtime.bigint() - started) / 1e6;
     const expected = index % 2 === 0 ? 'paused' : 'running';
-    if (outcome.kind !== 'completed' || outcome.value.status !== expected) throw new Error(`event ${index}: expected ${expected}, got ${JSON.stringify(outcome)}`);
+    if (outcome.kind !== 'completed' || outcome.value.status !== expected)
+      throw new Error(`event ${index}: expected ${expected}, got ${JSON.stringify(outcome)}`);
     return elapsed;
   }
 
@@ -88,7 +110,10 @@ await main(async () => {
     await page.waitForSelector('body[data-live="connected"]', { timeout: 10_000 });
     await page.evaluate(() => {
       globalThis.__updates = 0;
-      new MutationObserver(() => (globalThis.__updates += 1)).observe(document.body, { attributes: true, attributeFilter: ['data-updated'] });
+      new MutationObserver(() => (globalThis.__updates += 1)).observe(document.body, {
+        attributes: true,
+        attributeFilter: ['data-updated'],
+      });
     });
     return {
       async close() {
@@ -140,7 +165,14 @@ await main(async () => {
       const order = CONDITIONS.map((_, index) => CONDITIONS[(index + block) % CONDITIONS.length]);
       for (const condition of order) {
         const runPath = `/runs/${identity.id}/${TASK_ID}`;
-        const watcher = condition === 'run-page' ? await watch(runPath) : condition === 'runs-list' ? await watch('/runs') : condition === 'run-stream' ? await stream(`${runPath}/events`) : null;
+        const watcher =
+          condition === 'run-page'
+            ? await watch(runPath)
+            : condition === 'runs-list'
+              ? await watch('/runs')
+              : condition === 'run-stream'
+                ? await stream(`${runPath}/events`)
+                : null;
         for (let index = 0; index < WARMUP; index += 1) await applyOne();
         for (let index = 0; index < perBlock; index += 1) samples[condition].push(await applyOne());
         if (watcher) updates[condition] += await watcher.close();
@@ -161,7 +193,12 @@ await main(async () => {
     events: samples[condition].length,
     pageUpdates: updates[condition],
     latencyMs: summaries[condition],
-    ratioToBaseline: { p50: ratio(summaries[condition], 'p50'), mean: ratio(summaries[condition], 'mean'), p90: ratio(summaries[condition], 'p90'), p99: ratio(summaries[condition], 'p99') },
+    ratioToBaseline: {
+      p50: ratio(summaries[condition], 'p50'),
+      mean: ratio(summaries[condition], 'mean'),
+      p90: ratio(summaries[condition], 'p90'),
+      p99: ratio(summaries[condition], 'p99'),
+    },
   }));
   const machine = machineInfo();
   const command = `npm run build && node bench/runview.mjs${EVENTS !== 1200 ? ` --events ${EVENTS}` : ''}${BLOCKS !== 4 ? ` --blocks ${BLOCKS}` : ''}`;
@@ -175,7 +212,14 @@ await main(async () => {
     phases,
   };
   const rows = phases.map((phase) => [
-    phase.condition, phase.events, phase.pageUpdates, phase.latencyMs.p50, phase.latencyMs.mean, phase.latencyMs.p90, phase.latencyMs.p99, phase.latencyMs.max,
+    phase.condition,
+    phase.events,
+    phase.pageUpdates,
+    phase.latencyMs.p50,
+    phase.latencyMs.mean,
+    phase.latencyMs.p90,
+    phase.latencyMs.p99,
+    phase.latencyMs.max,
     `${phase.ratioToBaseline.p50} / ${phase.ratioToBaseline.p90} / ${phase.ratioToBaseline.p99}`,
   ]);
   const markdown = `# Run view: enqueue → applied latency with and without a browser watching

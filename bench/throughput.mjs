@@ -13,18 +13,41 @@
 import fs from 'node:fs';
 import process from 'node:process';
 import {
-  BUN, TASK_ID, flags, importSource, machineInfo, machineMarkdown, main, makeRepo, redisClient, round, runningRun, sleep, snapshotBuild,
-  startRedis, startWorker, table, tempDir, writeResults, writeRun,
+  BUN,
+  TASK_ID,
+  flags,
+  importSource,
+  machineInfo,
+  machineMarkdown,
+  main,
+  makeRepo,
+  redisClient,
+  round,
+  runningRun,
+  sleep,
+  snapshotBuild,
+  startRedis,
+  startWorker,
+  table,
+  tempDir,
+  writeResults,
+  writeRun,
 } from './lib.mjs';
 
 const options = flags();
 const REPOS = Number(options.repos ?? 50);
 const EVENTS_PER_REPO = Number(options.events ?? 100);
-const PROCESS_COUNTS = String(options.processes ?? '1,2').split(',').map(Number);
-const RUNTIMES = String(options.runtimes ?? 'node').split(',').filter(Boolean);
+const PROCESS_COUNTS = String(options.processes ?? '1,2')
+  .split(',')
+  .map(Number);
+const RUNTIMES = String(options.runtimes ?? 'node')
+  .split(',')
+  .filter(Boolean);
 // Where the 50 repositories live: the default temp dir (a disk), and tmpfs (/dev/shm) when there is
 // one, to separate baton's own cost from the file system's.
-const FILESYSTEMS = String(options.fs ?? (fs.existsSync('/dev/shm') ? 'disk,tmpfs' : 'disk')).split(',').filter(Boolean);
+const FILESYSTEMS = String(options.fs ?? (fs.existsSync('/dev/shm') ? 'disk,tmpfs' : 'disk'))
+  .split(',')
+  .filter(Boolean);
 const GOAL = 1_000;
 // --profile DIR: run Node workers with --cpu-prof, profiles written to DIR (for finding bottlenecks).
 const PROFILE = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${options.profile}`] : [];
@@ -66,91 +89,103 @@ await main(async () => {
   }
 
   const scenarios = [];
-  for (const filesystem of FILESYSTEMS) for (const runtime of RUNTIMES) {
-    for (const processes of PROCESS_COUNTS) {
-      const parent = tempDir(`tp-${runtime}-${processes}`, filesystem === 'tmpfs' ? '/dev/shm' : undefined);
-      const repos = Array.from({ length: REPOS }, (_, index) => {
-        const repo = makeRepo({ label: `r${index}`, parent });
-        writeRun(repo.runFile, runningRun());
-        return { ...repo, identity: repoIdentity(repo.root) };
-      });
-      const prefix = `bench-tp-${filesystem}-${runtime}-${processes}-${process.pid}`;
-      // Fill every queue first (no worker yet), with the envelopes the CLI would add.
-      for (const repo of repos) {
-        const queue = new Queue(queueNameFor(repo.identity.id), { connection: { path: redis.socket }, prefix, skipVersionCheck: true });
-        const jobs = [];
-        for (let index = 0; index < EVENTS_PER_REPO; index += 1) {
-          const event = index % 2 === 0
-            ? { intent: 'pause', taskRef: TASK_ID, code: `BENCH_${index}`, message: `event ${index}`, recoverable: true }
-            : { intent: 'begin-or-resume', taskRef: TASK_ID };
-          const eventId = randomEventId();
-          jobs.push({ name: event.intent, data: envelopeFor(event, repo.identity, 'cli', eventId), opts: { ...JOB_OPTIONS, jobId: eventId } });
+  for (const filesystem of FILESYSTEMS)
+    for (const runtime of RUNTIMES) {
+      for (const processes of PROCESS_COUNTS) {
+        const parent = tempDir(`tp-${runtime}-${processes}`, filesystem === 'tmpfs' ? '/dev/shm' : undefined);
+        const repos = Array.from({ length: REPOS }, (_, index) => {
+          const repo = makeRepo({ label: `r${index}`, parent });
+          writeRun(repo.runFile, runningRun());
+          return { ...repo, identity: repoIdentity(repo.root) };
+        });
+        const prefix = `bench-tp-${filesystem}-${runtime}-${processes}-${process.pid}`;
+        // Fill every queue first (no worker yet), with the envelopes the CLI would add.
+        for (const repo of repos) {
+          const queue = new Queue(queueNameFor(repo.identity.id), { connection: { path: redis.socket }, prefix, skipVersionCheck: true });
+          const jobs = [];
+          for (let index = 0; index < EVENTS_PER_REPO; index += 1) {
+            const event =
+              index % 2 === 0
+                ? { intent: 'pause', taskRef: TASK_ID, code: `BENCH_${index}`, message: `event ${index}`, recoverable: true }
+                : { intent: 'begin-or-resume', taskRef: TASK_ID };
+            const eventId = randomEventId();
+            jobs.push({
+              name: event.intent,
+              data: envelopeFor(event, repo.identity, 'cli', eventId),
+              opts: { ...JOB_OPTIONS, jobId: eventId },
+            });
+          }
+          await queue.addBulk(jobs);
+          repo.queueName = queue.name;
+          await queue.close();
         }
-        await queue.addBulk(jobs);
-        repo.queueName = queue.name;
-        await queue.close();
-      }
-      const total = REPOS * EVENTS_PER_REPO;
-      const args = ['--quiet', ...repos.flatMap((repo) => ['--repo', repo.root])];
-      const env = { ...process.env, REDIS_URL: redis.url, BATON_PREFIX: prefix };
-      const spawnedAt = Date.now();
-      const workers = await Promise.all(
-        Array.from({ length: processes }, () => startWorker(build.bin, args, { env, ...(runtime === 'bun' ? { command: BUN } : { commandArgs: PROFILE }) })),
-      );
-      const completedCount = async () => {
-        const pipeline = raw.pipeline();
-        for (const repo of repos) pipeline.zcard(`${prefix}:${repo.queueName}:completed`);
-        return (await pipeline.exec()).reduce((sum, [, count]) => sum + Number(count), 0);
-      };
-      const deadline = Date.now() + 600_000;
-      let done = 0;
-      while ((done = await completedCount()) < total) {
-        if (Date.now() > deadline) throw new Error(`only ${done}/${total} events completed`);
-        await sleep(50);
-      }
-      const drainedAt = Date.now();
-      await Promise.all(workers.map((worker) => worker.stop('SIGTERM')));
-      // Job timestamps: the processing window, and which process applied each job.
-      let first = Infinity;
-      let last = 0;
-      const byWorker = new Map();
-      let failed = 0;
-      for (const repo of repos) {
-        const ids = await raw.zrange(`${prefix}:${repo.queueName}:completed`, 0, -1);
-        failed += await raw.zcard(`${prefix}:${repo.queueName}:failed`);
-        const pipeline = raw.pipeline();
-        for (const id of ids) pipeline.hmget(`${prefix}:${repo.queueName}:${id}`, 'processedOn', 'finishedOn', 'pb');
-        for (const [, [processedOn, finishedOn, by]] of await pipeline.exec()) {
-          first = Math.min(first, Number(processedOn));
-          last = Math.max(last, Number(finishedOn));
-          byWorker.set(by, (byWorker.get(by) ?? 0) + 1);
+        const total = REPOS * EVENTS_PER_REPO;
+        const args = ['--quiet', ...repos.flatMap((repo) => ['--repo', repo.root])];
+        const env = { ...process.env, REDIS_URL: redis.url, BATON_PREFIX: prefix };
+        const spawnedAt = Date.now();
+        const workers = await Promise.all(
+          Array.from({ length: processes }, () =>
+            startWorker(build.bin, args, { env, ...(runtime === 'bun' ? { command: BUN } : { commandArgs: PROFILE }) }),
+          ),
+        );
+        const completedCount = async () => {
+          const pipeline = raw.pipeline();
+          for (const repo of repos) pipeline.zcard(`${prefix}:${repo.queueName}:completed`);
+          return (await pipeline.exec()).reduce((sum, [, count]) => sum + Number(count), 0);
+        };
+        const deadline = Date.now() + 600_000;
+        let done = 0;
+        while ((done = await completedCount()) < total) {
+          if (Date.now() > deadline) throw new Error(`only ${done}/${total} events completed`);
+          await sleep(50);
         }
-        // The last event of each repository was a begin-or-resume after a pause: running.
-        const run = JSON.parse(fs.readFileSync(repo.runFile, 'utf8'));
-        const expected = EVENTS_PER_REPO % 2 === 0 ? 'running' : 'paused';
-        if (run.status !== expected) throw new Error(`${repo.root}: run is ${run.status}, expected ${expected}`);
+        const drainedAt = Date.now();
+        await Promise.all(workers.map((worker) => worker.stop('SIGTERM')));
+        // Job timestamps: the processing window, and which process applied each job.
+        let first = Infinity;
+        let last = 0;
+        const byWorker = new Map();
+        let failed = 0;
+        for (const repo of repos) {
+          const ids = await raw.zrange(`${prefix}:${repo.queueName}:completed`, 0, -1);
+          failed += await raw.zcard(`${prefix}:${repo.queueName}:failed`);
+          const pipeline = raw.pipeline();
+          for (const id of ids) pipeline.hmget(`${prefix}:${repo.queueName}:${id}`, 'processedOn', 'finishedOn', 'pb');
+          for (const [, [processedOn, finishedOn, by]] of await pipeline.exec()) {
+            first = Math.min(first, Number(processedOn));
+            last = Math.max(last, Number(finishedOn));
+            byWorker.set(by, (byWorker.get(by) ?? 0) + 1);
+          }
+          // The last event of each repository was a begin-or-resume after a pause: running.
+          const run = JSON.parse(fs.readFileSync(repo.runFile, 'utf8'));
+          const expected = EVENTS_PER_REPO % 2 === 0 ? 'running' : 'paused';
+          if (run.status !== expected) throw new Error(`${repo.root}: run is ${run.status}, expected ${expected}`);
+        }
+        if (failed > 0) throw new Error(`${failed} jobs failed`);
+        const windowMs = last - first;
+        scenarios.push({
+          filesystem,
+          runtime,
+          processes,
+          repos: REPOS,
+          events: total,
+          windowMs,
+          eventsPerSecond: round((total / windowMs) * 1000, 0),
+          wallFromSpawnMs: drainedAt - spawnedAt,
+          eventsPerSecondIncludingStartup: round((total / (drainedAt - spawnedAt)) * 1000, 0),
+          jobsPerProcess: [...byWorker.values()],
+        });
+        process.stderr.write(
+          `throughput bench: ${filesystem} ${runtime} × ${processes} process(es): ${scenarios.at(-1).eventsPerSecond} events/s\n`,
+        );
       }
-      if (failed > 0) throw new Error(`${failed} jobs failed`);
-      const windowMs = last - first;
-      scenarios.push({
-        filesystem,
-        runtime,
-        processes,
-        repos: REPOS,
-        events: total,
-        windowMs,
-        eventsPerSecond: round((total / windowMs) * 1000, 0),
-        wallFromSpawnMs: drainedAt - spawnedAt,
-        eventsPerSecondIncludingStartup: round((total / (drainedAt - spawnedAt)) * 1000, 0),
-        jobsPerProcess: [...byWorker.values()],
-      });
-      process.stderr.write(`throughput bench: ${filesystem} ${runtime} × ${processes} process(es): ${scenarios.at(-1).eventsPerSecond} events/s\n`);
     }
-  }
 
   const machine = machineInfo();
   const command = `npm run build && node bench/throughput.mjs${REPOS !== 50 ? ` --repos ${REPOS}` : ''}${EVENTS_PER_REPO !== 100 ? ` --events ${EVENTS_PER_REPO}` : ''}${RUNTIMES.join(',') !== 'node' ? ` --runtimes ${RUNTIMES.join(',')}` : ''}`;
-  const single = scenarios.find((scenario) => scenario.processes === 1 && scenario.runtime === 'node' && scenario.filesystem === FILESYSTEMS[0]) ?? scenarios[0];
+  const single =
+    scenarios.find((scenario) => scenario.processes === 1 && scenario.runtime === 'node' && scenario.filesystem === FILESYSTEMS[0]) ??
+    scenarios[0];
   const json = {
     benchmark: 'throughput',
     goal: `≥ ${GOAL} events/s aggregate over ${REPOS} repositories in one worker process`,
@@ -161,7 +196,9 @@ await main(async () => {
     goalMet: single.eventsPerSecond >= GOAL,
   };
   const rows = scenarios.map((scenario) => {
-    const base = scenarios.find((other) => other.filesystem === scenario.filesystem && other.runtime === scenario.runtime && other.processes === 1);
+    const base = scenarios.find(
+      (other) => other.filesystem === scenario.filesystem && other.runtime === scenario.runtime && other.processes === 1,
+    );
     return [
       scenario.filesystem,
       scenario.runtime,
@@ -190,7 +227,9 @@ Reproduce: \`${command}\`
 
 ${table(['file system', 'worker runtime', 'processes', 'events', 'events/s', 'scaling', 'events/s incl. start-up', 'jobs per process', 'vs. FS ceiling', 'goal'], rows)}
 
-File-system ceiling, same run: ${Object.entries(ceilings).map(([name, ceiling]) => `${name} ${ceiling.atomicWritesPerSecond} atomic run-file writes/s`).join('; ')}
+File-system ceiling, same run: ${Object.entries(ceilings)
+    .map(([name, ceiling]) => `${name} ${ceiling.atomicWritesPerSecond} atomic run-file writes/s`)
+    .join('; ')}
 (one temp-file write + rename over the task's orchestration.json per event, nothing else: the one
 write the architecture requires). Per event the worker does that, plus the journal's pending record
 (another temp file + rename, in .git/baton/journal) and its \`done\` mark (an in-place 9-byte write),

@@ -58,7 +58,9 @@ const common = {
   logLevel: 'warning',
   metafile: true,
   // CommonJS dependencies call require() for built-ins; give the ESM bundle a real one.
-  banner: { js: "import { createRequire as __batonCreateRequire } from 'node:module'; const require = __batonCreateRequire(import.meta.url);" },
+  banner: {
+    js: "import { createRequire as __batonCreateRequire } from 'node:module'; const require = __batonCreateRequire(import.meta.url);",
+  },
 };
 
 /** Turns a lean bundle's lazy imports of project modules into imports of ./lib/<name>.mjs, recording them. */
@@ -69,7 +71,13 @@ function lazyImportsFromMainBundle(lazyModules, keepLazy) {
       pluginBuild.onResolve({ filter: /.*/ }, (args) => {
         if (args.kind !== 'dynamic-import' || args.path.startsWith('node:')) return undefined;
         if (!args.path.startsWith('.')) {
-          return { errors: [{ text: `a lean bundle imports the package '${args.path}' lazily from ${args.importer}: import a project module that imports it instead` }] };
+          return {
+            errors: [
+              {
+                text: `a lean bundle imports the package '${args.path}' lazily from ${args.importer}: import a project module that imports it instead`,
+              },
+            ],
+          };
         }
         const source = path.relative('src', path.resolve(path.dirname(args.importer), args.path));
         if (keepLazy.includes(`src/${source.split(path.sep).join('/')}`)) return undefined;
@@ -100,10 +108,14 @@ try {
       plugins: [lazyImportsFromMainBundle(lazyModules, lean.keepLazy)],
     });
     // What ends up in the file (the metafile's inputs also list what tree shaking dropped).
-    const contents = Object.entries(result.metafile.outputs[`${staging}/${name}.mjs`].inputs).filter(([, { bytesInOutput }]) => bytesInOutput > 0).map(([input]) => input);
+    const contents = Object.entries(result.metafile.outputs[`${staging}/${name}.mjs`].inputs)
+      .filter(([, { bytesInOutput }]) => bytesInOutput > 0)
+      .map(([input]) => input);
     const strays = contents.filter((input) => input.startsWith('node_modules/') && !lean.packages.some((allowed) => allowed.test(input)));
     if (strays.length > 0) {
-      throw new Error(`dist/${name}.mjs must stay small (${lean.why}), but it would contain:\n  ${strays.join('\n  ')}\nImport what needs them lazily (await import(...)), or extend LEAN_BUNDLES.${name}.packages in scripts/build.mjs.`);
+      throw new Error(
+        `dist/${name}.mjs must stay small (${lean.why}), but it would contain:\n  ${strays.join('\n  ')}\nImport what needs them lazily (await import(...)), or extend LEAN_BUNDLES.${name}.packages in scripts/build.mjs.`,
+      );
     }
   }
   const main = await build({

@@ -17,7 +17,14 @@ export function lazyCommonJsImports(metafile) {
   const importers = (output) =>
     Object.entries(metafile.outputs)
       .filter(([, { imports }]) => imports.some((entry) => entry.kind === 'dynamic-import' && entry.path === output))
-      .map(([file, { entryPoint, inputs }]) => entryPoint ?? (Object.keys(inputs).filter((input) => input.startsWith('src/')).join(', ') || file));
+      .map(
+        ([file, { entryPoint, inputs }]) =>
+          entryPoint ??
+          (Object.keys(inputs)
+            .filter((input) => input.startsWith('src/'))
+            .join(', ') ||
+            file),
+      );
   return Object.entries(metafile.outputs)
     .filter(([, { entryPoint }]) => entryPoint && metafile.inputs[entryPoint]?.format === 'cjs')
     .map(([output, { entryPoint }]) => `${entryPoint} (imported lazily by ${importers(output).join('; ') || 'an entry point'})`);
@@ -33,11 +40,18 @@ const DESTRUCTURED = /\{([^{}]*)\}\s*=\s*await\s+import\(\s*"([^"]+)"\s*\)/g;
  */
 export function lazyImportSites(dir) {
   const sites = [];
-  for (const file of fs.readdirSync(dir, { recursive: true }).map(String).filter((name) => name.endsWith('.mjs')).sort()) {
+  for (const file of fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((name) => name.endsWith('.mjs'))
+    .sort()) {
     const text = fs.readFileSync(path.join(dir, file), 'utf8');
     const destructured = new Map();
     for (const [, names, spec] of text.matchAll(DESTRUCTURED)) {
-      const list = names.split(',').map((name) => name.split(':')[0].trim()).filter(Boolean);
+      const list = names
+        .split(',')
+        .map((name) => name.split(':')[0].trim())
+        .filter(Boolean);
       destructured.set(spec, [...new Set([...(destructured.get(spec) ?? []), ...list])]);
     }
     const specs = new Set([...text.matchAll(LAZY_IMPORT)].map(([, spec]) => spec));

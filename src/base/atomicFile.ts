@@ -40,4 +40,3 @@ export function removeInterruptedWrites(file: string): string[] {
   for (const name of removed) fs.rmSync(path.join(dir, name), { force: true });
   return removed;
 }
-

@@ -27,6 +27,8 @@ export function randomId(): string {
 
 /** `bytes` random bytes in hex (Web Crypto's generator: no node:crypto to load). */
 export function randomHex(bytes: number): string {
-  const values = globalThis.crypto?.getRandomValues ? globalThis.crypto.getRandomValues(new Uint8Array(bytes)) : crypto().randomBytes(bytes);
+  const values = globalThis.crypto?.getRandomValues
+    ? globalThis.crypto.getRandomValues(new Uint8Array(bytes))
+    : crypto().randomBytes(bytes);
   return Buffer.from(values.buffer, values.byteOffset, values.byteLength).toString('hex');
 }

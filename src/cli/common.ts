@@ -38,4 +38,3 @@ export function redisUrlProblem(option: string | undefined, env: Record<string, 
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
-

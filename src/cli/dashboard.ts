@@ -20,8 +20,15 @@ export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton dashboard')
     .description('Serve the queue dashboard (bull-board) over every repository queue recorded in Redis.')
     .option('--port <n>', 'port; 0 picks a free port', portNumber, 3000);
-  dashboardOptions(queueOptions(program, REDIS_HELP.running)).option('--refresh <ms>', 'how often to look for new repositories', milliseconds, 2_000);
-  const exit = parseCommand(program, argv, { repo: 'baton dashboard shows every repository recorded in Redis (baton worker --dashboard shows the ones it serves)' });
+  dashboardOptions(queueOptions(program, REDIS_HELP.running)).option(
+    '--refresh <ms>',
+    'how often to look for new repositories',
+    milliseconds,
+    2_000,
+  );
+  const exit = parseCommand(program, argv, {
+    repo: 'baton dashboard shows every repository recorded in Redis (baton worker --dashboard shows the ones it serves)',
+  });
   if (exit !== null) return exit;
   const options = program.opts<DashboardCommandOptions>();
   const host = new ServiceHost('baton dashboard');
@@ -41,7 +48,14 @@ export async function run(argv: string[]): Promise<number> {
     return host.fail(`cannot reach Redis (${(error as Error).message}); start Redis or point --redis / REDIS_URL at it`);
   }
   const started = performance.now();
-  const dashboard = await host.dashboard({ source, host: options.host, port: options.port, token, allowWrites: options.allowWrites, refreshMs: options.refresh });
+  const dashboard = await host.dashboard({
+    source,
+    host: options.host,
+    port: options.port,
+    token,
+    allowWrites: options.allowWrites,
+    refreshMs: options.refresh,
+  });
   if (!dashboard) return EXIT_FAILURE;
   process.stdout.write(`baton ${describeDashboard(dashboard)} — ${(performance.now() - started).toFixed(0)} ms\n`);
   return host.serveUntilSignal('stopping the dashboard');

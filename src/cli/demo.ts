@@ -5,7 +5,16 @@ import { CLIENT_IDS, type ClientId } from '../clients/registry.ts';
 import { runFilePath } from '../core/taskLayout.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
 import { parseCommand, portNumber } from './options.ts';
-import { dashboardToken, EXIT_FAILURE, EXIT_OK, queueOptions, REDIS_HELP, ServiceHost, timestampedLog, untilSignal } from './serviceHost.ts';
+import {
+  dashboardToken,
+  EXIT_FAILURE,
+  EXIT_OK,
+  queueOptions,
+  REDIS_HELP,
+  ServiceHost,
+  timestampedLog,
+  untilSignal,
+} from './serviceHost.ts';
 
 // `baton demo`: a complete lifecycle, seven stages to a completed run, in a temporary repository,
 // through the real pieces: a worker (in this process), the repository queue, real `baton hook`
@@ -25,14 +34,19 @@ export async function run(argv: string[]): Promise<number> {
     .description('Drive a complete lifecycle in a temporary repository through a worker, the queue and real hooks.')
     .option('--keep-open', 'keep the dashboard (and the temporary repository) up until Ctrl-C')
     .addOption(new Option('--port <n>', 'dashboard port').argParser(portNumber).default(0, 'a free port'));
-  queueOptions(program, REDIS_HELP.startsOne).addOption(new Option('--client <client>', 'which client the hooks pretend to be').choices(CLIENT_IDS).default(CLIENT_IDS[0]));
+  queueOptions(program, REDIS_HELP.startsOne).addOption(
+    new Option('--client <client>', 'which client the hooks pretend to be').choices(CLIENT_IDS).default(CLIENT_IDS[0]),
+  );
   const exit = parseCommand(program, argv, { repo: 'baton demo creates its own temporary repository' });
   if (exit !== null) return exit;
   const options = program.opts<DemoOptions>();
   const out = (line: string) => process.stdout.write(`${line}\n`);
   // The worker's log is kept and shown only when the lifecycle stops.
   const workerLog: string[] = [];
-  const host = new ServiceHost('baton demo', timestampedLog((line) => workerLog.push(line)));
+  const host = new ServiceHost(
+    'baton demo',
+    timestampedLog((line) => workerLog.push(line)),
+  );
   const badUrl = host.refuseRedisUrl(options.redis);
   if (badUrl !== null) return badUrl;
 
@@ -57,7 +71,9 @@ export async function run(argv: string[]): Promise<number> {
     out(`  redis       ${redis.describe}`);
     out(`  worker      ${worker.id} (in this process, serving the repository queue)`);
     out(`  ${describeDashboard(dashboard).replace('dashboard: ', 'dashboard   ')}`);
-    out(`driving the lifecycle with ${options.client} hooks: prepare → SubagentStart hook → subagent work → complete → SubagentStop hook → advance`);
+    out(
+      `driving the lifecycle with ${options.client} hooks: prepare → SubagentStart hook → subagent work → complete → SubagentStop hook → advance`,
+    );
 
     const { driveLifecycle } = await import('../demo/driver.ts');
     const { queueDriverIO } = await import('./demoDriverIO.ts');
@@ -72,7 +88,9 @@ export async function run(argv: string[]): Promise<number> {
         io,
         client: options.client,
         onStage: (stage) =>
-          out(`  [${stage.index}] ${`${stage.stage} r${stage.round}`.padEnd(18)} ${stage.role.padEnd(8)}  ${stage.actions.join(' → ')}  (${stage.ms.toFixed(0)} ms)`),
+          out(
+            `  [${stage.index}] ${`${stage.stage} r${stage.round}`.padEnd(18)} ${stage.role.padEnd(8)}  ${stage.actions.join(' → ')}  (${stage.ms.toFixed(0)} ms)`,
+          ),
       }));
     } catch (error) {
       return host.fail(`the lifecycle stopped: ${(error as Error).message}\nworker log:\n${workerLog.join('\n')}`);
@@ -83,9 +101,13 @@ export async function run(argv: string[]): Promise<number> {
       maxSteps: number;
       receipts: { role: string; stage: string; round: number; status: string; changedPaths: string[] }[];
     };
-    out(`run ${repo.taskId} ${run.status} in ${((performance.now() - started) / 1000).toFixed(1)} s: ${run.stepCount}/${run.maxSteps} steps, ${run.receipts.length} delegations`);
+    out(
+      `run ${repo.taskId} ${run.status} in ${((performance.now() - started) / 1000).toFixed(1)} s: ${run.stepCount}/${run.maxSteps} steps, ${run.receipts.length} delegations`,
+    );
     for (const receipt of run.receipts) {
-      out(`  ${receipt.role.padEnd(8)}  ${`${receipt.stage} r${receipt.round}`.padEnd(18)} ${receipt.status.padEnd(9)} changed: ${receipt.changedPaths.join(', ') || '-'}`);
+      out(
+        `  ${receipt.role.padEnd(8)}  ${`${receipt.stage} r${receipt.round}`.padEnd(18)} ${receipt.status.padEnd(9)} changed: ${receipt.changedPaths.join(', ') || '-'}`,
+      );
     }
     out(`result: ${JSON.stringify({ status: final.status, taskId: final.taskId, stepCount: final.run?.stepCount })}`);
     if (options.keepOpen) {

@@ -45,11 +45,17 @@ export async function queueDriverIO(options: {
       await client.enqueue(envelopeFor(parsed.event, repo, 'cli', eventId));
       const outcome = await client.waitFor(eventId, options.timeoutMs ?? 30_000);
       if (outcome.kind === 'completed') return outcome.value as JsonResult;
-      throw new Error(outcome.kind === 'failed' ? `job ${eventId} failed: ${outcome.reason}` : `no result for job ${eventId} within the timeout`);
+      throw new Error(
+        outcome.kind === 'failed' ? `job ${eventId} failed: ${outcome.reason}` : `no result for job ${eventId} within the timeout`,
+      );
     },
     hook(payload) {
       return new Promise((resolve, reject) => {
-        const child = spawn(command!, [...prefixArgs, 'hook', options.client], { cwd: repo.root, env: hookEnv, stdio: ['pipe', 'pipe', 'pipe'] });
+        const child = spawn(command!, [...prefixArgs, 'hook', options.client], {
+          cwd: repo.root,
+          env: hookEnv,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        });
         let stdout = '';
         let stderr = '';
         child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

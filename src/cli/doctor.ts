@@ -41,7 +41,9 @@ function describeSource(config: ClientQueueConfig, root: string): string {
     case 'endpoint':
       return `recorded by this repository's worker in ${path.relative(root, endpointFile(root))}`;
     default:
-      return privateRedisUrl(root) !== null ? "the private redis-server 'baton start' runs for this repository" : 'nothing configured: the default address';
+      return privateRedisUrl(root) !== null
+        ? "the private redis-server 'baton start' runs for this repository"
+        : 'nothing configured: the default address';
   }
 }
 
@@ -58,7 +60,11 @@ async function redisChecks(root: string, repo: RepoIdentity, redisOption: string
   } catch (error) {
     const why = `cannot reach ${where}: ${(error as Error).message}`;
     return [
-      { check: 'redis', status: 'fail', message: `${why}; ${start} (it starts a private redis-server when none answers), or point REDIS_URL at your Redis` },
+      {
+        check: 'redis',
+        status: 'fail',
+        message: `${why}; ${start} (it starts a private redis-server when none answers), or point REDIS_URL at your Redis`,
+      },
       { check: 'worker', status: 'fail', message: 'unknown: Redis cannot be reached' },
       { check: 'redis settings', status: 'skip', message: 'Redis cannot be reached' },
     ];
@@ -70,7 +76,11 @@ async function redisChecks(root: string, repo: RepoIdentity, redisOption: string
     checks.push(
       serving
         ? { check: 'worker', status: 'ok', message: `a worker serves this checkout (queue ${client.queueName})` }
-        : { check: 'worker', status: 'fail', message: `no worker serves ${root} (queue ${client.queueName}): ${start} (or 'baton worker --repo ${root}')` },
+        : {
+            check: 'worker',
+            status: 'fail',
+            message: `no worker serves ${root} (queue ${client.queueName}): ${start} (or 'baton worker --repo ${root}')`,
+          },
     );
   } finally {
     await client.close();
@@ -80,7 +90,11 @@ async function redisChecks(root: string, repo: RepoIdentity, redisOption: string
   connection?.disconnect();
   checks.push(
     problems === null
-      ? { check: 'redis settings', status: 'skip', message: 'this Redis does not allow CONFIG: check maxmemory-policy noeviction and persistence (appendonly yes) with its operator' }
+      ? {
+          check: 'redis settings',
+          status: 'skip',
+          message: 'this Redis does not allow CONFIG: check maxmemory-policy noeviction and persistence (appendonly yes) with its operator',
+        }
       : problems.length === 0
         ? { check: 'redis settings', status: 'ok', message: 'maxmemory-policy noeviction; persistence on' }
         : { check: 'redis settings', status: 'fail', message: problems.join(' ') },
@@ -92,7 +106,11 @@ function spoolCheck(root: string): Check {
   const waiting = spooledFiles(root).length;
   return waiting === 0
     ? { check: 'spool', status: 'ok', message: 'empty: no event waits for Redis' }
-    : { check: 'spool', status: 'fail', message: `${waiting} event(s) wait in .git/baton/spool/ (Redis was down when a hook ran): a worker delivers them, in order, once Redis answers` };
+    : {
+        check: 'spool',
+        status: 'fail',
+        message: `${waiting} event(s) wait in .git/baton/spool/ (Redis was down when a hook ran): a worker delivers them, in order, once Redis answers`,
+      };
 }
 
 /** What the hooks' command answers to --version here, or why it does not start. */
@@ -109,14 +127,17 @@ async function clientChecks(root: string, client: InstallClient, anyInstalled: b
   const settingsFile = client.install.settingsFile;
   const text = readText(path.join(root, settingsFile), settingsFile);
   const parsed = text === null ? null : parseSettings(text, settingsFile);
-  if (parsed && !parsed.ok) return [{ check: `hooks ${name}`, status: 'fail', message: parsed.message.replace(/ Nothing was written$/, '') }];
+  if (parsed && !parsed.ok)
+    return [{ check: `hooks ${name}`, status: 'fail', message: parsed.message.replace(/ Nothing was written$/, '') }];
   const hooks = parsed?.ok ? batonHookPositions(parsed.settings) : [];
   if (hooks.length === 0) {
     const message = `not set up here (${settingsFile} has no hook of baton's): run 'baton init --client ${name}'`;
     return [{ check: `hooks ${name}`, status: anyInstalled ? 'skip' : 'fail', message }];
   }
   const missingEvents = client.install.hooks.filter((spec) => !hooks.some((hook) => hook.event === spec.event)).map((spec) => spec.event);
-  const missingFiles = [client.install.agentFile(EXECUTOR), client.install.agentFile(REVIEWER)].filter((file) => !fs.existsSync(path.join(root, file)));
+  const missingFiles = [client.install.agentFile(EXECUTOR), client.install.agentFile(REVIEWER)].filter(
+    (file) => !fs.existsSync(path.join(root, file)),
+  );
   const command = batonOfHookCommand(hooks[0]!.command) ?? 'baton';
   const checks: Check[] = [];
   if (missingEvents.length > 0 || missingFiles.length > 0) {
@@ -127,21 +148,39 @@ async function clientChecks(root: string, client: InstallClient, anyInstalled: b
     const mine = batonVersion();
     checks.push(
       !started.ok
-        ? { check: `hooks ${name}`, status: 'fail', message: `the hooks run '${command}', which does not start here (${started.why}): put baton on PATH, or run 'baton init --command "<how to run baton>"'` }
-        : { check: `hooks ${name}`, status: 'ok', message: `${client.install.hooks.map((spec) => spec.event).join(', ')} run '${command}' (baton ${started.version}${started.version === mine ? '' : `; this is baton ${mine}`})` },
+        ? {
+            check: `hooks ${name}`,
+            status: 'fail',
+            message: `the hooks run '${command}', which does not start here (${started.why}): put baton on PATH, or run 'baton init --command "<how to run baton>"'`,
+          }
+        : {
+            check: `hooks ${name}`,
+            status: 'ok',
+            message: `${client.install.hooks.map((spec) => spec.event).join(', ')} run '${command}' (baton ${started.version}${started.version === mine ? '' : `; this is baton ${mine}`})`,
+          },
     );
   }
   const installer = await client.install.installer();
-  const problems = installer.trustProblems?.(installContext(root, client, hooks, { trustCommand: `baton init --client ${name} --trust` })) ?? [];
-  checks.push(problems.length === 0 ? { check: `trust ${name}`, status: 'ok', message: `${client.displayName} honours this repository's hooks and permissions` } : { check: `trust ${name}`, status: 'fail', message: problems.join(' ') });
+  const problems =
+    installer.trustProblems?.(installContext(root, client, hooks, { trustCommand: `baton init --client ${name} --trust` })) ?? [];
+  checks.push(
+    problems.length === 0
+      ? { check: `trust ${name}`, status: 'ok', message: `${client.displayName} honours this repository's hooks and permissions` }
+      : { check: `trust ${name}`, status: 'fail', message: problems.join(' ') },
+  );
   return checks;
 }
 
 export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton doctor')
-    .description('Check that agents can run tasks here: Redis, a worker serving this checkout, Redis settings, the spool, and for each client its hooks and trust. Exit 0 only when all hold.')
+    .description(
+      'Check that agents can run tasks here: Redis, a worker serving this checkout, Redis settings, the spool, and for each client its hooks and trust. Exit 0 only when all hold.',
+    )
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
-    .option('--redis <url>', 'the Redis to check (default: as baton task finds it: REDIS_URL, the worker\'s recorded endpoint, the private Redis of baton start, 127.0.0.1:6379)')
+    .option(
+      '--redis <url>',
+      "the Redis to check (default: as baton task finds it: REDIS_URL, the worker's recorded endpoint, the private Redis of baton start, 127.0.0.1:6379)",
+    )
     .option('--json', 'print { ok, repository, checks: [{ check, status, message }] }');
   const exit = parseCommand(program, argv);
   if (exit !== null) return exit;
@@ -154,7 +193,9 @@ export async function run(argv: string[]): Promise<number> {
     return 1;
   }
   const repo = repoIdentity(root.root);
-  const checks: Check[] = [{ check: 'repository', status: 'ok', message: `${repo.root}, checkout id ${repo.id} (queue ${queueNameFor(repo.id)})` }];
+  const checks: Check[] = [
+    { check: 'repository', status: 'ok', message: `${repo.root}, checkout id ${repo.id} (queue ${queueNameFor(repo.id)})` },
+  ];
   checks.push(...(await redisChecks(root.root, repo, options.redis)));
   checks.push(spoolCheck(root.root));
   const installed = CLIENT_ADAPTERS.filter((client) => {
@@ -165,6 +206,8 @@ export async function run(argv: string[]): Promise<number> {
   for (const client of CLIENT_ADAPTERS) checks.push(...(await clientChecks(root.root, client, installed.length > 0)));
   const ok = checks.every((check) => check.status !== 'fail');
   if (options.json) printJson({ ok, repository: repo.root, checks });
-  else for (const check of checks) process.stdout.write(`${check.status === 'fail' ? 'FAIL' : check.status.padEnd(4)}  ${check.check.padEnd(18)} ${check.message}\n`);
+  else
+    for (const check of checks)
+      process.stdout.write(`${check.status === 'fail' ? 'FAIL' : check.status.padEnd(4)}  ${check.check.padEnd(18)} ${check.message}\n`);
   return ok ? 0 : 1;
 }

@@ -18,7 +18,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`${args.error}\n${HOOK_USAGE}`);
     return 1;
   }
-  const outcome = await handleHook({ ...args, verbose: process.env.BATON_HOOK_VERBOSE === '1', cwd: process.cwd() }, () => readStdin(HOOK_INPUT_LIMIT));
+  const outcome = await handleHook({ ...args, verbose: process.env.BATON_HOOK_VERBOSE === '1', cwd: process.cwd() }, () =>
+    readStdin(HOOK_INPUT_LIMIT),
+  );
   if (outcome.stderr) process.stderr.write(outcome.stderr);
   if (outcome.stdout) process.stdout.write(outcome.stdout);
   return outcome.exitCode;

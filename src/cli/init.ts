@@ -22,10 +22,14 @@ import { parseCommand } from './options.ts';
 
 /** `--client all` (the default), one id, or several (repeated or comma-separated). */
 export function chosenClients(values: readonly string[] | undefined): { clients: InstallClient[] } | { error: string } {
-  const ids = (values ?? ['all']).flatMap((value) => value.split(',')).map((value) => value.trim()).filter(Boolean);
+  const ids = (values ?? ['all'])
+    .flatMap((value) => value.split(','))
+    .map((value) => value.trim())
+    .filter(Boolean);
   if (ids.length === 0 || ids.includes('all')) return { clients: [...CLIENT_ADAPTERS] };
   const unknown = ids.find((id) => !clientAdapter(id));
-  if (unknown !== undefined) return { error: `unknown client '${unknown}'; expected ${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])}` };
+  if (unknown !== undefined)
+    return { error: `unknown client '${unknown}'; expected ${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])}` };
   return { clients: CLIENT_ADAPTERS.filter((client) => ids.includes(client.id)) };
 }
 
@@ -49,13 +53,20 @@ export async function run(argv: string[]): Promise<number> {
   const program = addClientOptions(
     new Command('baton init')
       .description(
-        'Set this repository up for baton: the hooks, subagent profiles and orchestrator instructions of each agent client, baton\'s stage guidance (where agent-infra\'s own skills are not installed), and `.agents/workspace/` in .gitignore. Prints what it changed and what to commit; baton uninstall takes it out again.',
+        "Set this repository up for baton: the hooks, subagent profiles and orchestrator instructions of each agent client, baton's stage guidance (where agent-infra's own skills are not installed), and `.agents/workspace/` in .gitignore. Prints what it changed and what to commit; baton uninstall takes it out again.",
       )
       .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
-      .option('--client <id>', `${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])} (default: all; repeat or separate with commas)`, (value: string, previous: string[] = []) => [...previous, value])
+      .option(
+        '--client <id>',
+        `${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])} (default: all; repeat or separate with commas)`,
+        (value: string, previous: string[] = []) => [...previous, value],
+      )
       .option('--command <cmd>', "how the installed hooks and agents run baton (default: 'baton', found on PATH)"),
   )
-    .option('--trust', `also record the trust each client's own prompt would (per-user state: ${CLIENT_ADAPTERS.map((client) => `${client.id}, ${client.install.trust}`).join('; ')})`)
+    .option(
+      '--trust',
+      `also record the trust each client's own prompt would (per-user state: ${CLIENT_ADAPTERS.map((client) => `${client.id}, ${client.install.trust}`).join('; ')})`,
+    )
     .option('--dry-run', 'print what it would change, and write nothing');
   const exit = parseCommand(program, argv, { redis: 'baton init only writes files; it does not use Redis' });
   if (exit !== null) return exit;
@@ -66,7 +77,9 @@ export async function run(argv: string[]): Promise<number> {
   if ('error' in command) return usage(command.error);
   const root = lookupRepoRoot(options.repo);
   if (!root.ok) {
-    process.stderr.write(`baton init: ${root.message}: run it inside your project's git repository (git init first), or pass --repo DIR. Nothing was written\n`);
+    process.stderr.write(
+      `baton init: ${root.message}: run it inside your project's git repository (git init first), or pass --repo DIR. Nothing was written\n`,
+    );
     return 1;
   }
   const trustCommand = `baton init${options.client ? ` --client ${chosen.clients.map((client) => client.id).join(',')}` : ''} --trust`;
@@ -86,8 +99,14 @@ export async function run(argv: string[]): Promise<number> {
       });
       plans.push({ client, plan });
     }
-    gitignore = planFile(root.root, GITIGNORE_FILE, withGitignoreLine(readText(path.join(root.root, GITIGNORE_FILE), GITIGNORE_FILE)), 'gitignore');
-    for (const { client, plan } of plans) for (const file of plan.files) files.push({ file, client: client.id, original: await originalOf(root.root, file, client) });
+    gitignore = planFile(
+      root.root,
+      GITIGNORE_FILE,
+      withGitignoreLine(readText(path.join(root.root, GITIGNORE_FILE), GITIGNORE_FILE)),
+      'gitignore',
+    );
+    for (const { client, plan } of plans)
+      for (const file of plan.files) files.push({ file, client: client.id, original: await originalOf(root.root, file, client) });
     files.push({ file: gitignore, client: null, original: await originalOf(root.root, gitignore, null) });
   } catch (error) {
     if (!(error instanceof InstallError)) throw error;
@@ -96,11 +115,16 @@ export async function run(argv: string[]): Promise<number> {
   }
   const clash = files.find(({ file }, index) => files.findIndex((other) => other.file.path === file.path) !== index);
   if (clash) {
-    process.stderr.write(`baton init: two clients would write ${clash.file.path}; run it for one client at a time (--client). Nothing was written\n`);
+    process.stderr.write(
+      `baton init: two clients would write ${clash.file.path}; run it for one client at a time (--client). Nothing was written\n`,
+    );
     return 1;
   }
   const dryRun = options.dryRun === true;
-  const created = directoriesCreated(root.root, files.map(({ file }) => file));
+  const created = directoriesCreated(
+    root.root,
+    files.map(({ file }) => file),
+  );
   if (!dryRun) {
     // The record first: should a write fail half-way, uninstall still knows what init meant to change.
     writeInitRecord(root.root, recordInit(record, command.command, files, created));
@@ -116,23 +140,36 @@ function usage(message: string): number {
   return 2;
 }
 
-function report(root: string, plans: ReadonlyArray<{ client: InstallClient; plan: InstallPlan }>, files: readonly InitFile[], command: string, dryRun: boolean): void {
+function report(
+  root: string,
+  plans: ReadonlyArray<{ client: InstallClient; plan: InstallPlan }>,
+  files: readonly InitFile[],
+  command: string,
+  dryRun: boolean,
+): void {
   const out = (line: string) => process.stdout.write(`${line}\n`);
-  out(`baton init${dryRun ? ' --dry-run' : ''} in ${root} (${plans.map(({ client }) => client.id).join(', ')}; the files run '${command}')${dryRun ? ': nothing written; it would' : ''}`);
+  out(
+    `baton init${dryRun ? ' --dry-run' : ''} in ${root} (${plans.map(({ client }) => client.id).join(', ')}; the files run '${command}')${dryRun ? ': nothing written; it would' : ''}`,
+  );
   for (const { file } of files) out(fileLine(file, dryRun));
   for (const { client, plan } of plans) {
     if (plan.guidance.state === 'agent-infra') {
-      out(`${client.displayName}: agent-infra's own skills are installed here (${plan.guidance.foreign.join(', ')}): they stay in charge of the stages, and baton writes no stage guidance for ${client.displayName}`);
+      out(
+        `${client.displayName}: agent-infra's own skills are installed here (${plan.guidance.foreign.join(', ')}): they stay in charge of the stages, and baton writes no stage guidance for ${client.displayName}`,
+      );
     } else if (plan.guidance.state === 'none') {
-      out(`${client.displayName}: baton has no stage guidance for this client (it reads no project skills); its subagents run the requested skill as they know it`);
+      out(
+        `${client.displayName}: baton has no stage guidance for this client (it reads no project skills); its subagents run the requested skill as they know it`,
+      );
     }
   }
   const commit = files.filter(({ file }) => !path.isAbsolute(file.path) && file.part !== 'shim').map(({ file }) => file.path);
   out(`commit: ${commit.join(' ')}`);
-  out('  (they name no path of this machine; per-user state such as client trust stays in each user\'s own client files)');
+  out("  (they name no path of this machine; per-user state such as client trust stays in each user's own client files)");
   const gitignore = files.find(({ file }) => file.part === 'gitignore')!.file.content;
   const ignored = commit.filter((file) => file !== GITIGNORE_FILE && ignoredBy(gitignore, file));
-  if (ignored.length > 0) out(`note: .gitignore ignores ${ignored.join(' ')}: git add -f them, or stop ignoring them, so that your teammates get them`);
+  if (ignored.length > 0)
+    out(`note: .gitignore ignores ${ignored.join(' ')}: git add -f them, or stop ignoring them, so that your teammates get them`);
   const notices = [commandNotice(command), ...plans.flatMap(({ plan }) => plan.notices)].filter((notice) => notice !== null);
   for (const notice of notices) out(`note: ${notice}`);
   for (const { plan } of plans) for (const warning of plan.warnings) process.stderr.write(`baton init: warning: ${warning}\n`);
@@ -140,5 +177,5 @@ function report(root: string, plans: ReadonlyArray<{ client: InstallClient; plan
   out('next:');
   out('  baton start                  in this repository, and keep it running: a worker and its dashboard');
   out('  baton new "<what to do>"     creates a task and prints the sentence to give your agent');
-  out('  baton doctor                 checks Redis, the worker, the hooks and the clients\' trust');
+  out("  baton doctor                 checks Redis, the worker, the hooks and the clients' trust");
 }

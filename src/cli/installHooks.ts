@@ -13,7 +13,9 @@ import type { InstallPlan } from '../install/plan.ts';
 // install/plan.ts; what differs per client comes from its adapter (src/clients/<id>/).
 
 export async function run(argv: string[]): Promise<number> {
-  const extras = CLIENT_ADAPTERS.filter((client) => client.install.also).map((client) => `for ${client.displayName} ${client.install.also}`);
+  const extras = CLIENT_ADAPTERS.filter((client) => client.install.also).map(
+    (client) => `for ${client.displayName} ${client.install.also}`,
+  );
   const program = new Command('baton install-hooks')
     .description(
       `Wire an agent client to baton in this repository: hook entries in its settings (merged, never clobbered), the lifecycle subagent profiles, the orchestrator instructions${extras.length > 0 ? `, and ${extras.join(', ')}` : ''}.`,
@@ -21,14 +23,23 @@ export async function run(argv: string[]): Promise<number> {
     .argument('<client>', clientIdList())
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .option('--command <cmd>', "how the installed hooks and agents run baton (default: 'baton', found on PATH)")
-    .option('--no-instructions', `do not write the orchestrator instructions block (${clientIdList(CLIENT_ADAPTERS.map((client) => client.install.instructions.file))})`);
+    .option(
+      '--no-instructions',
+      `do not write the orchestrator instructions block (${clientIdList(CLIENT_ADAPTERS.map((client) => client.install.instructions.file))})`,
+    );
   for (const client of CLIENT_ADAPTERS) {
     for (const option of client.install.options ?? []) program.option(option.flags, `${client.id}: ${option.description}`);
   }
   program
-    .option('--trust', `trust the workspace as the client's own trust prompt does: ${CLIENT_ADAPTERS.map((client) => `${client.id}, ${client.install.trust}`).join('; ')}`)
+    .option(
+      '--trust',
+      `trust the workspace as the client's own trust prompt does: ${CLIENT_ADAPTERS.map((client) => `${client.id}, ${client.install.trust}`).join('; ')}`,
+    )
     .option('--agent-infra-shim', "place an 'agent-infra-internal' that sends agent-infra's task-orchestration calls to 'baton task'");
-  const exit = parseCommand(program, argv, { redis: 'baton install-hooks only writes settings files; it does not use Redis (hooks find it through REDIS_URL, or the private redis-server of baton start)' });
+  const exit = parseCommand(program, argv, {
+    redis:
+      'baton install-hooks only writes settings files; it does not use Redis (hooks find it through REDIS_URL, or the private redis-server of baton start)',
+  });
   if (exit !== null) return exit;
   const client = clientAdapter(program.args[0] ?? '');
   if (!client) {

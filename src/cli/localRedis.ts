@@ -42,7 +42,14 @@ async function answers(url: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<boole
   try {
     // Not connectFast: after a refused connection ioredis keeps a 2 s disconnect timer alive,
     // which would hold a command that exits on "no Redis" for those 2 s.
-    client = new Redis({ ...redisOptionsFromUrl(url), lazyConnect: true, connectTimeout: timeoutMs, maxRetriesPerRequest: 0, retryStrategy: () => null, disconnectTimeout: 50 });
+    client = new Redis({
+      ...redisOptionsFromUrl(url),
+      lazyConnect: true,
+      connectTimeout: timeoutMs,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      disconnectTimeout: 50,
+    });
   } catch {
     return false;
   }
@@ -74,14 +81,26 @@ export function noRedisMessage(probed: string, options: { command?: 'start' | 'w
   const command = options.command ?? 'start';
   const installed = options.serverInstalled ?? false;
   const ways: [string, string][] = [
-    ...(command === 'worker' ? [['in the repository, a worker with Redis found or started for it:', 'baton start'] as [string, string]] : []),
-    ...(installed ? [] : [['install Redis; baton start then runs a private one for this repository:', 'sudo apt-get install -y redis-server   (macOS: brew install redis)'] as [string, string]]),
+    ...(command === 'worker'
+      ? [['in the repository, a worker with Redis found or started for it:', 'baton start'] as [string, string]]
+      : []),
+    ...(installed
+      ? []
+      : [
+          [
+            'install Redis; baton start then runs a private one for this repository:',
+            'sudo apt-get install -y redis-server   (macOS: brew install redis)',
+          ] as [string, string],
+        ]),
     ['run the Redis of compose.yaml (in the baton checkout):', 'docker compose up -d redis'],
     ['use a Redis you have:', `REDIS_URL=redis://host:6379 ${command === 'worker' ? 'baton worker' : 'baton start'}`],
   ];
   const width = Math.max(...ways.map(([what]) => what.length));
   const why = command === 'worker' ? '' : ' and redis-server is not installed';
-  return [`no Redis: nothing answers on ${redactRedisUrl(probed)}${why}. Any one of these works:`, ...ways.map(([what, how]) => `  - ${what.padEnd(width)}  ${how}`)].join('\n');
+  return [
+    `no Redis: nothing answers on ${redactRedisUrl(probed)}${why}. Any one of these works:`,
+    ...ways.map(([what, how]) => `  - ${what.padEnd(width)}  ${how}`),
+  ].join('\n');
 }
 
 function pidAlive(pid: number): boolean {
@@ -104,7 +123,9 @@ export async function resolveRedis(options: {
   const configured = options.redisOption ?? env.REDIS_URL;
   if (configured) {
     if (!(await answers(configured, 2_000))) {
-      throw new RedisUnavailableError(`Redis at ${redactRedisUrl(configured)} does not answer; start it, or unset REDIS_URL/--redis to let baton find or start one`);
+      throw new RedisUnavailableError(
+        `Redis at ${redactRedisUrl(configured)} does not answer; start it, or unset REDIS_URL/--redis to let baton find or start one`,
+      );
     }
     return { url: configured, kind: 'configured', describe: redactRedisUrl(configured), stop: async () => undefined };
   }
@@ -113,7 +134,12 @@ export async function resolveRedis(options: {
   return startPrivateRedis(options.repoRoot, probed, env, log);
 }
 
-async function startPrivateRedis(repoRoot: string, probed: string, env: Record<string, string | undefined>, log: (line: string) => void): Promise<ResolvedRedis> {
+async function startPrivateRedis(
+  repoRoot: string,
+  probed: string,
+  env: Record<string, string | undefined>,
+  log: (line: string) => void,
+): Promise<ResolvedRedis> {
   const dir = privateRedisDir(repoRoot);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const urlFile = path.join(dir, 'url');
@@ -124,7 +150,12 @@ async function startPrivateRedis(repoRoot: string, probed: string, env: Record<s
   if (recorded && (await answers(recorded))) {
     const owner = Number(readOr(ownerFile, ''));
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {
-      return { url: recorded, kind: 'private-shared', describe: `${recorded} (private redis-server of baton pid ${owner})`, stop: async () => undefined };
+      return {
+        url: recorded,
+        kind: 'private-shared',
+        describe: `${recorded} (private redis-server of baton pid ${owner})`,
+        stop: async () => undefined,
+      };
     }
     writeFileAtomic(ownerFile, `${process.pid}\n`);
     log(`adopting the private redis-server left running at ${recorded}`);
@@ -147,7 +178,14 @@ async function startPrivateRedis(repoRoot: string, probed: string, env: Record<s
   return owned(server.url, server.child, dir, urlFile, ownerFile, server.exited);
 }
 
-function owned(url: string, child: ChildProcess | null, dir: string, urlFile: string, ownerFile: string, exited?: Promise<number | null>): ResolvedRedis {
+function owned(
+  url: string,
+  child: ChildProcess | null,
+  dir: string,
+  urlFile: string,
+  ownerFile: string,
+  exited?: Promise<number | null>,
+): ResolvedRedis {
   return {
     url,
     kind: 'private',

@@ -40,7 +40,7 @@ ${line(`hook ${clients} [--event NAME]`, 'native hook: payload on stdin')}
                                                     starts a private redis-server when none answers
   dashboard [--port N] [--host H] [--token T]       queue dashboard over every repository in Redis
   runs [--json] [--watch]                           every run of the repository, one line each
-${line(`install-hooks ${clients}`, "wire one client (the part of init that writes its hooks)")}
+${line(`install-hooks ${clients}`, 'wire one client (the part of init that writes its hooks)')}
   demo [--keep-open]                                a complete lifecycle in a temporary repository (npm start)
 
 Options: --repo DIR, --redis URL and -h, --help work with every command; a command that has no

@@ -33,7 +33,7 @@ export async function run(argv: string[]): Promise<number> {
     .argument('<title>', 'what the task is, in a few words (quote it)')
     .option('--id <TASK-id>', 'the task id (default: TASK-<date>-<time> of now)')
     .option('--type <type>', `${TASK_TYPES.join(', ')} (default: feature)`, taskType)
-    .option('--description <text>', "what is asked, why, and how to tell it is done (else task.md says to write it)")
+    .option('--description <text>', 'what is asked, why, and how to tell it is done (else task.md says to write it)')
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .option('--json', 'print the result as one line of JSON');
   const exit = parseCommand(program, argv, { redis: 'baton new only writes the task files; it does not use Redis' });
@@ -41,10 +41,18 @@ export async function run(argv: string[]): Promise<number> {
   const options = program.opts<{ id?: string; type?: TaskType; description?: string; repo?: string; json?: boolean }>();
   const root = lookupRepoRoot(options.repo);
   if (!root.ok) {
-    process.stderr.write(`baton new: ${root.message}: run it inside your project's git repository, or pass --repo DIR. Nothing was written\n`);
+    process.stderr.write(
+      `baton new: ${root.message}: run it inside your project's git repository, or pass --repo DIR. Nothing was written\n`,
+    );
     return 1;
   }
-  const planned = planNewTask(root.root, { title: program.args[0] ?? '', id: options.id, type: options.type, description: options.description, now: new Date() });
+  const planned = planNewTask(root.root, {
+    title: program.args[0] ?? '',
+    id: options.id,
+    type: options.type,
+    description: options.description,
+    now: new Date(),
+  });
   if (!planned.ok) {
     process.stderr.write(`baton new: ${planned.message}. Nothing was written\n`);
     return planned.kind === 'usage' ? 2 : 1;
@@ -62,11 +70,18 @@ export async function run(argv: string[]): Promise<number> {
   }
   const notes = notesFor(root.root);
   if (options.json) {
-    printJson({ taskId: task.taskId, shortId: task.shortId, taskFile: relativeTaskFile(root.root, task), tellTheAgent: agentSentence(task.shortId), notes });
+    printJson({
+      taskId: task.taskId,
+      shortId: task.shortId,
+      taskFile: relativeTaskFile(root.root, task),
+      tellTheAgent: agentSentence(task.shortId),
+      notes,
+    });
     return 0;
   }
   process.stdout.write(`created ${task.taskId} (short id ${task.shortId}): ${relativeTaskFile(root.root, task)}\n`);
-  if (options.description === undefined) process.stdout.write('  describe the task in it (what, why, how to tell it is done) before the agent starts\n');
+  if (options.description === undefined)
+    process.stdout.write('  describe the task in it (what, why, how to tell it is done) before the agent starts\n');
   process.stdout.write(`tell your agent:\n  ${agentSentence(task.shortId)}\n`);
   for (const note of notes) process.stdout.write(`note: ${note}\n`);
   return 0;

@@ -26,7 +26,8 @@ export function duration(value: string): number {
   } catch {
     parsed = undefined;
   }
-  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 1) throw new InvalidArgumentError('must be a duration such as 90s, 10m or 1h');
+  if (typeof parsed !== 'number' || !Number.isFinite(parsed) || parsed < 1)
+    throw new InvalidArgumentError('must be a duration such as 90s, 10m or 1h');
   return Math.round(parsed);
 }
 
@@ -46,7 +47,6 @@ export function collect(value: string, previous: string[]): string[] {
 export type UnusedOptions = Readonly<{ repo?: string; redis?: string }>;
 
 const UNUSED_FLAGS = { repo: '--repo <dir>', redis: '--redis <url>' } as const;
-
 
 /** Declares the unused options on `program` (shown in --help with their reason). */
 export function acceptUnusedOptions(program: Command, unused: UnusedOptions): void {

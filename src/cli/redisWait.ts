@@ -69,7 +69,9 @@ export async function waitForRedis(url: string, wait: RedisWait): Promise<'ready
   const probe = wait.probe ?? probeRedis;
   const shown = redactRedisUrl(url);
   const refused = (reason: string) => {
-    wait.say(`Redis at ${shown} answers but refuses this worker: ${reason}; check the URL's user and password, its TLS files, and the Redis ACL (docs/teams.md)`);
+    wait.say(
+      `Redis at ${shown} answers but refuses this worker: ${reason}; check the URL's user and password, its TLS files, and the Redis ACL (docs/teams.md)`,
+    );
     return 'refused' as const;
   };
   const first = await probe(url);
@@ -86,7 +88,9 @@ export async function waitForRedis(url: string, wait: RedisWait): Promise<'ready
   // Before the message: whoever reads it may press Ctrl-C at once.
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
-  wait.say(`${noRedisMessage(url, { command: 'worker', serverInstalled: findRedisServer() !== null })}\nwaiting for Redis at ${shown}: retrying every ${retryMs / 1000} s (Ctrl-C to stop)`);
+  wait.say(
+    `${noRedisMessage(url, { command: 'worker', serverInstalled: findRedisServer() !== null })}\nwaiting for Redis at ${shown}: retrying every ${retryMs / 1000} s (Ctrl-C to stop)`,
+  );
   const started = Date.now();
   let lastReport = started;
   let attempts = 1;
@@ -115,7 +119,9 @@ export async function waitForRedis(url: string, wait: RedisWait): Promise<'ready
       if (next.kind === 'refused') return refused(next.reason);
       if (Date.now() - lastReport >= reportMs) {
         lastReport = Date.now();
-        wait.log(`still no Redis at ${shown}: ${attempts} attempts in ${seconds(Date.now() - started)}; retrying every ${retryMs / 1000} s`);
+        wait.log(
+          `still no Redis at ${shown}: ${attempts} attempts in ${seconds(Date.now() - started)}; retrying every ${retryMs / 1000} s`,
+        );
       }
     }
   } finally {

@@ -63,7 +63,10 @@ export async function run(argv: string[]): Promise<number> {
   }
   // The clocks with the graces the repository's worker recorded (docs/architecture.md "Reconciliation").
   const rowsNow = async () =>
-    filterRuns(await listRuns(root.root, undefined, { graces: readEndpoint(root.root)?.graces }), { status: options.status, search: options.search });
+    filterRuns(await listRuns(root.root, undefined, { graces: readEndpoint(root.root)?.graces }), {
+      status: options.status,
+      search: options.search,
+    });
   const checkout = checkoutSummary(root.root);
   if (options.watch) return watch(root.root, rowsNow, options.interval, checkout);
   const rows = await rowsNow();
@@ -72,12 +75,17 @@ export async function run(argv: string[]): Promise<number> {
     return 0;
   }
   if (rows.length === 0) {
-    process.stdout.write(`${options.status || options.search ? `no orchestration runs in ${root.root} match\n` : noRuns(root.root)}${formatCheckout(checkout)}`);
+    process.stdout.write(
+      `${options.status || options.search ? `no orchestration runs in ${root.root} match\n` : noRuns(root.root)}${formatCheckout(checkout)}`,
+    );
     return 0;
   }
   process.stdout.write(`${formatRunsTable(rows)}\n${formatCheckout(checkout)}`);
   const corrupt = rows.filter((row) => row.status === 'corrupt').length;
-  if (corrupt > 0) process.stderr.write(`baton runs: ${corrupt} run file(s) could not be read; commands on those tasks report ORCHESTRATION_STATE_INVALID\n`);
+  if (corrupt > 0)
+    process.stderr.write(
+      `baton runs: ${corrupt} run file(s) could not be read; commands on those tasks report ORCHESTRATION_STATE_INVALID\n`,
+    );
   return 0;
 }
 

@@ -75,12 +75,18 @@ export function queueOptions(program: Command, redisHelp: string): Command {
 export function graceOptions(program: Command): Command {
   return program
     .addOption(
-      new Option('--stop-grace <duration>', 'how long a delegation waits for its child: then a completed stage with no SubagentStop is sealed by the worker, a stage never completed pauses the run')
+      new Option(
+        '--stop-grace <duration>',
+        'how long a delegation waits for its child: then a completed stage with no SubagentStop is sealed by the worker, a stage never completed pauses the run',
+      )
         .argParser(duration)
         .default(duration('10m'), '10m'),
     )
     .addOption(
-      new Option('--spawn-grace <duration>', 'how long a prepared delegation waits for its subagent to start: then the worker gives it up and frees the repository')
+      new Option(
+        '--spawn-grace <duration>',
+        'how long a prepared delegation waits for its subagent to start: then the worker gives it up and frees the repository',
+      )
         .argParser(duration)
         .default(duration('5m'), '5m'),
     );
@@ -90,7 +96,10 @@ export function graceOptions(program: Command): Command {
 export function dashboardOptions(program: Command): Command {
   return program
     .option('--host <host>', 'dashboard bind address; anything but 127.0.0.1/localhost/::1 needs a token', '127.0.0.1')
-    .option('--token <secret>', 'dashboard token; on a shared machine set $BATON_DASHBOARD_TOKEN instead (a --token value shows in the process list)')
+    .option(
+      '--token <secret>',
+      'dashboard token; on a shared machine set $BATON_DASHBOARD_TOKEN instead (a --token value shows in the process list)',
+    )
     .option('--allow-writes', 'let the dashboard retry, remove and promote jobs (read-only otherwise)');
 }
 
@@ -218,7 +227,8 @@ export class ServiceHost {
       try {
         dashboard = await startDashboard({ ...dashboardOptions, log: dashboardOptions.log ?? this.log });
       } catch (error) {
-        if (!fallbackToFreePort || options.port !== undefined || !(error instanceof DashboardConfigError) || error.code !== 'EADDRINUSE') throw error;
+        if (!fallbackToFreePort || options.port !== undefined || !(error instanceof DashboardConfigError) || error.code !== 'EADDRINUSE')
+          throw error;
         dashboard = await startDashboard({ ...dashboardOptions, log: dashboardOptions.log ?? this.log, port: 0 });
         this.log(`dashboard: port ${DEFAULT_DASHBOARD_PORT} is taken, using ${dashboard.port}`);
       }
@@ -232,7 +242,10 @@ export class ServiceHost {
   }
 
   /** A dashboard over the queues `worker` serves (see dashboard()). */
-  async workerDashboard(worker: BatonWorker, options: Omit<DashboardOptions, 'source' | 'log'> & { fallbackToFreePort?: boolean }): Promise<RunningDashboard | null> {
+  async workerDashboard(
+    worker: BatonWorker,
+    options: Omit<DashboardOptions, 'source' | 'log'> & { fallbackToFreePort?: boolean },
+  ): Promise<RunningDashboard | null> {
     const { workerQueueSource } = await import('../dashboard/index.ts');
     return this.dashboard({ ...options, source: workerQueueSource(worker) });
   }

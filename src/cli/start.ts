@@ -2,7 +2,16 @@ import { Command } from 'commander';
 import { CLIENT_IDS, clientIdList } from '../clients/registry.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
-import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_USAGE, graceOptions, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
+import {
+  dashboardOptions,
+  dashboardToken,
+  EXIT_FAILURE,
+  EXIT_USAGE,
+  graceOptions,
+  queueOptions,
+  REDIS_HELP,
+  ServiceHost,
+} from './serviceHost.ts';
 
 // `baton start`: the main job for the current repository — a worker and
 // its dashboard — with Redis found or started for it (localRedis.ts). Ctrl-C stops the dashboard,
@@ -51,14 +60,24 @@ export async function run(argv: string[]): Promise<number> {
   let worker;
   try {
     worker = await host.worker(
-      { queue: queueConfigFrom(redis.url, options.prefix), repos: [root], graces: { stopGraceMs: options.stopGrace, spawnGraceMs: options.spawnGrace } },
+      {
+        queue: queueConfigFrom(redis.url, options.prefix),
+        repos: [root],
+        graces: { stopGraceMs: options.stopGrace, spawnGraceMs: options.spawnGrace },
+      },
       options.shutdownDeadline,
     );
   } catch (error) {
     await host.stop();
     throw error;
   }
-  const dashboard = await host.workerDashboard(worker, { host: options.host, port: options.port, token, allowWrites: options.allowWrites, fallbackToFreePort: true });
+  const dashboard = await host.workerDashboard(worker, {
+    host: options.host,
+    port: options.port,
+    token,
+    allowWrites: options.allowWrites,
+    fallbackToFreePort: true,
+  });
   if (!dashboard) return EXIT_FAILURE;
   const ms = (performance.now() - started).toFixed(0);
   process.stdout.write(

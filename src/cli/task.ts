@@ -73,7 +73,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   const readOnly = READ_ONLY_INTENTS.has(parsed.event.intent);
   if (readOnly && parsed.options.redis !== undefined) {
-    process.stderr.write(unusedOptionWarning('baton task', 'redis', `'${parsed.event.intent}' reads the run files directly; it does not use Redis`));
+    process.stderr.write(
+      unusedOptionWarning('baton task', 'redis', `'${parsed.event.intent}' reads the run files directly; it does not use Redis`),
+    );
   }
   const badUrl = readOnly ? null : redisUrlProblem(parsed.options.redis);
   if (badUrl !== null) {
@@ -146,9 +148,13 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
     if (withdrawal.kind === 'finished') return resultOf(withdrawal.outcome, eventId);
     const late = `no result within ${timeoutMs} ms`;
     const status = `see 'baton task ${event.taskRef === 'auto' ? '<ref>' : event.taskRef} status'`;
-    if (withdrawal.kind === 'withdrawn') return failed('BATON_TIMEOUT', `${late}; job ${eventId} was withdrawn before any worker took it: nothing was applied`);
+    if (withdrawal.kind === 'withdrawn')
+      return failed('BATON_TIMEOUT', `${late}; job ${eventId} was withdrawn before any worker took it: nothing was applied`);
     if (withdrawal.kind === 'taken') {
-      return failed('BATON_TIMEOUT', `${late}; a worker took job ${eventId} before it could be withdrawn, so it is being applied (not withdrawn): ${status} for its outcome`);
+      return failed(
+        'BATON_TIMEOUT',
+        `${late}; a worker took job ${eventId} before it could be withdrawn, so it is being applied (not withdrawn): ${status} for its outcome`,
+      );
     }
     return failed(
       'BATON_TIMEOUT',
@@ -164,9 +170,10 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
     }
     // Redis went away mid-command (found by test/chaos/redisRestart.test.ts: the command used to
     // crash with a stack trace instead of printing its one-line JSON result).
-    const retry = options.idempotencyKey !== undefined
-      ? 're-run the same command (same --idempotency-key) to get its result without applying it twice'
-      : "see 'baton task <ref> status'; pass --idempotency-key to make a retried command apply at most once";
+    const retry =
+      options.idempotencyKey !== undefined
+        ? 're-run the same command (same --idempotency-key) to get its result without applying it twice'
+        : "see 'baton task <ref> status'; pass --idempotency-key to make a retried command apply at most once";
     return failed(
       'BATON_REDIS_UNAVAILABLE',
       `lost the connection to Redis (${(error as Error).message}) while applying job ${eventId}; it may or may not have been applied: ${retry}`,

@@ -2,7 +2,16 @@ import { DELEGATION_ROLES, DELEGATION_STAGES } from '../core/types.ts';
 import { KNOWN_CLIENT_IDS } from '../core/clients.ts';
 import { CLIENT_ADAPTERS, clientIdList } from '../clients/registry.ts';
 import { lifecycleEventSchema } from '../core/events.ts';
-import { CONTENT_INTENTS, EVENT_FLAGS, EVENT_FLAG_SPECS, INTERNAL_INTENTS, LIFECYCLE_INTENTS, intentFlags, intentUsageLines, requiredFlags } from '../core/intents.ts';
+import {
+  CONTENT_INTENTS,
+  EVENT_FLAGS,
+  EVENT_FLAG_SPECS,
+  INTERNAL_INTENTS,
+  LIFECYCLE_INTENTS,
+  intentFlags,
+  intentUsageLines,
+  requiredFlags,
+} from '../core/intents.ts';
 import type { EventFlag } from '../core/intents.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { LifecycleIntent } from '../core/intents.ts';
@@ -166,7 +175,8 @@ function asksForHelp(argv: readonly string[]): boolean {
     const token = argv[index]!;
     if (HELP_FLAGS.has(token)) return true;
     const value = argv[index + 1];
-    if (token.startsWith('--') && KNOWN_FLAGS.has(token.slice(2)) && value !== undefined && value !== '' && !value.startsWith('--')) index += 1;
+    if (token.startsWith('--') && KNOWN_FLAGS.has(token.slice(2)) && value !== undefined && value !== '' && !value.startsWith('--'))
+      index += 1;
   }
   return false;
 }
@@ -177,10 +187,12 @@ export function parseTaskCommand(argv: readonly string[]): ParsedTaskCommand {
     // Positions decide, as upstream: `task --client x` is the task ref '--client' with intent 'x'.
     const [taskRef, intent, ...rest] = argv;
     if (taskRef === undefined || intent === undefined) usage('task ref and intent are required');
-    if (!(LIFECYCLE_INTENTS as readonly string[]).includes(intent) || INTERNAL_INTENTS.has(intent as LifecycleIntent)) usage(`unknown intent '${intent}'`);
+    if (!(LIFECYCLE_INTENTS as readonly string[]).includes(intent) || INTERNAL_INTENTS.has(intent as LifecycleIntent))
+      usage(`unknown intent '${intent}'`);
     const flags = parseFlags(rest);
     for (const refused of REFUSED_FLAGS) {
-      if (flags.has(refused)) usage(`option '--${refused}' is not accepted: baton captures the workspace fingerprint and changed paths itself`);
+      if (flags.has(refused))
+        usage(`option '--${refused}' is not accepted: baton captures the workspace fingerprint and changed paths itself`);
     }
     const typedIntent = intent as LifecycleIntent;
     for (const flag of requiredFlags(typedIntent, taskRef === 'auto')) {

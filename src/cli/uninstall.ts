@@ -18,9 +18,15 @@ const VERB: Record<UninstallChange['outcome'], string> = { restored: 'restore', 
 
 export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton uninstall')
-    .description(`Take out of this repository what baton init put in, for every client or the ones named: files still as init left them get their text from before init back, byte for byte; in files changed since, only baton's part goes. ${WORKSPACE_PATH}/ (your tasks) is kept.`)
+    .description(
+      `Take out of this repository what baton init put in, for every client or the ones named: files still as init left them get their text from before init back, byte for byte; in files changed since, only baton's part goes. ${WORKSPACE_PATH}/ (your tasks) is kept.`,
+    )
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
-    .option('--client <id>', `${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])} (default: all; repeat or separate with commas)`, (value: string, previous: string[] = []) => [...previous, value])
+    .option(
+      '--client <id>',
+      `${clientIdList([...CLIENT_ADAPTERS.map((client) => client.id), 'all'])} (default: all; repeat or separate with commas)`,
+      (value: string, previous: string[] = []) => [...previous, value],
+    )
     .option('--force', "also remove baton's files (profiles, stage guidance) that were edited since baton wrote them")
     .option('--dry-run', 'print what it would change, and change nothing');
   const exit = parseCommand(program, argv, { redis: 'baton uninstall only changes files; it does not use Redis' });
@@ -58,8 +64,11 @@ export async function run(argv: string[]): Promise<number> {
     out(`baton uninstall: nothing of baton's init found in ${root.root}${record ? '' : ' (and no record of an init in this checkout)'}`);
     return 0;
   }
-  out(`baton uninstall${dryRun ? ' --dry-run' : ''} in ${root.root} (${chosen.clients.map((client) => client.id).join(', ')})${dryRun ? ': nothing changed; it would' : ''}`);
-  for (const change of plan.changes) out(`  ${(dryRun ? VERB[change.outcome] : change.outcome).padEnd(9)} ${change.path}${change.reason ? `  (${change.reason})` : ''}`);
+  out(
+    `baton uninstall${dryRun ? ' --dry-run' : ''} in ${root.root} (${chosen.clients.map((client) => client.id).join(', ')})${dryRun ? ': nothing changed; it would' : ''}`,
+  );
+  for (const change of plan.changes)
+    out(`  ${(dryRun ? VERB[change.outcome] : change.outcome).padEnd(9)} ${change.path}${change.reason ? `  (${change.reason})` : ''}`);
   if (!dryRun) {
     const dirs = applyUninstall(root.root, plan);
     // The outermost of the directories that went (their subdirectories went with them).
@@ -67,8 +76,13 @@ export async function run(argv: string[]): Promise<number> {
     if (outermost.length > 0) out(`  removed   the directories left empty: ${outermost.map((dir) => `${dir}/`).join(' ')}`);
     if (plan.remaining) writeInitRecord(root.root, plan.remaining);
   }
-  if (!record) out("note: this checkout has no record of baton init (a clone of a committed setup?): only baton's parts were taken out; formatting baton cannot know may differ from before init");
+  if (!record)
+    out(
+      "note: this checkout has no record of baton init (a clone of a committed setup?): only baton's parts were taken out; formatting baton cannot know may differ from before init",
+    );
   out(`kept: ${WORKSPACE_PATH}/ (your tasks and their runs)`);
-  out(`left as it is, per-user state of the clients: ${chosen.clients.map((client) => `${client.displayName}: ${client.install.trust}`).join('; ')} (remove it in the client if you want)`);
+  out(
+    `left as it is, per-user state of the clients: ${chosen.clients.map((client) => `${client.displayName}: ${client.install.trust}`).join('; ')} (remove it in the client if you want)`,
+  );
   return 0;
 }

@@ -1,7 +1,17 @@
 import { Command, Option } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
-import { dashboardOptions, dashboardToken, EXIT_FAILURE, EXIT_OK, EXIT_USAGE, graceOptions, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
+import {
+  dashboardOptions,
+  dashboardToken,
+  EXIT_FAILURE,
+  EXIT_OK,
+  EXIT_USAGE,
+  graceOptions,
+  queueOptions,
+  REDIS_HELP,
+  ServiceHost,
+} from './serviceHost.ts';
 
 // `baton worker`: serve repositories until SIGINT/SIGTERM, then finish the active job and exit
 // (or stop at the shutdown deadline).
@@ -29,14 +39,27 @@ export type WorkerCommandOptions = {
 export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton worker')
     .description('Serve repository queues: apply each lifecycle event, one at a time per repository.')
-    .addOption(new Option('--repo <dir>', 'repository to serve (repeatable)').argParser(collect).default([], 'the repository of the working directory'))
+    .addOption(
+      new Option('--repo <dir>', 'repository to serve (repeatable)')
+        .argParser(collect)
+        .default([], 'the repository of the working directory'),
+    )
     .option('--discover', 'also serve any repository that enqueues a job, if it lies inside an --allow-root')
-    .addOption(new Option('--allow-root <dir>', 'root directory that --discover may serve repositories from (repeatable)').argParser(collect).default([], 'none'));
+    .addOption(
+      new Option('--allow-root <dir>', 'root directory that --discover may serve repositories from (repeatable)')
+        .argParser(collect)
+        .default([], 'none'),
+    );
   queueOptions(program, REDIS_HELP.running)
     .option('--shutdown-deadline <ms>', 'on SIGINT/SIGTERM, wait at most this long for the active job', positiveInteger, 10_000)
-    .option('--lock-duration <ms>', 'job lock duration: how soon a killed worker\'s job is handed over', positiveInteger)
+    .option('--lock-duration <ms>', "job lock duration: how soon a killed worker's job is handed over", positiveInteger)
     .option('--stalled-interval <ms>', 'how often to look for jobs of killed workers', positiveInteger)
-    .option('--keep-warm <ms>', 'keep consuming a repository\'s queue this long after its last job; idle repositories are watched on one shared connection', positiveInteger, 120_000);
+    .option(
+      '--keep-warm <ms>',
+      "keep consuming a repository's queue this long after its last job; idle repositories are watched on one shared connection",
+      positiveInteger,
+      120_000,
+    );
   graceOptions(program)
     .option('--dashboard', 'also serve the queue dashboard')
     .option('--port <n>', 'dashboard port; 0 picks a free port (default: 3000)', portNumber);
@@ -88,10 +111,22 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   );
   if (options.dashboard) {
     const { describeDashboard } = await import('../dashboard/index.ts');
-    const dashboard = await host.workerDashboard(worker, { host: options.host, port: options.port, token, allowWrites: options.allowWrites });
+    const dashboard = await host.workerDashboard(worker, {
+      host: options.host,
+      port: options.port,
+      token,
+      allowWrites: options.allowWrites,
+    });
     if (!dashboard) return EXIT_FAILURE;
     process.stdout.write(`baton ${describeDashboard(dashboard)}\n`);
   }
-  process.stdout.write(`baton worker ${worker.id} ready: ${worker.served().map((repo) => repo.root).join(', ') || '(discovering)'}\n`);
+  process.stdout.write(
+    `baton worker ${worker.id} ready: ${
+      worker
+        .served()
+        .map((repo) => repo.root)
+        .join(', ') || '(discovering)'
+    }\n`,
+  );
   return host.serveUntilSignal(`finishing the active job, then stopping (deadline ${options.shutdownDeadline} ms)`);
 }

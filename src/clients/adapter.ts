@@ -23,4 +23,5 @@ import type { ClientInstall } from './installer.ts';
 
 export type ClientDemo = Readonly<{ payloadFields: Readonly<Record<string, unknown>> }>;
 
-export type ClientAdapter<Id extends string = string> = ClientFacts<Id> & Readonly<{ hook: ClientHook; install: ClientInstall; demo: ClientDemo }>;
+export type ClientAdapter<Id extends string = string> = ClientFacts<Id> &
+  Readonly<{ hook: ClientHook; install: ClientInstall; demo: ClientDemo }>;

@@ -2,7 +2,16 @@
 // (docs/lifecycle.md §8) and the agent names its subagents report. The part of an adapter the
 // lifecycle rules read (src/core/clients.ts), and the help texts.
 
-export const CAPABILITY_IDS = ['instructions', 'skills', 'commands', 'hooks', 'subagents', 'orchestration', 'sandbox', 'verification'] as const;
+export const CAPABILITY_IDS = [
+  'instructions',
+  'skills',
+  'commands',
+  'hooks',
+  'subagents',
+  'orchestration',
+  'sandbox',
+  'verification',
+] as const;
 export type CapabilityId = (typeof CAPABILITY_IDS)[number];
 
 export const SUPPORT_LEVELS = ['compatible', 'integrated', 'verified', 'experimental', 'unsupported'] as const;

@@ -75,7 +75,14 @@ export type PlannedFile = Readonly<{
 }>;
 
 /** One of baton's hook entries in the merged settings, where the client's file has it. */
-export type InstalledHook = Readonly<{ event: string; groupIndex: number; handlerIndex: number; matcher?: string; command: string; timeoutSec: number }>;
+export type InstalledHook = Readonly<{
+  event: string;
+  groupIndex: number;
+  handlerIndex: number;
+  matcher?: string;
+  command: string;
+  timeoutSec: number;
+}>;
 
 export type InstallContext = Readonly<{
   repoRoot: string;

@@ -137,13 +137,32 @@ function inventory(taskDir: string, family: string, identity: InventoryIdentity,
     taskDir,
     taskState: identity.taskState ?? null,
     family,
-    artifacts, latest, next, reviewedInput, diagnostics, error,
+    artifacts,
+    latest,
+    next,
+    reviewedInput,
+    diagnostics,
+    error,
   });
 }
 
-function failedInventory(taskDir: string, family: string, identity: InventoryIdentity, code: ErrorCode, message: string): ArtifactInventory {
+function failedInventory(
+  taskDir: string,
+  family: string,
+  identity: InventoryIdentity,
+  code: ErrorCode,
+  message: string,
+): ArtifactInventory {
   const error = Object.freeze({ code, message });
-  return inventory(taskDir, family, identity, { status: 'failed', artifacts: Object.freeze([]), latest: null, next: null, reviewedInput: null, diagnostics: Object.freeze([]), error });
+  return inventory(taskDir, family, identity, {
+    status: 'failed',
+    artifacts: Object.freeze([]),
+    latest: null,
+    next: null,
+    reviewedInput: null,
+    diagnostics: Object.freeze([]),
+    error,
+  });
 }
 
 /** A reserved-looking entry that is not canonical: which diagnostic it gets. */
@@ -241,7 +260,11 @@ export function inspectArtifactDirectory(taskDir: string, family: string, identi
   if (Number.isSafeInteger(max + 1)) {
     next = Object.freeze({ round: max + 1, name: artifactName(family, max + 1) });
   } else {
-    diagnostics.push({ code: 'ROUND_OUT_OF_RANGE', name: latest?.name ?? '', message: `no round after ${latest?.name ?? ''} can be named` });
+    diagnostics.push({
+      code: 'ROUND_OUT_OF_RANGE',
+      name: latest?.name ?? '',
+      message: `no round after ${latest?.name ?? ''} can be named`,
+    });
   }
 
   let reviewedInput: ArtifactIdentity | null = null;
@@ -317,7 +340,14 @@ export function resolveReviewedInput(
   if (stat.isSymbolicLink() || !stat.isFile()) return broken(`${input.name} referenced by ${latestReview.name} is not a regular file`);
   if (stat.mtimeMs > latestReview.mtimeMs) return broken(`${input.name} is newer than ${latestReview.name}`);
   return {
-    reviewedInput: Object.freeze({ family: input.family, round: input.round, name: input.name, path: file, size: stat.size, mtimeMs: stat.mtimeMs }),
+    reviewedInput: Object.freeze({
+      family: input.family,
+      round: input.round,
+      name: input.name,
+      path: file,
+      size: stat.size,
+      mtimeMs: stat.mtimeMs,
+    }),
     diagnostics: Object.freeze([]),
   };
 }

@@ -99,12 +99,18 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
         : orchestration.activate(ctx, event.taskRef, activation);
     }
     case 'hook-stop':
-      if (isAutoHookStop(event)) return orchestration.sealMatching(ctx, event.client, { nativeAgent: event.nativeAgent, childId: event.childId });
-      if (isExplicitHookStop(event)) return orchestration.sealExplicit(ctx, event.taskRef, { childId: event.childId, exitCode: event.exitCode });
+      if (isAutoHookStop(event))
+        return orchestration.sealMatching(ctx, event.client, { nativeAgent: event.nativeAgent, childId: event.childId });
+      if (isExplicitHookStop(event))
+        return orchestration.sealExplicit(ctx, event.taskRef, { childId: event.childId, exitCode: event.exitCode });
       // Unreachable for a parsed event: the schema refuses either form without its fields.
       throw new Error(`hook-stop event for '${event.taskRef}' lacks the fields of its form`);
     case 'claim-spawn':
-      return orchestration.claimSpawn(ctx, event.client, { nativeAgent: event.nativeAgent, toolCallId: event.toolCallId, notAfter: event.notAfter });
+      return orchestration.claimSpawn(ctx, event.client, {
+        nativeAgent: event.nativeAgent,
+        toolCallId: event.toolCallId,
+        notAfter: event.notAfter,
+      });
     case 'release-spawn':
       return orchestration.releaseSpawn(ctx, event.client, { toolCallId: event.toolCallId });
     case 'reconcile':

@@ -18,85 +18,87 @@ const integer = z.number().refine(Number.isInteger, 'expected an integer');
 const positiveInteger = integer.refine((value) => value > 0, 'expected a positive integer');
 const client = z.enum(KNOWN_CLIENT_IDS);
 
-export const lifecycleEventSchema = z.discriminatedUnion('intent', [
-  z.strictObject({ intent: z.literal('begin-or-resume'), taskRef, maxSteps: positiveInteger.optional() }),
-  z.strictObject({ intent: z.literal('route'), taskRef }),
-  z.strictObject({ intent: z.literal('status'), taskRef }),
-  z.strictObject({ intent: z.literal('prepare'), taskRef, client, requestedModel: text.optional() }),
-  z.strictObject({
-    intent: z.literal('hook-start'),
-    taskRef,
-    client: client.optional(),
-    nativeAgent: text,
-    childId: text,
-    parentId: text,
-    spawnMode: text,
-    actualModel: text.optional(),
-    fallbackReason: text.optional(),
-  }),
-  z.strictObject({
-    intent: z.literal('hook-stop'),
-    taskRef,
-    client: client.optional(),
-    nativeAgent: text.optional(),
-    childId: text,
-    exitCode: integer.optional(),
-  }),
-  // Internal (PreToolUse hook only): claim the prepared delegation for one spawning tool call.
-  z.strictObject({
-    intent: z.literal('claim-spawn'),
-    taskRef: z.literal('auto'),
-    client,
-    nativeAgent: text,
-    toolCallId: text,
-    /** ISO time after which the asking hook has given up: a later claim changes nothing. */
-    notAfter: text.optional(),
-  }),
-  // Internal (PreToolUse hook only): a blocked spawn's claim, if it was applied after all, holds nothing.
-  z.strictObject({ intent: z.literal('release-spawn'), taskRef: z.literal('auto'), client, toolCallId: text }),
-  // Internal (the worker only): a delegation waited past its grace (docs/architecture.md "Reconciliation").
-  z.strictObject({
-    intent: z.literal('reconcile'),
-    taskRef,
-    receiptId: text,
-    kind: z.enum(RECONCILIATION_KINDS),
-    /** The receipt timestamp the clock ran from; a receipt that moved on since has another, and nothing happens. */
-    since: text,
-    graceMs: positiveInteger,
-  }),
-  z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
-  z.strictObject({
-    intent: z.literal('complete-stage'),
-    taskRef,
-    stage: z.enum(DELEGATION_STAGES),
-    round: positiveInteger,
-    artifact: text,
-    agent: text,
-    /** baton: the artifact's text (from `--content -`), written by the worker with the run update. */
-    content: z.string().max(MAX_ARTIFACT_BYTES).optional(),
-  }),
-  z.strictObject({
-    intent: z.literal('validate-stage'),
-    taskRef,
-    stage: z.enum(DELEGATION_STAGES),
-    round: positiveInteger,
-    artifact: text,
-    role: z.enum(DELEGATION_ROLES),
-  }),
-  z.strictObject({ intent: z.literal('advance'), taskRef }),
-  z.strictObject({ intent: z.literal('pause'), taskRef, code: text, message: z.string(), recoverable: z.boolean() }),
-  z.strictObject({ intent: z.literal('abort'), taskRef, reason: text.optional() }),
-]).superRefine((event, context) => {
-  // The flags one form of an intent requires that the schema leaves optional (the intent table says
-  // which): native hook events carry no task, so `auto` correlates by client and needs it, and the
-  // two forms of hook-stop need different fields.
-  for (const flag of requiredFlags(event.intent, event.taskRef === 'auto')) {
-    const field = EVENT_FLAG_SPECS[flag].field;
-    if ((event as Record<string, unknown>)[field] === undefined) {
-      context.addIssue({ code: 'custom', path: [field], message: `intent '${event.intent}' requires '--${flag}'` });
+export const lifecycleEventSchema = z
+  .discriminatedUnion('intent', [
+    z.strictObject({ intent: z.literal('begin-or-resume'), taskRef, maxSteps: positiveInteger.optional() }),
+    z.strictObject({ intent: z.literal('route'), taskRef }),
+    z.strictObject({ intent: z.literal('status'), taskRef }),
+    z.strictObject({ intent: z.literal('prepare'), taskRef, client, requestedModel: text.optional() }),
+    z.strictObject({
+      intent: z.literal('hook-start'),
+      taskRef,
+      client: client.optional(),
+      nativeAgent: text,
+      childId: text,
+      parentId: text,
+      spawnMode: text,
+      actualModel: text.optional(),
+      fallbackReason: text.optional(),
+    }),
+    z.strictObject({
+      intent: z.literal('hook-stop'),
+      taskRef,
+      client: client.optional(),
+      nativeAgent: text.optional(),
+      childId: text,
+      exitCode: integer.optional(),
+    }),
+    // Internal (PreToolUse hook only): claim the prepared delegation for one spawning tool call.
+    z.strictObject({
+      intent: z.literal('claim-spawn'),
+      taskRef: z.literal('auto'),
+      client,
+      nativeAgent: text,
+      toolCallId: text,
+      /** ISO time after which the asking hook has given up: a later claim changes nothing. */
+      notAfter: text.optional(),
+    }),
+    // Internal (PreToolUse hook only): a blocked spawn's claim, if it was applied after all, holds nothing.
+    z.strictObject({ intent: z.literal('release-spawn'), taskRef: z.literal('auto'), client, toolCallId: text }),
+    // Internal (the worker only): a delegation waited past its grace (docs/architecture.md "Reconciliation").
+    z.strictObject({
+      intent: z.literal('reconcile'),
+      taskRef,
+      receiptId: text,
+      kind: z.enum(RECONCILIATION_KINDS),
+      /** The receipt timestamp the clock ran from; a receipt that moved on since has another, and nothing happens. */
+      since: text,
+      graceMs: positiveInteger,
+    }),
+    z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
+    z.strictObject({
+      intent: z.literal('complete-stage'),
+      taskRef,
+      stage: z.enum(DELEGATION_STAGES),
+      round: positiveInteger,
+      artifact: text,
+      agent: text,
+      /** baton: the artifact's text (from `--content -`), written by the worker with the run update. */
+      content: z.string().max(MAX_ARTIFACT_BYTES).optional(),
+    }),
+    z.strictObject({
+      intent: z.literal('validate-stage'),
+      taskRef,
+      stage: z.enum(DELEGATION_STAGES),
+      round: positiveInteger,
+      artifact: text,
+      role: z.enum(DELEGATION_ROLES),
+    }),
+    z.strictObject({ intent: z.literal('advance'), taskRef }),
+    z.strictObject({ intent: z.literal('pause'), taskRef, code: text, message: z.string(), recoverable: z.boolean() }),
+    z.strictObject({ intent: z.literal('abort'), taskRef, reason: text.optional() }),
+  ])
+  .superRefine((event, context) => {
+    // The flags one form of an intent requires that the schema leaves optional (the intent table says
+    // which): native hook events carry no task, so `auto` correlates by client and needs it, and the
+    // two forms of hook-stop need different fields.
+    for (const flag of requiredFlags(event.intent, event.taskRef === 'auto')) {
+      const field = EVENT_FLAG_SPECS[flag].field;
+      if ((event as Record<string, unknown>)[field] === undefined) {
+        context.addIssue({ code: 'custom', path: [field], message: `intent '${event.intent}' requires '--${flag}'` });
+      }
     }
-  }
-});
+  });
 
 export type LifecycleEvent = z.infer<typeof lifecycleEventSchema>;
 

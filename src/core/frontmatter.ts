@@ -106,7 +106,14 @@ function isScalar(value: unknown): value is FrontmatterValue {
 
 function assertWritableKey(key: string): void {
   // Beyond the §2.2 rule (non-empty, no CR/LF/`:`), refuse keys the parser would read back differently.
-  if (typeof key !== 'string' || key === '' || /[\r\n:]/.test(key) || key !== key.trim() || key.startsWith('#') || /[\u2028\u2029]/.test(key)) {
+  if (
+    typeof key !== 'string' ||
+    key === '' ||
+    /[\r\n:]/.test(key) ||
+    key !== key.trim() ||
+    key.startsWith('#') ||
+    /[\u2028\u2029]/.test(key)
+  ) {
     throw mutationError(`invalid frontmatter key '${String(key)}'`);
   }
 }
@@ -139,11 +146,7 @@ function serializeScalar(key: string, value: FrontmatterValue): string {
  * New keys go after the last line, before a trailing blank line. Argument problems throw
  * MUTATION_INVALID; a document whose frontmatter is missing, unclosed or not flat throws TASK_DOCUMENT_INVALID.
  */
-export function updateTaskFrontmatter(
-  content: string,
-  set: Record<string, FrontmatterValue>,
-  remove: readonly string[] = [],
-): string {
+export function updateTaskFrontmatter(content: string, set: Record<string, FrontmatterValue>, remove: readonly string[] = []): string {
   if (!set || typeof set !== 'object' || Array.isArray(set)) throw mutationError('frontmatter set must be an object');
   if (!Array.isArray(remove)) throw mutationError('frontmatter remove must be an array');
   const removeKeys = new Set(remove);

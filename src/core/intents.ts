@@ -149,7 +149,7 @@ export const INTENT_AUDIENCE = Object.fromEntries(LIFECYCLE_INTENTS.map((intent)
 /** The flags `baton task <ref> <intent>` must be given; `auto` selects the native hook form. */
 export function requiredFlags(intent: LifecycleIntent, auto: boolean): readonly EventFlag[] {
   const spec = specs[intent];
-  return auto ? spec.requiredWithAuto ?? spec.required : spec.required;
+  return auto ? (spec.requiredWithAuto ?? spec.required) : spec.required;
 }
 
 /** The flags `baton task <ref> <intent>` reads into the event, in the order their values are checked. */

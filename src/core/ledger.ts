@@ -46,7 +46,10 @@ const SEVERITIES = new Set<string>(FINDING_SEVERITIES);
 const STAGE_OF_PREFIX: Readonly<Record<string, string>> = { AN: 'analysis', PL: 'plan', CD: 'code' };
 
 function tableCells(line: string): string[] {
-  const cells = line.trim().split('|').map((cell) => cell.trim());
+  const cells = line
+    .trim()
+    .split('|')
+    .map((cell) => cell.trim());
   // A row `| a | b |` splits into ['', 'a', 'b', '']: drop the empty outer cells.
   if (cells[0] === '') cells.shift();
   if (cells.at(-1) === '') cells.pop();

@@ -52,7 +52,9 @@ export function frontmatterTime(date: Date): string {
 
 function taskDocument(taskId: string, title: string, type: TaskType, description: string | undefined, now: Date): string {
   const time = frontmatterTime(now);
-  const describe = description?.trim() || 'What is asked, why, and how to tell it is done: the analysis stage starts from this file. Write it here before an agent runs the task.';
+  const describe =
+    description?.trim() ||
+    'What is asked, why, and how to tell it is done: the analysis stage starts from this file. Write it here before an agent runs the task.';
   return `---
 id: ${taskId}
 title: ${JSON.stringify(title)}
@@ -84,16 +86,28 @@ function taskExists(repoRoot: string, taskId: string): string | null {
 /** The task `request` asks for in the repository at `repoRoot`, or why there is none. */
 export function planNewTask(repoRoot: string, request: NewTaskRequest): NewTaskOutcome {
   const title = request.title.trim();
-  if (title === '') return { ok: false, kind: 'usage', message: 'the title is empty: say in a few words what the task is, e.g. baton new "Bound the retry budget"' };
-  if (/[\r\n\u2028\u2029]/.test(title)) return { ok: false, kind: 'usage', message: 'the title must be one line (put the details in --description)' };
-  if (title.length > MAX_TITLE_LENGTH) return { ok: false, kind: 'usage', message: `the title is longer than ${MAX_TITLE_LENGTH} characters (put the details in --description)` };
+  if (title === '')
+    return {
+      ok: false,
+      kind: 'usage',
+      message: 'the title is empty: say in a few words what the task is, e.g. baton new "Bound the retry budget"',
+    };
+  if (/[\r\n\u2028\u2029]/.test(title))
+    return { ok: false, kind: 'usage', message: 'the title must be one line (put the details in --description)' };
+  if (title.length > MAX_TITLE_LENGTH)
+    return {
+      ok: false,
+      kind: 'usage',
+      message: `the title is longer than ${MAX_TITLE_LENGTH} characters (put the details in --description)`,
+    };
   if (request.id !== undefined && !TASK_ID_PATTERN.test(request.id)) {
     return { ok: false, kind: 'usage', message: `--id '${request.id}' is not a task id; expected TASK-YYYYMMDD-HHMMSS` };
   }
   let taskId = request.id ?? taskIdAt(request.now);
   const existing = taskExists(repoRoot, taskId);
   if (existing !== null) {
-    if (request.id !== undefined) return { ok: false, kind: 'conflict', message: `task ${taskId} exists already (in ${existing}); choose another --id` };
+    if (request.id !== undefined)
+      return { ok: false, kind: 'conflict', message: `task ${taskId} exists already (in ${existing}); choose another --id` };
     // Two tasks made in the same second: the next free second.
     let at = request.now.getTime();
     while (taskExists(repoRoot, taskId) !== null) {
@@ -111,7 +125,11 @@ export function planNewTask(repoRoot: string, request: NewTaskRequest): NewTaskO
   let value = 1;
   while (value <= max && Object.hasOwn(ids, String(value).padStart(length, '0'))) value += 1;
   if (value > max) {
-    return { ok: false, kind: 'conflict', message: `every short id of ${length} digits is taken (max=${max}); archive tasks or raise task.shortIdLength in .agents/.airc.json` };
+    return {
+      ok: false,
+      kind: 'conflict',
+      message: `every short id of ${length} digits is taken (max=${max}); archive tasks or raise task.shortIdLength in .agents/.airc.json`,
+    };
   }
   const shortId = String(value).padStart(length, '0');
   const taskDir = activeTaskDir(repoRoot, taskId);
@@ -124,7 +142,15 @@ export function planNewTask(repoRoot: string, request: NewTaskRequest): NewTaskO
   const registryText = `{\n  "version": 1,\n  "ids": {\n${entries.join(',\n')}\n  }\n}\n`;
   return {
     ok: true,
-    task: { taskId, shortId, taskDir, taskFile: taskFilePath(taskDir), taskText, registryFile: shortIdRegistryPath(repoRoot), registryText },
+    task: {
+      taskId,
+      shortId,
+      taskDir,
+      taskFile: taskFilePath(taskDir),
+      taskText,
+      registryFile: shortIdRegistryPath(repoRoot),
+      registryText,
+    },
   };
 }
 

@@ -18,7 +18,6 @@ export type NextCommands = Readonly<{
   note: string | null;
 }>;
 
-
 /**
  * baton: a DELEGATION_STATE_INVALID pause states what the pending receipt was when the run paused
  * ("delegation X is S, expected E"). When that receipt has moved on since (a late SubagentStop
@@ -53,11 +52,20 @@ export function pendingNextStep(receipt: DelegationReceipt): string | null {
 export function nextCommands(run: OrchestrationRun, taskRef: string): NextCommands {
   const ref = shellQuote(taskRef);
   const waiting = run.pendingDelegation && run.status !== 'completed' ? pendingNextStep(run.pendingDelegation) : null;
-  const abort = run.pendingDelegation && run.status !== 'completed' ? `baton task ${ref} abort --reason ${shellQuote(`give up delegation ${run.pendingDelegation.id}`)}` : null;
+  const abort =
+    run.pendingDelegation && run.status !== 'completed'
+      ? `baton task ${ref} abort --reason ${shellQuote(`give up delegation ${run.pendingDelegation.id}`)}`
+      : null;
   if (run.status !== 'paused') return { waiting, resume: null, abort, note: null };
-  if (!run.pause?.recoverable) return { waiting, resume: null, abort, note: 'the pause is not recoverable: begin-or-resume leaves it paused' };
+  if (!run.pause?.recoverable)
+    return { waiting, resume: null, abort, note: 'the pause is not recoverable: begin-or-resume leaves it paused' };
   if (run.pendingDelegation) {
-    return { waiting, resume: `baton task ${ref} begin-or-resume`, abort, note: `a delegation is still pending: abort it first, then resume` };
+    return {
+      waiting,
+      resume: `baton task ${ref} begin-or-resume`,
+      abort,
+      note: `a delegation is still pending: abort it first, then resume`,
+    };
   }
   return { waiting, resume: `baton task ${ref} begin-or-resume`, abort: null, note: null };
 }

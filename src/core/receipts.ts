@@ -77,7 +77,9 @@ function freezeReceipt(fields: DelegationReceipt): DelegationReceipt {
     activatedAt: fields.activatedAt,
     sealedAt: fields.sealedAt,
     consumedAt: fields.consumedAt,
-    ...(fields.spawnClaim ? { spawnClaim: Object.freeze({ toolCallId: fields.spawnClaim.toolCallId, claimedAt: fields.spawnClaim.claimedAt }) } : {}),
+    ...(fields.spawnClaim
+      ? { spawnClaim: Object.freeze({ toolCallId: fields.spawnClaim.toolCallId, claimedAt: fields.spawnClaim.claimedAt }) }
+      : {}),
   });
 }
 
@@ -155,7 +157,10 @@ export function claimDelegationSpawn(
 export function releaseDelegationSpawn(receipt: DelegationReceipt, event: { toolCallId: string }): ReceiptOutcome {
   if (receipt.status !== 'prepared') return stateInvalid(receipt, 'prepared');
   if (receipt.spawnClaim?.toolCallId !== event.toolCallId) {
-    return fail('ORCHESTRATION_DELEGATION_MISSING', `delegation ${receipt.id} is not claimed by tool call ${event.toolCallId}; nothing to release`);
+    return fail(
+      'ORCHESTRATION_DELEGATION_MISSING',
+      `delegation ${receipt.id} is not claimed by tool call ${event.toolCallId}; nothing to release`,
+    );
   }
   const { spawnClaim: _released, ...unclaimed } = receipt;
   return succeed(unclaimed);
@@ -194,14 +199,17 @@ export function activateDelegation(receipt: DelegationReceipt, event: Activation
   });
 }
 
-
 /** The stage skill reports its artifact: it must be the delegated one, written by the delegated client. */
 export function completeDelegationStage(receipt: DelegationReceipt, event: StageCompletionEvent, options: Clock): ReceiptOutcome {
   if (receipt.status !== 'activated') return stateInvalid(receipt, 'activated');
   if (event.stage !== receipt.stage || event.round !== receipt.round || event.artifact !== receipt.artifact) {
     // Upstream's message, then (baton) the values that differ, so a typo is found without reading the run file.
-    const identity = (of: Pick<StageCompletionEvent, 'stage' | 'round' | 'artifact'>) => `--stage ${of.stage} --round ${of.round} --artifact ${of.artifact}`;
-    return fail('DELEGATION_STAGE_MISMATCH', `stage completion identity does not match the active delegation (expected ${identity(receipt)}; given ${identity(event)})`);
+    const identity = (of: Pick<StageCompletionEvent, 'stage' | 'round' | 'artifact'>) =>
+      `--stage ${of.stage} --round ${of.round} --artifact ${of.artifact}`;
+    return fail(
+      'DELEGATION_STAGE_MISMATCH',
+      `stage completion identity does not match the active delegation (expected ${identity(receipt)}; given ${identity(event)})`,
+    );
   }
   if (!stageAgentNames(receipt.client).includes(event.agent)) {
     return fail('DELEGATION_AGENT_MISMATCH', `stage agent '${event.agent}' does not match client '${receipt.client}'`);

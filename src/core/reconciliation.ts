@@ -66,7 +66,11 @@ function elapsedText(ms: number): string {
   return minutes < 60 ? `${minutes} min` : `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
-const ACTION: Readonly<Record<ReconciliationKind, string>> = { sealed: 'sealed by baton', stalled: 'run paused by baton', 'not-started': 'given up by baton' };
+const ACTION: Readonly<Record<ReconciliationKind, string>> = {
+  sealed: 'sealed by baton',
+  stalled: 'run paused by baton',
+  'not-started': 'given up by baton',
+};
 
 /**
  * The clock of a pending delegation, for the run page and `baton runs`:

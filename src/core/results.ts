@@ -13,5 +13,8 @@ export function failed(code: ErrorCode, message: string, taskId: string | null =
  * `run` or `next` (the command never got as far as a task). Kept in that shape, as 0.9.2 prints it.
  */
 export function payloadInvalid(message: string) {
-  return { status: 'failed', changed: false, error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message } } as const satisfies Pick<OrchestrationResult, 'status' | 'changed' | 'error'>;
+  return { status: 'failed', changed: false, error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message } } as const satisfies Pick<
+    OrchestrationResult,
+    'status' | 'changed' | 'error'
+  >;
 }

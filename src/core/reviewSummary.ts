@@ -169,11 +169,7 @@ export function finalizeReviewSummaryContent(
  * The review-summary gate (docs/lifecycle.md §5.5, later upstream): the summary must be finalized and its counts
  * must equal the stage's unresolved ledger findings. An invalid ledger fails with its own code.
  */
-export function checkReviewSummaryGate(
-  content: string,
-  ledgerRows: LedgerRow[],
-  stage: LedgerStage,
-): { ok: true } | ReviewSummaryFailure {
+export function checkReviewSummaryGate(content: string, ledgerRows: LedgerRow[], stage: LedgerStage): { ok: true } | ReviewSummaryFailure {
   const parsed = parseReviewSummary(content);
   if (!parsed.ok) return parsed;
   if (parsed.summary.counts === null) {

@@ -26,7 +26,13 @@ function executorStep(stage: WorkStage, round: number): OrchestrationNext {
 }
 
 function reviewerStep(stage: WorkStage, round: number): OrchestrationNext {
-  return { action: stage.reviewAction, role: 'reviewer', stage: stage.reviewFamily, round, artifact: looseArtifactName(stage.reviewFamily, round) };
+  return {
+    action: stage.reviewAction,
+    role: 'reviewer',
+    stage: stage.reviewFamily,
+    round,
+    artifact: looseArtifactName(stage.reviewFamily, round),
+  };
 }
 
 /**

@@ -55,9 +55,7 @@ export const orchestrationRunSchema = z.looseObject({
   baseline: z.string(),
   pendingDelegation: delegationReceiptSchema.nullable(),
   receipts: z.array(delegationReceiptSchema),
-  pause: z
-    .looseObject({ code: z.string(), message: z.string(), recoverable: z.boolean() })
-    .nullable(),
+  pause: z.looseObject({ code: z.string(), message: z.string(), recoverable: z.boolean() }).nullable(),
   commitAuthorization: z.looseObject({ issuedAt: nullableString, consumedAt: nullableString }),
   createdAt: z.string(),
   updatedAt: z.string(),
@@ -88,7 +86,13 @@ export const orchestrationResultSchema = z.looseObject({
   taskId: z.string().nullable(),
   run: orchestrationRunSchema.nullable(),
   next: z
-    .object({ action: z.string(), role: z.enum(DELEGATION_ROLES), stage: z.enum(DELEGATION_STAGES), round: z.number(), artifact: z.string() })
+    .object({
+      action: z.string(),
+      role: z.enum(DELEGATION_ROLES),
+      stage: z.enum(DELEGATION_STAGES),
+      round: z.number(),
+      artifact: z.string(),
+    })
     .nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),
   warnings: z.array(z.string()).optional(),

@@ -19,7 +19,8 @@ export function stageArtifactProblem(receipt: Pick<DelegationReceipt, 'artifact'
     return `'${receipt.artifact}' is not a canonical artifact name`;
   }
   if (content.trim() === '') return `the content for ${receipt.artifact} is empty`;
-  if (Buffer.byteLength(content, 'utf8') > MAX_ARTIFACT_BYTES) return `the content for ${receipt.artifact} is larger than ${MAX_ARTIFACT_BYTES} bytes`;
+  if (Buffer.byteLength(content, 'utf8') > MAX_ARTIFACT_BYTES)
+    return `the content for ${receipt.artifact} is larger than ${MAX_ARTIFACT_BYTES} bytes`;
   if (receipt.role === 'reviewer') {
     const review = parseReviewSummary(content);
     if (!review.ok) return `${receipt.artifact} has no valid Review Summary (${review.code}: ${review.message}); nothing was written`;

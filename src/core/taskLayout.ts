@@ -123,7 +123,8 @@ export function repositoryRunFiles(repoRoot: string): RunFiles {
   return {
     subdirs: (dir) => (inside(dir) ? nodeRunFiles.subdirs(dir) : []),
     readText(file) {
-      if (inside(file) === false) throw new Error(`${path.relative(repoRoot, file)} leads outside the repository (a symbolic link); not read`);
+      if (inside(file) === false)
+        throw new Error(`${path.relative(repoRoot, file)} leads outside the repository (a symbolic link); not read`);
       return nodeRunFiles.readText(file);
     },
   };

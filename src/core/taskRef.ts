@@ -121,7 +121,12 @@ export function readShortIdRegistry(repoRoot: string, length: number, files: Run
     const message = `registry ${registryPath} is not valid JSON: ${errorText(error)}`;
     return { ok: false, code: 'SHORT_ID_REGISTRY_INVALID_JSON', message, taskId: null };
   }
-  const invalidSchema = { ok: false, code: 'SHORT_ID_REGISTRY_INVALID_SCHEMA', message: `registry ${registryPath} has invalid schema`, taskId: null } as const;
+  const invalidSchema = {
+    ok: false,
+    code: 'SHORT_ID_REGISTRY_INVALID_SCHEMA',
+    message: `registry ${registryPath} has invalid schema`,
+    taskId: null,
+  } as const;
   if (!registryShape.safeParse(data).success) return invalidSchema;
 
   // Iterate the parsed JSON itself: zod's output object would silently drop a `__proto__` key.
@@ -211,7 +216,10 @@ function isContainedTask(workspaceReal: string | null, taskMdPath: string): bool
   try {
     // realpathSync.native: one realpath(3) call instead of an lstat per path component (resolving a
     // task ref is on every event's path; the JS version was ~45% of a worker's processing time).
-    return isInside(workspaceReal, fs.realpathSync.native(path.dirname(taskMdPath))) && isInside(workspaceReal, fs.realpathSync.native(taskMdPath));
+    return (
+      isInside(workspaceReal, fs.realpathSync.native(path.dirname(taskMdPath))) &&
+      isInside(workspaceReal, fs.realpathSync.native(taskMdPath))
+    );
   } catch {
     return false;
   }

@@ -4,26 +4,10 @@ import type { ErrorCode } from './errorCodes.ts';
 export const DELEGATION_ROLES = ['executor', 'reviewer'] as const;
 export type DelegationRole = (typeof DELEGATION_ROLES)[number];
 
-export const DELEGATION_STAGES = [
-  'analysis',
-  'review-analysis',
-  'plan',
-  'review-plan',
-  'code',
-  'review-code',
-  'commit',
-] as const;
+export const DELEGATION_STAGES = ['analysis', 'review-analysis', 'plan', 'review-plan', 'code', 'review-code', 'commit'] as const;
 export type DelegationStage = (typeof DELEGATION_STAGES)[number];
 
-export const RECEIPT_STATUSES = [
-  'prepared',
-  'activated',
-  'stage-completed',
-  'sealed',
-  'consumed',
-  'aborted',
-  'expired',
-] as const;
+export const RECEIPT_STATUSES = ['prepared', 'activated', 'stage-completed', 'sealed', 'consumed', 'aborted', 'expired'] as const;
 export type ReceiptStatus = (typeof RECEIPT_STATUSES)[number];
 
 /** A delegation receipt. Key order matches what agent-infra 0.9.2 writes, so files stay byte-compatible. */
@@ -83,9 +67,7 @@ export type Reconciliation = Readonly<{
 }>;
 
 /** Receipt functions are pure and return either a new receipt or a coded failure. */
-export type ReceiptOutcome =
-  | Readonly<{ ok: true; receipt: DelegationReceipt }>
-  | Readonly<{ ok: false; code: ErrorCode; message: string }>;
+export type ReceiptOutcome = Readonly<{ ok: true; receipt: DelegationReceipt }> | Readonly<{ ok: false; code: ErrorCode; message: string }>;
 
 export type OrchestrationStatus = 'running' | 'paused' | 'completed';
 
@@ -138,15 +120,7 @@ export type OrchestrationRun = Readonly<{
   violations?: readonly WriteViolation[];
 }>;
 
-export const NEXT_ACTIONS = [
-  'analyze-task',
-  'review-analysis',
-  'plan-task',
-  'review-plan',
-  'code-task',
-  'review-code',
-  'commit',
-] as const;
+export const NEXT_ACTIONS = ['analyze-task', 'review-analysis', 'plan-task', 'review-plan', 'code-task', 'review-code', 'commit'] as const;
 export type NextAction = (typeof NEXT_ACTIONS)[number];
 
 /** The routed next step: the skill to run, and the receipt fields a delegation of it gets. */

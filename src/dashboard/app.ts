@@ -64,7 +64,15 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       // bull-board finds its UI with an eval'd require.resolve, which a bundle cannot follow.
       uiBasePath: path.dirname(createRequire(import.meta.url).resolve('@bull-board/ui/package.json')),
       // The run view and the metrics are one click away from bull-board's header (its "misc links" menu).
-      uiConfig: { boardTitle: 'baton', hideDocsLink: true, showWorkers: true, miscLinks: [{ text: 'Runs', url: '/runs' }, { text: 'Metrics', url: '/metrics' }] },
+      uiConfig: {
+        boardTitle: 'baton',
+        hideDocsLink: true,
+        showWorkers: true,
+        miscLinks: [
+          { text: 'Runs', url: '/runs' },
+          { text: 'Metrics', url: '/metrics' },
+        ],
+      },
     },
   });
   const shown = new Map<string, DashboardRepository>();
@@ -88,25 +96,45 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       }
       if (!hasToken(c, token)) {
         c.header('WWW-Authenticate', 'Bearer realm="baton dashboard"');
-        return c.text('baton dashboard: a token is required (Authorization: Bearer <token>, or open the URL with ?token=<token> once)\n', 401);
+        return c.text(
+          'baton dashboard: a token is required (Authorization: Bearer <token>, or open the URL with ?token=<token> once)\n',
+          401,
+        );
       }
     } else {
       const host = hostnameOf(c.req.header('host'));
       if (host === null || !allowedHosts.has(host)) {
-        return c.text(`baton dashboard: host '${c.req.header('host') ?? ''}' is not allowed; without a token the dashboard only answers to loopback names\n`, 403);
+        return c.text(
+          `baton dashboard: host '${c.req.header('host') ?? ''}' is not allowed; without a token the dashboard only answers to loopback names\n`,
+          403,
+        );
       }
     }
     if (!isSafeMethod(c.req.method)) {
-      if (!allowWrites) return c.json({ error: 'the baton dashboard is read-only; restart it with --allow-writes to retry or remove jobs' }, 403);
+      if (!allowWrites)
+        return c.json({ error: 'the baton dashboard is read-only; restart it with --allow-writes to retry or remove jobs' }, 403);
       const refused = crossSiteWrite(c, token);
       if (refused) return c.json({ error: refused }, 403);
       if (ALWAYS_REFUSED.some((pattern) => pattern.test(c.req.path))) {
-        return c.json({ error: 'baton applies each repository queue one job at a time; its global concurrency cannot be changed here' }, 403);
+        return c.json(
+          { error: 'baton applies each repository queue one job at a time; its global concurrency cannot be changed here' },
+          403,
+        );
       }
     }
     await next();
   });
-  app.get('/baton/health', (c) => c.json({ ok: true, queues: [...shown.values()].map((entry) => ({ name: entry.queue.name, root: entry.root, host: entry.host ?? null, checkout: entry.id })) }));
+  app.get('/baton/health', (c) =>
+    c.json({
+      ok: true,
+      queues: [...shown.values()].map((entry) => ({
+        name: entry.queue.name,
+        root: entry.root,
+        host: entry.host ?? null,
+        checkout: entry.id,
+      })),
+    }),
+  );
   const repositories = () => [...shown.values()];
   const runPages = registerRunPages(app, { repositories, pollMs: options.runPollMs });
   const metrics = createMetrics(repositories, { liveStreams: runPages.liveStreams });
@@ -123,7 +151,13 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
       let added = 0;
       for (const entry of queues) {
         if (shown.has(entry.queue.name)) continue;
-        shown.set(entry.queue.name, { queue: entry.queue, root: entry.root, id: entry.id, host: entry.host ?? null, machine: entry.host ?? localMachine() });
+        shown.set(entry.queue.name, {
+          queue: entry.queue,
+          root: entry.root,
+          id: entry.id,
+          host: entry.host ?? null,
+          machine: entry.host ?? localMachine(),
+        });
         board.addQueue(
           new BullMQAdapter(entry.queue, {
             readOnlyMode: !allowWrites,

@@ -97,7 +97,11 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     clearInterval(timer);
     await options.source.close?.();
     const code = (error as { code?: string }).code;
-    if (code === 'EADDRINUSE') throw new DashboardConfigError(`port ${options.port ?? DEFAULT_DASHBOARD_PORT} on ${host} is in use; pass --port N (0 picks a free port)`, code);
+    if (code === 'EADDRINUSE')
+      throw new DashboardConfigError(
+        `port ${options.port ?? DEFAULT_DASHBOARD_PORT} on ${host} is in use; pass --port N (0 picks a free port)`,
+        code,
+      );
     if (code === 'EADDRNOTAVAIL') throw new DashboardConfigError(`cannot bind ${host}: no such local address`, code);
     throw error;
   }
@@ -119,15 +123,14 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
 /** One line for people: where it is and what it allows. */
 export function describeDashboard(dashboard: RunningDashboard): string {
   const mode = dashboard.readOnly ? 'read-only; --allow-writes enables retry' : 'writes enabled';
-  const auth = dashboard.tokenRequired ? `; token required (open ${dashboard.url}?token=<token> once, or send Authorization: Bearer <token>)` : '';
+  const auth = dashboard.tokenRequired
+    ? `; token required (open ${dashboard.url}?token=<token> once, or send Authorization: Bearer <token>)`
+    : '';
   return `dashboard: ${dashboard.url} (${mode}${auth})`;
 }
 
 /** The queues a running worker serves; repositories it discovers later appear at the next refresh. */
-export function workerQueueSource(worker: {
-  queues(): readonly Queue[];
-  served(): readonly { id: string; root: string }[];
-}): QueueSource {
+export function workerQueueSource(worker: { queues(): readonly Queue[]; served(): readonly { id: string; root: string }[] }): QueueSource {
   const host = os.hostname();
   return {
     list() {

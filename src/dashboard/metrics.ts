@@ -30,7 +30,10 @@ const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-ch
 
 export type MetricsEndpoint = Readonly<{ contentType: string; render(): Promise<string> }>;
 
-export function createMetrics(repositories: () => readonly DashboardRepository[], dashboard: { liveStreams(): number } = { liveStreams: () => 0 }): MetricsEndpoint {
+export function createMetrics(
+  repositories: () => readonly DashboardRepository[],
+  dashboard: { liveStreams(): number } = { liveStreams: () => 0 },
+): MetricsEndpoint {
   const registry = new Registry();
   new Gauge({
     name: 'baton_dashboard_live_streams',
@@ -45,7 +48,12 @@ export function createMetrics(repositories: () => readonly DashboardRepository[]
   const labelsOf = (repo: DashboardRepository) => ({ repository: repo.root, machine: repo.machine });
 
   /** A metric labelled by repository and machine, then `extra`. */
-  const perRepository = (name: string, help: string, extra: readonly string[]) => ({ name, help, labelNames: ['repository', 'machine', ...extra], registers: [registry] });
+  const perRepository = (name: string, help: string, extra: readonly string[]) => ({
+    name,
+    help,
+    labelNames: ['repository', 'machine', ...extra],
+    registers: [registry],
+  });
 
   /** A counter over the workers' events hash (`<checkout id>\t<intent>\t<outcome>` → count); `labels` picks the outcomes it counts. */
   const eventCounter = (name: string, help: string, extra: readonly string[], labels: (intent: string, outcome: string) => Labels | null) =>
@@ -78,7 +86,8 @@ export function createMetrics(repositories: () => readonly DashboardRepository[]
     'baton_reconciliations_total',
     'Delegations a worker settled itself because an awaited hook event did not come within its grace, by repository and kind (sealed, stalled, not-started).',
     ['kind'],
-    (intent, outcome) => (intent === 'reconcile' && outcome.startsWith('reconciled:') ? { kind: outcome.slice('reconciled:'.length) } : null),
+    (intent, outcome) =>
+      intent === 'reconcile' && outcome.startsWith('reconciled:') ? { kind: outcome.slice('reconciled:'.length) } : null,
   );
   // The histogram's buckets are counted by the workers; prom-client formats them.
   registry.registerMetric({
@@ -111,23 +120,37 @@ export function createMetrics(repositories: () => readonly DashboardRepository[]
         }
       },
     });
-  repositoryGauge('baton_queue_jobs', 'Jobs in each repository queue by state; waiting + prioritized + delayed is the backlog.', ['state'], (repo, taken) => {
-    const counts = taken.queueCounts.get(repo.id);
-    return counts ? QUEUE_STATES.map((state) => [{ state }, counts[state] ?? 0] as const) : [];
-  });
+  repositoryGauge(
+    'baton_queue_jobs',
+    'Jobs in each repository queue by state; waiting + prioritized + delayed is the backlog.',
+    ['state'],
+    (repo, taken) => {
+      const counts = taken.queueCounts.get(repo.id);
+      return counts ? QUEUE_STATES.map((state) => [{ state }, counts[state] ?? 0] as const) : [];
+    },
+  );
   repositoryGauge(
     'baton_runs',
     'Orchestration runs by status (corrupt = run file unreadable), per repository whose files this dashboard can read.',
     ['status'],
     (repo, taken) => {
       const rows = taken.runs.get(repo.id);
-      return rows ? ['running', 'paused', 'completed', 'corrupt'].map((status) => [{ status }, rows.filter((row) => row.status === status).length] as const) : [];
+      return rows
+        ? ['running', 'paused', 'completed', 'corrupt'].map(
+            (status) => [{ status }, rows.filter((row) => row.status === status).length] as const,
+          )
+        : [];
     },
   );
-  repositoryGauge('baton_pending_delegations', 'Runs with a pending delegation (prepared and not yet consumed), per repository.', [], (repo, taken) => {
-    const rows = taken.runs.get(repo.id);
-    return rows ? [[{}, rows.filter((row) => row.status !== 'corrupt' && row.pending !== null).length]] : [];
-  });
+  repositoryGauge(
+    'baton_pending_delegations',
+    'Runs with a pending delegation (prepared and not yet consumed), per repository.',
+    [],
+    (repo, taken) => {
+      const rows = taken.runs.get(repo.id);
+      return rows ? [[{}, rows.filter((row) => row.status !== 'corrupt' && row.pending !== null).length]] : [];
+    },
+  );
   repositoryGauge(
     'baton_oldest_pending_delegation_age_seconds',
     'Age of the oldest pending delegation (since prepare), per repository; 0 when none is pending.',
@@ -135,20 +158,32 @@ export function createMetrics(repositories: () => readonly DashboardRepository[]
     (repo, taken) => {
       const rows = taken.runs.get(repo.id);
       if (!rows) return [];
-      const since = rows.flatMap((row) => (row.status !== 'corrupt' && row.pending ? [Date.parse(row.pending.since)] : [])).filter((at) => !Number.isNaN(at));
+      const since = rows
+        .flatMap((row) => (row.status !== 'corrupt' && row.pending ? [Date.parse(row.pending.since)] : []))
+        .filter((at) => !Number.isNaN(at));
       return [[{}, since.length === 0 ? 0 : Math.max(0, (taken.now - Math.min(...since)) / 1000)]];
     },
   );
-  repositoryGauge('baton_spool_events', 'Events hooks spooled to .git/baton/spool/ while Redis was down, not yet queued.', [], (repo, taken) => {
-    const count = taken.spool.get(repo.id);
-    return count !== null && count !== undefined ? [[{}, count]] : [];
-  });
-  repositoryGauge('baton_workers', 'Worker processes with a live heartbeat for the repository queue.', [], (repo, taken) => [[{}, taken.heartbeats.get(repo.id)?.length ?? 0]]);
+  repositoryGauge(
+    'baton_spool_events',
+    'Events hooks spooled to .git/baton/spool/ while Redis was down, not yet queued.',
+    [],
+    (repo, taken) => {
+      const count = taken.spool.get(repo.id);
+      return count !== null && count !== undefined ? [[{}, count]] : [];
+    },
+  );
+  repositoryGauge('baton_workers', 'Worker processes with a live heartbeat for the repository queue.', [], (repo, taken) => [
+    [{}, taken.heartbeats.get(repo.id)?.length ?? 0],
+  ]);
   repositoryGauge(
     'baton_worker_heartbeat_age_seconds',
     'Seconds since each live worker last beat for the repository queue (beats every 1.5 s; gone after 5 s).',
     ['worker'],
-    (repo, taken) => (taken.heartbeats.get(repo.id) ?? []).map(([worker, expiry]) => [{ worker }, Math.max(0, (taken.now - (expiry - HEARTBEAT_TTL_MS)) / 1000)] as const),
+    (repo, taken) =>
+      (taken.heartbeats.get(repo.id) ?? []).map(
+        ([worker, expiry]) => [{ worker }, Math.max(0, (taken.now - (expiry - HEARTBEAT_TTL_MS)) / 1000)] as const,
+      ),
   );
 
   let scraping: Promise<string> = Promise.resolve('');
@@ -156,10 +191,12 @@ export function createMetrics(repositories: () => readonly DashboardRepository[]
     contentType: registry.contentType,
     render() {
       // One scrape at a time: the metrics read the shared snapshot.
-      scraping = scraping.catch(() => '').then(async () => {
-        snapshot = await takeSnapshot(repositories());
-        return registry.metrics();
-      });
+      scraping = scraping
+        .catch(() => '')
+        .then(async () => {
+          snapshot = await takeSnapshot(repositories());
+          return registry.metrics();
+        });
       return scraping;
     },
   };
@@ -191,7 +228,11 @@ async function takeSnapshot(repositories: readonly DashboardRepository[]): Promi
   const redis: Redis | null = first ? await redisOf(first) : null;
   const prefix = first?.queue.opts.prefix ?? DEFAULT_PREFIX;
   const [events, latency, liveWorkers] = redis
-    ? await Promise.all([redis.hgetall(metricsKey(prefix, 'events')), redis.hgetall(metricsKey(prefix, 'latency')), redis.zrangebyscore(workersKey(prefix), now, '+inf', 'WITHSCORES')])
+    ? await Promise.all([
+        redis.hgetall(metricsKey(prefix, 'events')),
+        redis.hgetall(metricsKey(prefix, 'latency')),
+        redis.zrangebyscore(workersKey(prefix), now, '+inf', 'WITHSCORES'),
+      ])
     : [{}, {}, []];
   const queueCounts = new Map<string, Record<string, number>>();
   const heartbeats = new Map<string, (readonly [string, number])[]>();

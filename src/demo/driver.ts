@@ -43,7 +43,13 @@ export type DriveOptions = Readonly<{
 export class LifecycleDriveError extends Error {}
 
 /** The native SubagentStart/SubagentStop payload a client sends (docs/lifecycle.md §10.2). */
-export function nativePayload(client: ClientId, phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string, cwd: string): string {
+export function nativePayload(
+  client: ClientId,
+  phase: 'SubagentStart' | 'SubagentStop',
+  role: string,
+  childId: string,
+  cwd: string,
+): string {
   const base = {
     session_id: 'parent-session',
     transcript_path: null,
@@ -96,7 +102,8 @@ export async function driveLifecycle(options: DriveOptions): Promise<{ steps: st
   const hook = async (payload: string, what: string): Promise<void> => {
     const run = await io.hook(payload);
     if (run.code !== 0) throw new LifecycleDriveError(`${what} hook exited ${run.code}: ${run.stderr.trim()}`);
-    if (run.stdout !== '') throw new LifecycleDriveError(`${what} hook wrote to stdout, which the clients parse as hook output: ${JSON.stringify(run.stdout)}`);
+    if (run.stdout !== '')
+      throw new LifecycleDriveError(`${what} hook wrote to stdout, which the clients parse as hook output: ${JSON.stringify(run.stdout)}`);
   };
   expectStatus('begin-or-resume', await io.task(['begin-or-resume']), 'running');
   const steps: string[] = [];
@@ -115,7 +122,17 @@ export async function driveLifecycle(options: DriveOptions): Promise<{ steps: st
     const completed =
       next.stage === 'commit'
         ? await io.task(['stage-completed', '--agent', agent])
-        : await io.task(['complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', agent]);
+        : await io.task([
+            'complete-stage',
+            '--stage',
+            next.stage,
+            '--round',
+            String(next.round),
+            '--artifact',
+            next.artifact,
+            '--agent',
+            agent,
+          ]);
     expectStatus(next.stage === 'commit' ? 'stage-completed' : 'complete-stage', completed, 'running');
     await hook(nativePayload(client, 'SubagentStop', next.role, childId, options.root), 'SubagentStop');
     const advanced = await io.task(['advance']);
@@ -130,7 +147,14 @@ export async function driveLifecycle(options: DriveOptions): Promise<{ steps: st
       artifact: next.artifact,
       status,
       ms: performance.now() - started,
-      actions: ['prepare', 'SubagentStart hook', `wrote ${written.join(', ')}`, next.stage === 'commit' ? 'stage-completed' : 'complete-stage', 'SubagentStop hook', `advance → ${status}`],
+      actions: [
+        'prepare',
+        'SubagentStart hook',
+        `wrote ${written.join(', ')}`,
+        next.stage === 'commit' ? 'stage-completed' : 'complete-stage',
+        'SubagentStop hook',
+        `advance → ${status}`,
+      ],
     };
     stages.push(report);
     options.onStage?.(report);

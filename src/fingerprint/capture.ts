@@ -21,16 +21,7 @@ import { hashWrapped, readFileAsBlob, wrapObject, type ObjectDatabase } from './
 import { findGitDir, readCommonDir, resolveHead, type RepoConfig } from './repository.ts';
 import { checkForcedPath, NOT_A_REPOSITORY, nestedRepository, readDir } from './workTree.ts';
 import { NO_HEAD, childHeadDir, headDir, headEntry, rootHeadDir, type HeadDir, type HeadTrees } from './headTrees.ts';
-import {
-  fileKind,
-  KIND_FILE,
-  KIND_SYMLINK,
-  lookupIndex,
-  lookupOwn,
-  remember,
-  type CachedStat,
-  type FileKind,
-} from './statCache.ts';
+import { fileKind, KIND_FILE, KIND_SYMLINK, lookupIndex, lookupOwn, remember, type CachedStat, type FileKind } from './statCache.ts';
 import {
   MODE_EXECUTABLE,
   MODE_FILE,
@@ -197,14 +188,7 @@ async function enterDir(
     const he = await headEntry(parentHead, name);
     if (he && he.mode === MODE_GITLINK) return he;
   }
-  const oid = await buildDir(
-    ctx,
-    rel,
-    abs,
-    list,
-    stack,
-    childHeadDir(ctx.headTrees, parentHead, name),
-  );
+  const oid = await buildDir(ctx, rel, abs, list, stack, childHeadDir(ctx.headTrees, parentHead, name));
   return oid ? { name, mode: MODE_TREE, oid } : null;
 }
 
@@ -284,13 +268,7 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
 }
 
 /** A path HEAD tracks as a file, symlink or gitlink, brought to its work-tree state. */
-async function trackedEntry(
-  ctx: CaptureContext,
-  dir: DirCaches,
-  abs: string,
-  name: string,
-  he: TreeEntry,
-): Promise<TreeEntry | null> {
+async function trackedEntry(ctx: CaptureContext, dir: DirCaches, abs: string, name: string, he: TreeEntry): Promise<TreeEntry | null> {
   const st = fs.lstatSync(abs, EXACT_LSTAT);
   if (!st) return null; // deleted
   if (st.isDirectory()) {
@@ -325,13 +303,7 @@ async function forcedEntry(
   return fileEntryFromStat(ctx, parent, abs, name, st, mode, headMode);
 }
 
-function fileEntry(
-  ctx: CaptureContext,
-  dir: DirCaches,
-  abs: string,
-  name: string,
-  headMode: TreeMode | undefined,
-): TreeEntry | null {
+function fileEntry(ctx: CaptureContext, dir: DirCaches, abs: string, name: string, headMode: TreeMode | undefined): TreeEntry | null {
   const st = fs.lstatSync(abs, EXACT_LSTAT);
   if (!st) return null; // removed under our feet
   const mode = Number(st.mode);
@@ -405,4 +377,3 @@ function writeTree(ctx: CaptureContext, entries: TreeEntry[], allowEmpty = false
   ctx.stats.trees++;
   return oid;
 }
-

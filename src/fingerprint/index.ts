@@ -197,7 +197,10 @@ export function createFingerprinter(options: FingerprinterOptions = {}): Fingerp
 
 function normalizeForcePath(p: string | null): string | null {
   if (p === null) return null;
-  const norm = path.posix.normalize(p.replace(/\\/g, '/')).replace(/^\.\/+/, '').replace(/\/+$/, '');
+  const norm = path.posix
+    .normalize(p.replace(/\\/g, '/'))
+    .replace(/^\.\/+/, '')
+    .replace(/\/+$/, '');
   if (!norm || norm === '.' || norm.startsWith('../') || norm === '..' || path.posix.isAbsolute(norm)) {
     throw new Error(`forcePath must be a path inside the repository, got ${JSON.stringify(p)}`);
   }

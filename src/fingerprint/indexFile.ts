@@ -117,8 +117,7 @@ function parseEntries(buf: Buffer): Map<string, Map<string, number>> | null {
       // Entries are padded with 1–8 NULs to a multiple of 8 bytes.
       next = at + ((nul - at + 8) & ~7);
     }
-    const trusted =
-      (flags & (FLAG_STAGE_MASK | FLAG_ASSUME_VALID)) === 0 && (extFlags & (EXT_SKIP_WORKTREE | EXT_INTENT_TO_ADD)) === 0;
+    const trusted = (flags & (FLAG_STAGE_MASK | FLAG_ASSUME_VALID)) === 0 && (extFlags & (EXT_SKIP_WORKTREE | EXT_INTENT_TO_ADD)) === 0;
     if (trusted) {
       const slash = name.lastIndexOf('/');
       const parent = slash < 0 ? '' : name.slice(0, slash);

@@ -8,12 +8,7 @@ export const MODE_EXECUTABLE = '100755';
 export const MODE_SYMLINK = '120000';
 export const MODE_GITLINK = '160000';
 
-export type TreeMode =
-  | typeof MODE_TREE
-  | typeof MODE_FILE
-  | typeof MODE_EXECUTABLE
-  | typeof MODE_SYMLINK
-  | typeof MODE_GITLINK;
+export type TreeMode = typeof MODE_TREE | typeof MODE_FILE | typeof MODE_EXECUTABLE | typeof MODE_SYMLINK | typeof MODE_GITLINK;
 
 export type TreeEntry = {
   /** One path component, as the file system returned it (UTF-8 on disk). */

@@ -18,7 +18,9 @@ const MANAGED_PREFIX = 'agent-infra-lifecycle-';
  * The subagent-spawning tools of every registered client, by name. A hook recognises them whatever
  * client it runs for (install-hooks' matchers only ever send a client its own tools).
  */
-const SPAWN_TOOLS: ReadonlyMap<string, SpawnTool> = new Map(CLIENT_ADAPTERS.flatMap((client) => client.hook.spawnTools.map((tool) => [tool.name, tool] as const)));
+const SPAWN_TOOLS: ReadonlyMap<string, SpawnTool> = new Map(
+  CLIENT_ADAPTERS.flatMap((client) => client.hook.spawnTools.map((tool) => [tool.name, tool] as const)),
+);
 
 export type HookDecision =
   | { kind: 'ignore' }
@@ -52,7 +54,8 @@ export function spawnFork(toolName: string, input: Record<string, unknown>): str
   if (SPAWN_TOOLS.get(toolName)?.forkTurnsDefaultToAll && (forkTurns === undefined || forkTurns === null)) {
     return 'fork_turns is not set, so the child would inherit the whole parent conversation';
   }
-  if (forkTurns !== undefined && forkTurns !== null && !freshTurns) return `fork_turns is ${JSON.stringify(forkTurns)}, so the child would inherit parent turns`;
+  if (forkTurns !== undefined && forkTurns !== null && !freshTurns)
+    return `fork_turns is ${JSON.stringify(forkTurns)}, so the child would inherit parent turns`;
   if (input.fork_context === true) return 'fork_context is true, so the child would inherit the parent conversation';
   return null;
 }

@@ -90,7 +90,16 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
   });
   const repo = repoIdentity(root);
   if (decision.kind === 'spawn-check') {
-    const claim = { root, repo, client, budgetMs: request.budgetMs, verbose: request.verbose, config, ...decision, sessionId: text(input.payload.session_id) };
+    const claim = {
+      root,
+      repo,
+      client,
+      budgetMs: request.budgetMs,
+      verbose: request.verbose,
+      config,
+      ...decision,
+      sessionId: text(input.payload.session_id),
+    };
     return report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter.hook);
   }
   const envelope = envelopeFor(decision.event, repo, 'hook', nativeEventId(decision, pendingReceiptOf(root, client)));
@@ -128,6 +137,8 @@ function noRedisAdvice(root: string): string {
 async function spoolUnconfigured(report: HookReport, envelope: JobEnvelope): Promise<number> {
   const { spoolEvent } = await import('../queue/spool.ts');
   const file = spoolEvent(envelope.repo.root, envelope);
-  report.notice(`baton: WARNING: ${noRedisAdvice(envelope.repo.root)}. The ${envelope.intent} event was spooled to ${file}; it is applied once a worker runs.`);
+  report.notice(
+    `baton: WARNING: ${noRedisAdvice(envelope.repo.root)}. The ${envelope.intent} event was spooled to ${file}; it is applied once a worker runs.`,
+  );
   return 0;
 }

@@ -24,14 +24,21 @@ export function installedCommand(option: string | undefined): InstalledCommand |
   const command = (option ?? DEFAULT_COMMAND).trim();
   if (command === '' || /[\r\n]/.test(command)) return { error: '--command must be one line that runs baton' };
   if (!ENDS_IN_BATON.test(command)) {
-    return { error: `--command '${command}' must end in baton, baton.mjs or baton.js (later runs and 'baton uninstall' recognise baton's entries by that name)` };
+    return {
+      error: `--command '${command}' must end in baton, baton.mjs or baton.js (later runs and 'baton uninstall' recognise baton's entries by that name)`,
+    };
   }
   return { command, commandFor: (args) => [command, ...args.map(shellQuote)].join(' ') };
 }
 
 /** The executable `name` resolves to on PATH (as a shell would find it), or null. */
 export function findOnPath(name: string, env: Readonly<Record<string, string | undefined>> = process.env): string | null {
-  const candidates = name.includes('/') ? [name] : (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((dir) => path.join(dir, name));
+  const candidates = name.includes('/')
+    ? [name]
+    : (env.PATH ?? '')
+        .split(path.delimiter)
+        .filter(Boolean)
+        .map((dir) => path.join(dir, name));
   for (const candidate of candidates) {
     try {
       if (fs.statSync(candidate).isFile()) {
@@ -58,7 +65,8 @@ export function programOf(command: string): string {
 export function commandNotice(command: string, env: Readonly<Record<string, string | undefined>> = process.env): string | null {
   const program = programOf(command);
   if (findOnPath(program, env) !== null) return null;
-  if (command !== DEFAULT_COMMAND) return `the installed files run '${command}', but '${program}' is not found here: fix the command (--command) or install it`;
+  if (command !== DEFAULT_COMMAND)
+    return `the installed files run '${command}', but '${program}' is not found here: fix the command (--command) or install it`;
   let packageDir: string | null = null;
   try {
     packageDir = batonPackageDir();

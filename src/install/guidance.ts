@@ -173,19 +173,22 @@ type ReviewSpec = Readonly<{ family: Family; checks: string; manual: string }>;
 const REVIEWS: Record<'review-analysis' | 'review-plan' | 'review-code', ReviewSpec> = {
   'review-analysis': {
     family: 'analysis',
-    checks: 'Does it state the requirement and its acceptance criteria correctly, name the affected code, and see the risks? Is anything asked left out, or anything added that was not asked?',
+    checks:
+      'Does it state the requirement and its acceptance criteria correctly, name the affected code, and see the risks? Is anything asked left out, or anything added that was not asked?',
     manual: 'what a human must check before the work can go on (usually 0 here)',
   },
   'review-plan': {
     family: 'plan',
-    checks: 'Does the plan meet the analysis? Are the steps complete, in a workable order, each with its files? Do the tests prove the acceptance criteria? Are the risks handled?',
+    checks:
+      'Does the plan meet the analysis? Are the steps complete, in a workable order, each with its files? Do the tests prove the acceptance criteria? Are the risks handled?',
     manual: 'what a human must check before the work can go on (usually 0 here)',
   },
   'review-code': {
     family: 'code',
     checks:
-      "Does the change do what the plan says, and only that? Read the code report and the change itself (`git status`, `git diff`: read-only). Are there tests, do they pass per the report, is anything broken or missing? Do not run builds or tests that write into the work tree: baton would see the writes as yours.",
-    manual: 'the checks a human must still make before the commit; more than 0 stops the lifecycle before the commit (`ORCHESTRATION_MANUAL_VALIDATION_PENDING`)',
+      'Does the change do what the plan says, and only that? Read the code report and the change itself (`git status`, `git diff`: read-only). Are there tests, do they pass per the report, is anything broken or missing? Do not run builds or tests that write into the work tree: baton would see the writes as yours.',
+    manual:
+      'the checks a human must still make before the commit; more than 0 stops the lifecycle before the commit (`ORCHESTRATION_MANUAL_VALIDATION_PENDING`)',
   },
 };
 
@@ -252,7 +255,8 @@ ${LEDGER}`;
 }
 
 function commitSkill({ client, baton }: Context): string {
-  const description = 'baton lifecycle, commit stage (executor): commit the reviewed change of one task with git, then tell baton the stage is done. Only when the orchestrator delegated this stage to you.';
+  const description =
+    'baton lifecycle, commit stage (executor): commit the reviewed change of one task with git, then tell baton the stage is done. Only when the orchestrator delegated this stage to you.';
   const body = `${intro('commit', 'executor', 'commit the reviewed change (the commit stage)')}
 baton routes here only once the code review approved the change with nothing left for a human to check
 and no unsettled finding in the ledger. This stage has no artifact.

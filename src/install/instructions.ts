@@ -25,18 +25,45 @@ export const REVIEWER = 'agent-infra-lifecycle-reviewer';
 
 /** What the orchestrator does on each code it can meet; every code here is one baton really returns (tested). */
 export const CODE_ADVICE: ReadonlyArray<readonly [code: string, advice: string]> = [
-  ['DELEGATION_STATE_INVALID', 'after `advance`: the subagent had not finished. Wait for it, check `status` until `run.pendingDelegation.status` is `sealed`, then `advance` again.'],
-  ['ORCHESTRATION_DELEGATION_BUSY', 'a delegation is already pending (this task or another one in the repository): finish it (wait, then `advance`) or `abort` it; never spawn a second one.'],
+  [
+    'DELEGATION_STATE_INVALID',
+    'after `advance`: the subagent had not finished. Wait for it, check `status` until `run.pendingDelegation.status` is `sealed`, then `advance` again.',
+  ],
+  [
+    'ORCHESTRATION_DELEGATION_BUSY',
+    'a delegation is already pending (this task or another one in the repository): finish it (wait, then `advance`) or `abort` it; never spawn a second one.',
+  ],
   ['ORCHESTRATION_DELEGATION_MISSING', 'nothing is pending: `route` again (after `advance`, the stage was already consumed).'],
   ['ORCHESTRATION_DELEGATION_ABORTED', 'the delegation was aborted: `begin-or-resume`, then `route`.'],
-  ['ORCHESTRATION_RUN_NOT_RUNNING', 'the run is paused or completed: read `run.pause` with `status`; `begin-or-resume` continues a recoverable pause that has no pending delegation.'],
-  ['ORCHESTRATION_ARTIFACT_INVALID', "the subagent's `complete-stage --content -` was refused and nothing was written: the subagent fixes the artifact and runs it again."],
-  ['BATON_WORKER_UNAVAILABLE', 'no baton worker serves the repository: ask the user to run `baton start` (or `baton worker`) in it; do not work around it.'],
+  [
+    'ORCHESTRATION_RUN_NOT_RUNNING',
+    'the run is paused or completed: read `run.pause` with `status`; `begin-or-resume` continues a recoverable pause that has no pending delegation.',
+  ],
+  [
+    'ORCHESTRATION_ARTIFACT_INVALID',
+    "the subagent's `complete-stage --content -` was refused and nothing was written: the subagent fixes the artifact and runs it again.",
+  ],
+  [
+    'BATON_WORKER_UNAVAILABLE',
+    'no baton worker serves the repository: ask the user to run `baton start` (or `baton worker`) in it; do not work around it.',
+  ],
   ['BATON_REDIS_UNAVAILABLE', 'Redis cannot be reached: stop and tell the user.'],
-  ['BATON_DELEGATION_NOT_STARTED', 'no subagent started for the prepared delegation in time and the worker gave it up: `begin-or-resume`, `route`, `prepare`, then spawn the subagent at once.'],
-  ['BATON_DELEGATION_STALLED', 'the subagent has not completed its stage for a long time: if it is still working, wait for it (its completion and stop still count); if it is gone, `abort --reason "…"`, then `begin-or-resume`.'],
-  ['DELEGATION_REVIEWER_WRITE_FORBIDDEN', 'a reviewer changed files other than its review: stop and report; do not undo, abort or continue on your own (baton refuses `advance` until a human reverts the files or decides to keep them).'],
-  ['DELEGATION_TURN_AFTER_CONSUMED', 'a subagent changed files after its delegation was consumed: stop and report; do not undo, abort or continue on your own (baton refuses `begin-or-resume` until a human reverts the files or decides to keep them).'],
+  [
+    'BATON_DELEGATION_NOT_STARTED',
+    'no subagent started for the prepared delegation in time and the worker gave it up: `begin-or-resume`, `route`, `prepare`, then spawn the subagent at once.',
+  ],
+  [
+    'BATON_DELEGATION_STALLED',
+    'the subagent has not completed its stage for a long time: if it is still working, wait for it (its completion and stop still count); if it is gone, `abort --reason "…"`, then `begin-or-resume`.',
+  ],
+  [
+    'DELEGATION_REVIEWER_WRITE_FORBIDDEN',
+    'a reviewer changed files other than its review: stop and report; do not undo, abort or continue on your own (baton refuses `advance` until a human reverts the files or decides to keep them).',
+  ],
+  [
+    'DELEGATION_TURN_AFTER_CONSUMED',
+    'a subagent changed files after its delegation was consumed: stop and report; do not undo, abort or continue on your own (baton refuses `begin-or-resume` until a human reverts the files or decides to keep them).',
+  ],
   ['DELEGATION_FORK_FORBIDDEN', 'the subagent was forked from your conversation: stop and report; spawn lifecycle subagents fresh.'],
   ['ORCHESTRATION_MAX_STEPS', 'the step limit is reached: stop and report.'],
   ['ORCHESTRATION_MANUAL_VALIDATION_PENDING', 'a human must validate first: stop and report.'],
@@ -44,7 +71,9 @@ export const CODE_ADVICE: ReadonlyArray<readonly [code: string, advice: string]>
 ];
 
 function intentsOf(owner: IntentAudience): string {
-  return LIFECYCLE_INTENTS.filter((intent) => INTENT_OWNERS[intent] === owner).map((intent) => `\`${intent}\``).join(', ');
+  return LIFECYCLE_INTENTS.filter((intent) => INTENT_OWNERS[intent] === owner)
+    .map((intent) => `\`${intent}\``)
+    .join(', ');
 }
 
 export const BLOCK_BEGIN = '<!-- baton:orchestrator:begin -->';

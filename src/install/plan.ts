@@ -19,7 +19,6 @@ import { batonHookPositions, hookArgs, mergeSettings, parseSettings, settingsTex
 // run changes no byte. Each planned file says what it held before and which part of baton's wiring it
 // holds, which is what `baton uninstall` needs to take it out again (uninstall.ts).
 
-
 export type InstallOptions = Readonly<{
   /** Write the orchestrator instructions (CLAUDE.md / AGENTS.md block). Default true. */
   instructions?: boolean;
@@ -63,7 +62,14 @@ export function readText(file: string, label: string): string | null {
 
 export function planFile(repoRoot: string, relative: string, content: string, part: FilePart, mode?: number): PlannedFile {
   const before = readText(path.resolve(repoRoot, relative), relative);
-  return { path: relative, content, outcome: before === null ? 'created' : before === content ? 'unchanged' : 'updated', before, part, ...(mode !== undefined ? { mode } : {}) };
+  return {
+    path: relative,
+    content,
+    outcome: before === null ? 'created' : before === content ? 'unchanged' : 'updated',
+    before,
+    part,
+    ...(mode !== undefined ? { mode } : {}),
+  };
 }
 
 /** A client's own config file outside the repository: it keeps its permissions (new ones are private). */
@@ -74,7 +80,14 @@ function userFile(file: string, current: string | null, content: string): Planne
   } catch {
     // a new file
   }
-  return { path: file, content, outcome: current === null ? 'created' : current === content ? 'unchanged' : 'updated', mode, before: current, part: 'user' };
+  return {
+    path: file,
+    content,
+    outcome: current === null ? 'created' : current === content ? 'unchanged' : 'updated',
+    mode,
+    before: current,
+    part: 'user',
+  };
 }
 
 /**
@@ -123,7 +136,9 @@ function planGuidance(repoRoot: string, client: InstallClient, baton: string): {
   if (foreign.length > 0) return { files: [], guidance: { state: 'agent-infra', foreign } };
   const files = SKILL_NAMES.map((name) => {
     const planned = planFile(repoRoot, skills.file(name), stageSkill(name, client, baton), 'guidance');
-    return planned.before !== null && guidanceOwner(planned.before) === 'edited' ? { ...planned, content: planned.before, outcome: 'kept' as const } : planned;
+    return planned.before !== null && guidanceOwner(planned.before) === 'edited'
+      ? { ...planned, content: planned.before, outcome: 'kept' as const }
+      : planned;
   });
   return { files, guidance: { state: 'installed', foreign: [] } };
 }
@@ -179,7 +194,9 @@ export async function planInstall(
     .flatMap((group) => group.hooks)
     .some((entry) => typeof entry.command === 'string' && entry.command.includes('lifecycle-delegation.js'));
   if (legacy) {
-    warnings.push(`${relative} also runs agent-infra's lifecycle-delegation.js; remove those entries, or each lifecycle event is recorded twice`);
+    warnings.push(
+      `${relative} also runs agent-infra's lifecycle-delegation.js; remove those entries, or each lifecycle event is recorded twice`,
+    );
   }
   const files: PlannedFile[] = [];
   const unchangedSettings = text !== null && JSON.stringify(merged) === JSON.stringify(settings);
@@ -189,13 +206,23 @@ export async function planInstall(
       : planFile(repoRoot, relative, settingsText(merged, text), 'settings'),
   );
   const baton = commandFor([]);
-  const guidance = options.guidance ? planGuidance(repoRoot, client, baton) : { files: [], guidance: { state: 'none' as const, foreign: [] } };
+  const guidance = options.guidance
+    ? planGuidance(repoRoot, client, baton)
+    : { files: [], guidance: { state: 'none' as const, foreign: [] } };
   const profileList = profiles(client.id, baton, guidance.guidance.state === 'installed');
-  for (const profile of profileList) files.push(planFile(repoRoot, client.install.agentFile(profile.name), client.install.agentProfile(profile), 'profile'));
+  for (const profile of profileList)
+    files.push(planFile(repoRoot, client.install.agentFile(profile.name), client.install.agentProfile(profile), 'profile'));
   if (options.instructions !== false) {
     const instructionsFile = client.install.instructions.file;
     const current = readText(path.join(repoRoot, instructionsFile), instructionsFile);
-    files.push(planFile(repoRoot, instructionsFile, withInstructionBlock(current, orchestratorInstructions(client.id, baton, options.writtenBy)), 'instructions'));
+    files.push(
+      planFile(
+        repoRoot,
+        instructionsFile,
+        withInstructionBlock(current, orchestratorInstructions(client.id, baton, options.writtenBy)),
+        'instructions',
+      ),
+    );
   }
   files.push(...guidance.files);
   const context = installContext(repoRoot, client, batonHookPositions(merged), options);
@@ -209,8 +236,12 @@ export async function planInstall(
   }
   if (options.agentInfraShim) {
     const dir = shimDir(repoRoot);
-    files.push(planFile(repoRoot, path.relative(repoRoot, path.join(dir, 'agent-infra-internal')), agentInfraShim(commandFor), 'shim', 0o755));
-    notices.push(`agent-infra's lifecycle calls 'agent-infra-internal task-orchestration' from PATH: put ${dir} first on it (export PATH="${dir}:$PATH") so those calls reach baton`);
+    files.push(
+      planFile(repoRoot, path.relative(repoRoot, path.join(dir, 'agent-infra-internal')), agentInfraShim(commandFor), 'shim', 0o755),
+    );
+    notices.push(
+      `agent-infra's lifecycle calls 'agent-infra-internal task-orchestration' from PATH: put ${dir} first on it (export PATH="${dir}:$PATH") so those calls reach baton`,
+    );
   }
   return { files, command: commandFor(hookArgs(client, client.install.hooks[0]!.args)), warnings, notices, guidance: guidance.guidance };
 }

@@ -14,7 +14,16 @@ import { InstallError } from './plan.ts';
 // part (uninstall.ts). A checkout without the record (a teammate's clone of a committed setup) is
 // uninstalled by the parts alone.
 
-const FILE_PARTS = ['settings', 'profile', 'instructions', 'guidance', 'client', 'shim', 'gitignore', 'user'] as const satisfies readonly FilePart[];
+const FILE_PARTS = [
+  'settings',
+  'profile',
+  'instructions',
+  'guidance',
+  'client',
+  'shim',
+  'gitignore',
+  'user',
+] as const satisfies readonly FilePart[];
 
 const recordedFileSchema = z.object({
   path: z.string().min(1),
@@ -60,7 +69,10 @@ export function readInitRecord(repoRoot: string): InitRecord | null {
     throw new InstallError(`${file} is not valid JSON (${(error as Error).message}); move it away to uninstall without it`);
   }
   const parsed = initRecordSchema.safeParse(value);
-  if (!parsed.success) throw new InstallError(`${file} is not a record of baton init (${parsed.error.issues[0]?.message}); move it away to uninstall without it`);
+  if (!parsed.success)
+    throw new InstallError(
+      `${file} is not a record of baton init (${parsed.error.issues[0]?.message}); move it away to uninstall without it`,
+    );
   return parsed.data;
 }
 
@@ -84,7 +96,12 @@ export type InitFile = Readonly<{ file: PlannedFile; client: string | null; orig
  * the earlier init wrote; one the user changed since is recorded afresh (`original`: its text with
  * baton's part taken out), and so is a file init meets for the first time.
  */
-export function recordInit(previous: InitRecord | null, command: string, files: readonly InitFile[], createdDirs: readonly string[]): InitRecord {
+export function recordInit(
+  previous: InitRecord | null,
+  command: string,
+  files: readonly InitFile[],
+  createdDirs: readonly string[],
+): InitRecord {
   const entries = new Map((previous?.files ?? []).map((entry) => [entry.path, entry]));
   for (const { file, client, original } of files) {
     if (file.part === 'user') continue; // per-user state of the client: never undone

@@ -57,10 +57,17 @@ export function hookArgs(client: InstallClient, args: readonly string[]): string
 }
 
 /** The client's settings with baton's hook entries merged in. */
-export function mergeSettings(existing: HookSettings, client: InstallClient, commandFor: (args: readonly string[]) => string): HookSettings {
+export function mergeSettings(
+  existing: HookSettings,
+  client: InstallClient,
+  commandFor: (args: readonly string[]) => string,
+): HookSettings {
   const hooks: Record<string, HookGroup[]> = { ...(existing.hooks ?? {}) };
   for (const spec of client.install.hooks) {
-    const ours: HookGroup = { matcher: spec.matcher, hooks: [{ type: 'command', command: commandFor(hookArgs(client, spec.args)), timeout: HOOK_TIMEOUT_SECONDS }] };
+    const ours: HookGroup = {
+      matcher: spec.matcher,
+      hooks: [{ type: 'command', command: commandFor(hookArgs(client, spec.args)), timeout: HOOK_TIMEOUT_SECONDS }],
+    };
     hooks[spec.event] = mergeGroups(hooks[spec.event] ?? [], ours);
   }
   return { ...existing, hooks };
@@ -121,13 +128,19 @@ export function parseSettings(text: string, label: string): ParsedSettings {
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { ok: false, message: `${label} is not valid JSON (${(error as Error).message}); fix or remove it and run again. Nothing was written` };
+    return {
+      ok: false,
+      message: `${label} is not valid JSON (${(error as Error).message}); fix or remove it and run again. Nothing was written`,
+    };
   }
   const checked = settingsSchema.safeParse(value);
   if (!checked.success) {
     const issue = checked.error.issues[0];
     const where = issue && issue.path.length > 0 ? issue.path.join('.') : '(root)';
-    return { ok: false, message: `${label} has an unexpected shape at ${where} (${issue?.message ?? 'invalid'}); expected { "hooks": { "<Event>": [{ "matcher", "hooks": [...] }] } }. Nothing was written` };
+    return {
+      ok: false,
+      message: `${label} has an unexpected shape at ${where} (${issue?.message ?? 'invalid'}); expected { "hooks": { "<Event>": [{ "matcher", "hooks": [...] }] } }. Nothing was written`,
+    };
   }
   return { ok: true, settings: value as HookSettings };
 }

@@ -33,7 +33,12 @@ export type UninstallPlan = Readonly<{ changes: UninstallChange[]; dirs: string[
 type Candidate = Readonly<{ path: string; part: FilePart; client: InstallClient | null; entry: RecordedFile | null }>;
 
 /** What a client's installed files are, with the context its installer needs. */
-type ClientFiles = Readonly<{ client: InstallClient; context: InstallContext; command: string | null; without: ReadonlyMap<string, (text: string) => string> }>;
+type ClientFiles = Readonly<{
+  client: InstallClient;
+  context: InstallContext;
+  command: string | null;
+  without: ReadonlyMap<string, (text: string) => string>;
+}>;
 
 /** The command a client's installed hooks run baton with, as found in its settings (null: none there). */
 export function installedBatonCommand(repoRoot: string, client: InstallClient): string | null {
@@ -55,7 +60,9 @@ async function clientFiles(repoRoot: string, client: InstallClient, recordedComm
 function profileOwner(text: string, files: ClientFiles, file: string): 'baton' | 'edited' | 'foreign' {
   const { client, command } = files;
   if (command !== null) {
-    const written = [true, false].flatMap((guidance) => profiles(client.id, command, guidance)).filter((profile) => client.install.agentFile(profile.name) === file);
+    const written = [true, false]
+      .flatMap((guidance) => profiles(client.id, command, guidance))
+      .filter((profile) => client.install.agentFile(profile.name) === file);
     if (written.some((profile) => client.install.agentProfile(profile) === text)) return 'baton';
   }
   // Only baton's profiles hand the artifact over on standard input.
@@ -63,7 +70,13 @@ function profileOwner(text: string, files: ClientFiles, file: string): 'baton' |
 }
 
 /** `text` with baton's part taken out (null: nothing of the user's is left, the file goes); the same text when baton has no part in it. */
-export async function withoutBaton(part: FilePart, text: string, file: string, client: InstallClient | null, without?: (text: string) => string): Promise<string | null> {
+export async function withoutBaton(
+  part: FilePart,
+  text: string,
+  file: string,
+  client: InstallClient | null,
+  without?: (text: string) => string,
+): Promise<string | null> {
   switch (part) {
     case 'settings': {
       const parsed = parseSettings(text, file);
@@ -91,13 +104,15 @@ export async function withoutBaton(part: FilePart, text: string, file: string, c
  */
 export async function originalOf(repoRoot: string, file: PlannedFile, client: InstallClient | null): Promise<string | null> {
   if (file.before === null || file.outcome === 'created') return null;
-  if (file.part === 'gitignore' || file.part === 'settings' || file.part === 'instructions') return withoutBaton(file.part, file.before, file.path, client);
+  if (file.part === 'gitignore' || file.part === 'settings' || file.part === 'instructions')
+    return withoutBaton(file.part, file.before, file.path, client);
   if (file.part === 'client' && client) {
     const files = await clientFiles(repoRoot, client, null);
     const without = files.without.get(file.path);
     return without ? withoutBaton('client', file.before, file.path, client, without) : file.before;
   }
-  if (file.part === 'profile' && client) return profileOwner(file.before, await clientFiles(repoRoot, client, null), file.path) === 'foreign' ? file.before : null;
+  if (file.part === 'profile' && client)
+    return profileOwner(file.before, await clientFiles(repoRoot, client, null), file.path) === 'foreign' ? file.before : null;
   if (file.part === 'guidance') return guidanceOwner(file.before) === 'foreign' ? file.before : null;
   return file.part === 'shim' ? null : file.before;
 }
@@ -120,28 +135,62 @@ function candidatesOf(files: ClientFiles): Omit<Candidate, 'entry'>[] {
   return list;
 }
 
-async function changeFor(repoRoot: string, candidate: Candidate, files: ClientFiles | null, force: boolean): Promise<UninstallChange | null> {
+async function changeFor(
+  repoRoot: string,
+  candidate: Candidate,
+  files: ClientFiles | null,
+  force: boolean,
+): Promise<UninstallChange | null> {
   const absolute = path.resolve(repoRoot, candidate.path);
   const current = readText(absolute, candidate.path);
   if (current === null || candidate.part === 'user') return null;
   const { entry } = candidate;
   const client = candidate.client?.id ?? null;
   const to = (content: string | null, outcome?: UninstallChange['outcome']): UninstallChange | null =>
-    content === current ? null : { path: candidate.path, client, outcome: outcome ?? (content === null ? 'removed' : entry && content === entry.before ? 'restored' : 'updated'), content };
+    content === current
+      ? null
+      : {
+          path: candidate.path,
+          client,
+          outcome: outcome ?? (content === null ? 'removed' : entry && content === entry.before ? 'restored' : 'updated'),
+          content,
+        };
   if (entry && contentDigest(current) === entry.after) return to(entry.before);
   // Changed since init, or not recorded: by its part.
-  const own = candidate.part === 'guidance' || candidate.part === 'profile' || candidate.part === 'shim' || (candidate.part === 'client' && !files?.without.has(candidate.path));
+  const own =
+    candidate.part === 'guidance' ||
+    candidate.part === 'profile' ||
+    candidate.part === 'shim' ||
+    (candidate.part === 'client' && !files?.without.has(candidate.path));
   if (!own) return to(await withoutBaton(candidate.part, current, candidate.path, candidate.client, files?.without.get(candidate.path)));
   const owner =
-    candidate.part === 'guidance' ? guidanceOwner(current) : candidate.part === 'profile' && files ? profileOwner(current, files, candidate.path) : entry ? 'edited' : 'foreign';
+    candidate.part === 'guidance'
+      ? guidanceOwner(current)
+      : candidate.part === 'profile' && files
+        ? profileOwner(current, files, candidate.path)
+        : entry
+          ? 'edited'
+          : 'foreign';
   if (owner === 'foreign' && !entry) return null; // not baton's (agent-infra's, or the user's)
   if (owner === 'baton') return to(entry?.before ?? null);
-  if (!force) return { path: candidate.path, client, outcome: 'refused', content: current, reason: 'edited since baton init wrote it; --force removes it' };
+  if (!force)
+    return {
+      path: candidate.path,
+      client,
+      outcome: 'refused',
+      content: current,
+      reason: 'edited since baton init wrote it; --force removes it',
+    };
   return to(entry?.before ?? null);
 }
 
 /** What uninstalling `clients` would change; `record` is this checkout's record of init (null: none). */
-export async function planUninstall(repoRoot: string, clients: readonly InstallClient[], record: InitRecord | null, options: { force?: boolean } = {}): Promise<UninstallPlan> {
+export async function planUninstall(
+  repoRoot: string,
+  clients: readonly InstallClient[],
+  record: InitRecord | null,
+  options: { force?: boolean } = {},
+): Promise<UninstallPlan> {
   const ids = new Set(clients.map((client) => client.id));
   const others = new Set((record?.files ?? []).map((entry) => entry.client).filter((id): id is string => id !== null && !ids.has(id)));
   const covered = (entry: RecordedFile) => (entry.client === null ? others.size === 0 : ids.has(entry.client));
@@ -150,14 +199,25 @@ export async function planUninstall(repoRoot: string, clients: readonly InstallC
   const candidates = new Map<string, Candidate>();
   for (const entry of record?.files ?? []) {
     if (!covered(entry)) continue;
-    candidates.set(entry.path, { path: entry.path, part: entry.part, client: clients.find((client) => client.id === entry.client) ?? null, entry });
+    candidates.set(entry.path, {
+      path: entry.path,
+      part: entry.part,
+      client: clients.find((client) => client.id === entry.client) ?? null,
+      entry,
+    });
   }
   for (const files of perClient.values()) {
-    for (const candidate of candidatesOf(files)) if (!candidates.has(candidate.path)) candidates.set(candidate.path, { ...candidate, entry: null });
+    for (const candidate of candidatesOf(files))
+      if (!candidates.has(candidate.path)) candidates.set(candidate.path, { ...candidate, entry: null });
   }
   const changes: UninstallChange[] = [];
   for (const candidate of candidates.values()) {
-    const change = await changeFor(repoRoot, candidate, candidate.client ? (perClient.get(candidate.client.id) ?? null) : null, options.force === true);
+    const change = await changeFor(
+      repoRoot,
+      candidate,
+      candidate.client ? (perClient.get(candidate.client.id) ?? null) : null,
+      options.force === true,
+    );
     if (change) changes.push(change);
   }
   const handled = new Set([...candidates.values()].filter((candidate) => candidate.entry).map((candidate) => candidate.path));

@@ -28,7 +28,8 @@ type Scripted = { [JOB_SCRIPT_COMMAND](...args: (string | Buffer)[]): Promise<un
  */
 function scripted(redis: Redis, pipeline: ChainableCommander): Scripted {
   const holder = redis as unknown as Partial<Scripted>;
-  if (!holder[JOB_SCRIPT_COMMAND]) redis.defineCommand(JOB_SCRIPT_COMMAND, { numberOfKeys: addStandardJob.keys, lua: addStandardJob.content });
+  if (!holder[JOB_SCRIPT_COMMAND])
+    redis.defineCommand(JOB_SCRIPT_COMMAND, { numberOfKeys: addStandardJob.keys, lua: addStandardJob.content });
   const target = pipeline as unknown as Partial<Scripted>;
   if (!target[JOB_SCRIPT_COMMAND]) target[JOB_SCRIPT_COMMAND] = holder[JOB_SCRIPT_COMMAND];
   return target as Scripted;

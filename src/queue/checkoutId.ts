@@ -19,7 +19,15 @@ import { checkoutFile } from '../base/batonDir.ts';
 export const CHECKOUT_FILE_VERSION = 1;
 export const CHECKOUT_ID_PATTERN = /^[0-9a-f]{16}$/;
 
-export type CheckoutRecord = Readonly<{ v: 1; id: string; root: string; host: string; createdAt: string; movedFrom?: string; copiedFrom?: string }>;
+export type CheckoutRecord = Readonly<{
+  v: 1;
+  id: string;
+  root: string;
+  host: string;
+  createdAt: string;
+  movedFrom?: string;
+  copiedFrom?: string;
+}>;
 
 function newRecord(root: string, extra: Partial<CheckoutRecord> = {}): CheckoutRecord {
   return { v: CHECKOUT_FILE_VERSION, id: randomHex(8), root, host: os.hostname(), createdAt: new Date().toISOString(), ...extra };

@@ -84,7 +84,14 @@ export class RepositoryQueueClient {
     const pipeline = this.#redis.pipeline();
     pipeline.xrevrange(eventsStreamKey(this.#prefix, this.queueName), '+', '-', 'COUNT', 1);
     pipeline.hset(repositoriesKey(this.#prefix), this.#repo.id, repositoryEntryValue(this.#repo));
-    addPlainJob(this.#redis, pipeline, { prefix: this.#prefix, queueName: this.queueName, name: envelope.intent, data: envelope, jobId: envelope.eventId, opts: JOB_OPTIONS });
+    addPlainJob(this.#redis, pipeline, {
+      prefix: this.#prefix,
+      queueName: this.queueName,
+      name: envelope.intent,
+      data: envelope,
+      jobId: envelope.eventId,
+      opts: JOB_OPTIONS,
+    });
     const replies = (await pipeline.exec()) ?? [];
     const failure = replies.find(([error]) => error);
     if (failure) throw failure[0];

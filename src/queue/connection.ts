@@ -53,7 +53,12 @@ function createClient(target: RedisTarget, tuning: Tuning): Redis {
   const durableRetry = (times: number) => Math.min(100 * 2 ** Math.min(times, 5), 2000);
   if (target.kind === 'cluster') {
     const options: ClusterOptions = {
-      redisOptions: { ...target.options, ...common, lazyConnect: undefined, enableOfflineQueue: undefined } as ClusterOptions['redisOptions'],
+      redisOptions: {
+        ...target.options,
+        ...common,
+        lazyConnect: undefined,
+        enableOfflineQueue: undefined,
+      } as ClusterOptions['redisOptions'],
       lazyConnect: tuning.fast,
       enableOfflineQueue: true,
       // A failover moves slots: wait for the replica to take over rather than fail the command.
@@ -66,7 +71,10 @@ function createClient(target: RedisTarget, tuning: Tuning): Redis {
       // TLS certificates name hosts, not the addresses a lookup would return.
       dnsLookup: (address, callback) => callback(null, address),
     };
-    return new Cluster(target.nodes.map((node) => ({ host: node.host, port: node.port })), options) as unknown as Redis;
+    return new Cluster(
+      target.nodes.map((node) => ({ host: node.host, port: node.port })),
+      options,
+    ) as unknown as Redis;
   }
   const retryStrategy = tuning.fast
     ? target.kind === 'sentinel'

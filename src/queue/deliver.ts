@@ -124,23 +124,47 @@ export async function deliver(envelope: JobEnvelope, args: DeliveryTarget, optio
  * moment answers within `graceMs`; otherwise left `queued` (it may still be applied), saying so.
  */
 export async function takeBack(queue: HookQueue, envelope: JobEnvelope, why: string, graceMs: number): Promise<Delivery> {
-  const withdrawal = await withDeadline(queue.withdraw(envelope.eventId), 1_000, `Redis did not answer the withdrawal of ${envelope.eventId}`);
+  const withdrawal = await withDeadline(
+    queue.withdraw(envelope.eventId),
+    1_000,
+    `Redis did not answer the withdrawal of ${envelope.eventId}`,
+  );
   if (withdrawal.kind === 'withdrawn') {
-    return { exitCode: 0, stdout: '', stderr: `baton: ${why}; it was withdrawn before any worker took it: it is never applied\n`, fate: 'withdrawn' };
+    return {
+      exitCode: 0,
+      stdout: '',
+      stderr: `baton: ${why}; it was withdrawn before any worker took it: it is never applied\n`,
+      fate: 'withdrawn',
+    };
   }
   if (withdrawal.kind === 'finished') return answered(envelope.eventId, withdrawal.outcome);
   if (withdrawal.kind === 'missing') {
-    return { exitCode: 0, stdout: '', stderr: `baton: ${why}; it is no longer in the queue (removed by hand?): whether it was applied is unknown\n`, fate: 'queued' };
+    return {
+      exitCode: 0,
+      stdout: '',
+      stderr: `baton: ${why}; it is no longer in the queue (removed by hand?): whether it was applied is unknown\n`,
+      fate: 'queued',
+    };
   }
   // A worker took it just now: it is being applied, and its answer is near.
-  const late = await withDeadline(queue.waitFor(envelope.eventId, graceMs), graceMs + 250, `Redis did not answer while waiting for ${envelope.eventId}`);
+  const late = await withDeadline(
+    queue.waitFor(envelope.eventId, graceMs),
+    graceMs + 250,
+    `Redis did not answer while waiting for ${envelope.eventId}`,
+  );
   if (late.kind !== 'timeout') return answered(envelope.eventId, late);
-  return { exitCode: 0, stdout: '', stderr: `baton: ${why}; a worker took it at that moment and gave no result within ${graceMs} ms more: it may still be applied\n`, fate: 'queued' };
+  return {
+    exitCode: 0,
+    stdout: '',
+    stderr: `baton: ${why}; a worker took it at that moment and gave no result within ${graceMs} ms more: it may still be applied\n`,
+    fate: 'queued',
+  };
 }
 
 /** A delivery that got the worker's answer. */
 function answered(eventId: string, outcome: Exclude<JobOutcome, { kind: 'timeout' }>): Delivery {
-  if (outcome.kind === 'failed') return { exitCode: 1, stdout: '', stderr: `baton: the worker could not apply ${eventId}: ${outcome.reason}\n`, fate: 'answered' };
+  if (outcome.kind === 'failed')
+    return { exitCode: 1, stdout: '', stderr: `baton: the worker could not apply ${eventId}: ${outcome.reason}\n`, fate: 'answered' };
   const result = outcome.value;
   const failed = result.status === 'failed';
   return {

@@ -82,7 +82,9 @@ export function readEndpoint(repoRoot: string): RecordedEndpoint | null {
 
 function isGraces(value: unknown): value is RecordedGraces {
   const graces = value as Partial<RecordedGraces> | null | undefined;
-  return typeof graces?.stopGraceMs === 'number' && graces.stopGraceMs > 0 && typeof graces.spawnGraceMs === 'number' && graces.spawnGraceMs > 0;
+  return (
+    typeof graces?.stopGraceMs === 'number' && graces.stopGraceMs > 0 && typeof graces.spawnGraceMs === 'number' && graces.spawnGraceMs > 0
+  );
 }
 
 export type ClientQueueConfig = QueueConfig & { source: 'option' | 'endpoint' | 'env' | 'fallback' };
@@ -103,7 +105,8 @@ export function clientQueueConfig(
   const recorded = readEndpoint(repoRoot);
   if (env.REDIS_URL) {
     // The worker's prefix goes with the worker's Redis when $BATON_PREFIX does not say otherwise.
-    const prefix = env.BATON_PREFIX || (recorded && recorded.redisUrl === withTlsFiles(env.REDIS_URL, env) ? recorded.prefix : DEFAULT_PREFIX);
+    const prefix =
+      env.BATON_PREFIX || (recorded && recorded.redisUrl === withTlsFiles(env.REDIS_URL, env) ? recorded.prefix : DEFAULT_PREFIX);
     return { redisUrl: env.REDIS_URL, prefix, source: 'env' };
   }
   if (recorded) return { redisUrl: recorded.redisUrl, prefix: recorded.prefix, source: 'endpoint' };

@@ -29,5 +29,14 @@ export function envelopeFor(
   now: Date = new Date(),
 ): JobEnvelope {
   const { intent, taskRef, ...args } = event;
-  return { v: ENVELOPE_VERSION, eventId, repo: repo.host === undefined ? { id: repo.id, root: repo.root } : { id: repo.id, root: repo.root, host: repo.host }, source, intent, taskRef, args, enqueuedAt: now.toISOString() };
+  return {
+    v: ENVELOPE_VERSION,
+    eventId,
+    repo: repo.host === undefined ? { id: repo.id, root: repo.root } : { id: repo.id, root: repo.root, host: repo.host },
+    source,
+    intent,
+    taskRef,
+    args,
+    enqueuedAt: now.toISOString(),
+  };
 }

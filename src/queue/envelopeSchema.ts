@@ -16,7 +16,11 @@ export const envelopeTaskRefSchema = z.string().min(1).max(256);
 export const jobEnvelopeSchema: z.ZodType<JobEnvelope> = z.strictObject({
   v: z.literal(ENVELOPE_VERSION),
   eventId: z.string().regex(EVENT_ID_PATTERN, 'eventId must be a letter, a dash and 1-120 of [A-Za-z0-9_.-]'),
-  repo: z.strictObject({ id: z.string().regex(/^[0-9a-f]{16}$/, 'repo.id must be 16 hex digits'), root: z.string().min(1), host: z.string().min(1).max(255).optional() }),
+  repo: z.strictObject({
+    id: z.string().regex(/^[0-9a-f]{16}$/, 'repo.id must be 16 hex digits'),
+    root: z.string().min(1),
+    host: z.string().min(1).max(255).optional(),
+  }),
   source: z.enum(['cli', 'hook', 'worker']),
   intent: z.enum(LIFECYCLE_INTENTS),
   taskRef: envelopeTaskRefSchema,

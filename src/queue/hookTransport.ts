@@ -69,7 +69,14 @@ export class RawQueueClient implements HookQueue {
    * registers the repository and checks for a worker.
    */
   async enqueue(envelope: JobEnvelope): Promise<void> {
-    const job = plainJobRawCommands({ prefix: this.#prefix, queueName: this.queueName, name: envelope.intent, data: envelope, jobId: envelope.eventId, opts: JOB_OPTIONS });
+    const job = plainJobRawCommands({
+      prefix: this.#prefix,
+      queueName: this.queueName,
+      name: envelope.intent,
+      data: envelope,
+      jobId: envelope.eventId,
+      opts: JOB_OPTIONS,
+    });
     const now = Date.now();
     const replies = await this.#redis.pipeline([
       ['XREVRANGE', eventsStreamKey(this.#prefix, this.queueName), '+', '-', 'COUNT', 1],
@@ -104,7 +111,11 @@ export class RawQueueClient implements HookQueue {
 
   #workerFrom([members, workers, roots]: RespReply[], now: number): boolean {
     const list = (reply: RespReply | undefined) => (Array.isArray(reply) ? reply : []);
-    return workerServes({ queueMembers: list(members), liveWorkers: list(workers), discoveryRoots: fieldsToRecord(list(roots)) }, this.#repo.root, now);
+    return workerServes(
+      { queueMembers: list(members), liveWorkers: list(workers), discoveryRoots: fieldsToRecord(list(roots)) },
+      this.#repo.root,
+      now,
+    );
   }
 
   /** Current outcome of a job, without waiting. */
@@ -140,7 +151,16 @@ export class RawQueueClient implements HookQueue {
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) return { kind: 'timeout' };
-      const batch = await this.#redis.call('XREAD', 'COUNT', 200, 'BLOCK', Math.max(1, remaining), 'STREAMS', stream, this.#streamCursor ?? '0-0');
+      const batch = await this.#redis.call(
+        'XREAD',
+        'COUNT',
+        200,
+        'BLOCK',
+        Math.max(1, remaining),
+        'STREAMS',
+        stream,
+        this.#streamCursor ?? '0-0',
+      );
       if (!Array.isArray(batch)) continue;
       for (const streamReply of batch) {
         const entries = Array.isArray(streamReply) ? streamReply[1] : null;

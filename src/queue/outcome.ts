@@ -17,7 +17,10 @@ export function resultSchema(): Promise<ResultSchema> {
 }
 
 /** A worker's return value is checked before anyone prints or acts on it. */
-export function completedOutcome({ describeSchemaError, orchestrationResultSchema }: ResultSchema, returnvalue: string | null | undefined): JobOutcome {
+export function completedOutcome(
+  { describeSchemaError, orchestrationResultSchema }: ResultSchema,
+  returnvalue: string | null | undefined,
+): JobOutcome {
   const value = parseJson(returnvalue);
   const parsed = orchestrationResultSchema.safeParse(value);
   if (!parsed.success) return { kind: 'failed', reason: `the worker returned a malformed result (${describeSchemaError(parsed.error)})` };
@@ -58,7 +61,11 @@ export function isWithin(child: string, parent: string): boolean {
  * a live worker that serves its queue, or a live discovering worker whose root holds it.
  */
 export function workerServes(
-  replies: Readonly<{ queueMembers: readonly unknown[]; liveWorkers: readonly unknown[]; discoveryRoots: Readonly<Record<string, string>> }>,
+  replies: Readonly<{
+    queueMembers: readonly unknown[];
+    liveWorkers: readonly unknown[];
+    discoveryRoots: Readonly<Record<string, string>>;
+  }>,
   repoRoot: string,
   now: number,
 ): boolean {

@@ -11,8 +11,10 @@ export async function redisSettingsProblems(connection: Redis): Promise<string[]
     const [, appendonly] = (await connection.config('GET', 'appendonly')) as string[];
     const [, save] = (await connection.config('GET', 'save')) as string[];
     const problems: string[] = [];
-    if (policy && policy !== 'noeviction') problems.push(`Redis maxmemory-policy is '${policy}'; queued events may be evicted. Set maxmemory-policy noeviction.`);
-    if (appendonly !== 'yes' && !save) problems.push('Redis persists nothing (appendonly no, no save points); a Redis restart loses queued events. Enable appendonly yes.');
+    if (policy && policy !== 'noeviction')
+      problems.push(`Redis maxmemory-policy is '${policy}'; queued events may be evicted. Set maxmemory-policy noeviction.`);
+    if (appendonly !== 'yes' && !save)
+      problems.push('Redis persists nothing (appendonly no, no save points); a Redis restart loses queued events. Enable appendonly yes.');
     return problems;
   } catch {
     return null;

@@ -49,7 +49,8 @@ export function redisTargetFromUrl(url: string, env: Env = process.env): RedisTa
 /** Options for one server (or a Sentinel-managed master); a Cluster URL needs redisTargetFromUrl. */
 export function redisOptionsFromUrl(url: string, env: Env = process.env): RedisOptions {
   if (/^rediss?\+sentinel:\/\//i.test(url)) return redisTargetFromUrl(url, env).options;
-  if (isClusterUrl(url)) throw new Error(`'${redactRedisUrl(url)}' is a Redis Cluster URL; connect with redisTargetFromUrl (ioredis Cluster)`);
+  if (isClusterUrl(url))
+    throw new Error(`'${redactRedisUrl(url)}' is a Redis Cluster URL; connect with redisTargetFromUrl (ioredis Cluster)`);
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -100,7 +101,7 @@ function multiNodeTarget(url: string, match: RegExpExecArray, env: Env): RedisTa
   }
   const segments = (pathPart ?? '').split('/').filter(Boolean);
   const name = params.get('name') ?? (segments[0] ? decodeURIComponent(segments[0]) : null);
-  if (!name) throw invalid(url, "a Sentinel URL names the master: redis+sentinel://host:port,host:port/<master-name>");
+  if (!name) throw invalid(url, 'a Sentinel URL names the master: redis+sentinel://host:port,host:port/<master-name>');
   const db = params.get('db') ?? segments[1] ?? null;
   if (db !== null) {
     if (!/^\d+$/.test(db)) throw invalid(url, 'database must be a number');
@@ -155,7 +156,5 @@ function readPem(file: string, what: string): string {
 
 /** A URL safe to print: passwords (the user's and the sentinels') are masked. */
 export function redactRedisUrl(url: string): string {
-  return url
-    .replace(/^([a-z+]+:\/\/[^:@/]*:)[^@/]*@/i, '$1***@')
-    .replace(/([?&](?:sentinelPassword|password)=)[^&#]*/gi, '$1***');
+  return url.replace(/^([a-z+]+:\/\/[^:@/]*:)[^@/]*@/i, '$1***@').replace(/([?&](?:sentinelPassword|password)=)[^&#]*/gi, '$1***');
 }

@@ -141,9 +141,15 @@ export class RespClient {
     if (target.db) setup.push(['SELECT', target.db]);
     if (setup.length === 0) return client;
     try {
-      const replies = await withDeadline(client.pipeline(setup), timeoutMs, `Redis at ${target.label} did not answer within ${timeoutMs} ms`);
+      const replies = await withDeadline(
+        client.pipeline(setup),
+        timeoutMs,
+        `Redis at ${target.label} did not answer within ${timeoutMs} ms`,
+      );
       // A password given to a server that has none is not an error for ioredis either.
-      const refused = replies.find((reply): reply is RedisReplyError => reply instanceof RedisReplyError && !/without any password configured/.test(reply.message));
+      const refused = replies.find(
+        (reply): reply is RedisReplyError => reply instanceof RedisReplyError && !/without any password configured/.test(reply.message),
+      );
       if (refused) throw new Error(`Redis at ${target.label} refused the connection setup: ${refused.message}`);
     } catch (error) {
       client.close();
@@ -213,9 +219,7 @@ async function openSocket(target: RespTarget, timeoutMs: number): Promise<net.So
   const tls = target.tls ? await import('node:tls') : null;
   return new Promise<net.Socket>((resolve, reject) => {
     const endpoint = target.path !== undefined ? { path: target.path } : { host: target.host ?? '127.0.0.1', port: target.port ?? 6379 };
-    const socket: net.Socket = tls
-      ? tls.connect({ ...target.tls, ...endpoint })
-      : net.connect(endpoint);
+    const socket: net.Socket = tls ? tls.connect({ ...target.tls, ...endpoint }) : net.connect(endpoint);
     const ready = tls ? 'secureConnect' : 'connect';
     const timer = setTimeout(() => {
       socket.destroy();

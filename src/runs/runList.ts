@@ -3,7 +3,16 @@ import { applyEvent } from '../core/engine.ts';
 import { parseTaskFrontmatter } from '../core/frontmatter.ts';
 import { parseRunText } from '../core/runStore.ts';
 import type { RunRead } from '../core/runStore.ts';
-import { ARCHIVE_STATE, archiveDayDirs, FLAT_TASK_STATES, nodeRunFiles, repositoryRunFiles, runFilePath, stateDir, taskFilePath } from '../core/taskLayout.ts';
+import {
+  ARCHIVE_STATE,
+  archiveDayDirs,
+  FLAT_TASK_STATES,
+  nodeRunFiles,
+  repositoryRunFiles,
+  runFilePath,
+  stateDir,
+  taskFilePath,
+} from '../core/taskLayout.ts';
 import type { RunFiles } from '../core/taskLayout.ts';
 import { shortIdsByTask } from '../core/taskRef.ts';
 import { outdatedPause } from '../core/nextSteps.ts';
@@ -55,7 +64,15 @@ export type RunRow =
       reconciled: string | null;
       updatedAt: string;
     }>
-  | Readonly<{ taskId: string; shortId: string | null; title: string | null; state: TaskState; dir: string; status: 'corrupt'; error: string }>;
+  | Readonly<{
+      taskId: string;
+      shortId: string | null;
+      title: string | null;
+      state: TaskState;
+      dir: string;
+      status: 'corrupt';
+      error: string;
+    }>;
 
 export const RUN_ROW_STATUSES = ['running', 'paused', 'completed', 'corrupt'] as const;
 
@@ -87,7 +104,9 @@ export function taskDirectories(repoRoot: string, files: RunFiles = nodeRunFiles
 /** The task's title: `title:` of task.md's frontmatter, else its first `# ` heading. */
 export function taskTitle(taskMd: string | null): string | null {
   if (taskMd === null) return null;
-  const fromFrontmatter = parseTaskFrontmatter(taskMd).title?.replace(/^(['"])(.*)\1$/, '$2').trim();
+  const fromFrontmatter = parseTaskFrontmatter(taskMd)
+    .title?.replace(/^(['"])(.*)\1$/, '$2')
+    .trim();
   if (fromFrontmatter) return fromFrontmatter;
   const end = taskMd.startsWith('---') ? taskMd.indexOf('\n---', 3) : -1;
   const heading = /^#\s+(.+?)\s*$/m.exec(end === -1 ? taskMd : taskMd.slice(end + 4));
@@ -111,7 +130,12 @@ export type RunPosition = Readonly<{ stage: string | null; round: number | null;
 /** Stage and round the run is at: the pending delegation's, else what routing (read-only) says. */
 export async function currentPosition(repoRoot: string, run: OrchestrationRun, files: RunFiles = nodeRunFiles): Promise<RunPosition> {
   const routed = async () =>
-    (await applyEvent({ intent: 'route', taskRef: run.taskId }, { repoRoot, fingerprinter: noFingerprints, readRun: (dir) => readRun(dir, files) })).result;
+    (
+      await applyEvent(
+        { intent: 'route', taskRef: run.taskId },
+        { repoRoot, fingerprinter: noFingerprints, readRun: (dir) => readRun(dir, files) },
+      )
+    ).result;
   const noteOf = (result: Awaited<ReturnType<typeof routed>>) => (result.warnings?.length ? result.warnings.join('; ') : null);
   const receipt = run.pendingDelegation;
   if (receipt) {
@@ -140,13 +164,19 @@ export type ClockOptions = Readonly<{ graces?: Graces | undefined; nowMs?: numbe
 
 /** The latest reconciliation of `run` (of its pending delegation or its history), as a mark. */
 export function latestReconciliation(run: OrchestrationRun): string | null {
-  const marks = [...run.receipts, ...(run.pendingDelegation ? [run.pendingDelegation] : [])].flatMap((receipt) => receipt.reconciliations ?? []);
+  const marks = [...run.receipts, ...(run.pendingDelegation ? [run.pendingDelegation] : [])].flatMap(
+    (receipt) => receipt.reconciliations ?? [],
+  );
   const latest = marks.reduce<(typeof marks)[number] | null>((found, mark) => (!found || mark.at > found.at ? mark : found), null);
   return latest ? reconciliationNote(latest) : null;
 }
 
 /** Read through `repositoryRunFiles` unless told otherwise: nothing outside the repository is listed. */
-export async function listRuns(repoRoot: string, files: RunFiles = repositoryRunFiles(repoRoot), clock: ClockOptions = {}): Promise<RunRow[]> {
+export async function listRuns(
+  repoRoot: string,
+  files: RunFiles = repositoryRunFiles(repoRoot),
+  clock: ClockOptions = {},
+): Promise<RunRow[]> {
   const graces = clock.graces ?? DEFAULT_GRACES;
   const nowMs = clock.nowMs ?? Date.now();
   // The registry as task lookup reads it: a registry that resolution refuses gives no short ids.
@@ -182,9 +212,20 @@ export async function listRuns(repoRoot: string, files: RunFiles = repositoryRun
       note,
       steps: { done: run.stepCount, max: run.maxSteps },
       pending: receipt
-        ? { id: receipt.id, role: receipt.role, stage: receipt.stage, round: receipt.round, status: receipt.status, client: receipt.client, childId: receipt.childId, since: receipt.createdAt }
+        ? {
+            id: receipt.id,
+            role: receipt.role,
+            stage: receipt.stage,
+            round: receipt.round,
+            status: receipt.status,
+            client: receipt.client,
+            childId: receipt.childId,
+            since: receipt.createdAt,
+          }
         : null,
-      pause: run.pause ? { code: run.pause.code, message: run.pause.message, recoverable: run.pause.recoverable, outdated: outdatedPause(run) } : null,
+      pause: run.pause
+        ? { code: run.pause.code, message: run.pause.message, recoverable: run.pause.recoverable, outdated: outdatedPause(run) }
+        : null,
       clock: receipt ? delegationClock(receipt, graces, nowMs) : null,
       reconciled: latestReconciliation(run),
       updatedAt: run.updatedAt,
@@ -216,9 +257,19 @@ export function formatRunsTable(rows: readonly RunRow[]): string {
     const pending = row.pending ? `${row.pending.id.slice(0, 8)} ${row.pending.role} ${row.pending.status} ${row.pending.client}` : '-';
     const said = row.pause
       ? `${row.pause.code}: ${row.pause.message}${row.pause.recoverable ? '' : ' (not recoverable)'}${row.pause.outdated ? ` [${row.pause.outdated}]` : ''}`
-      : row.note ?? '';
+      : (row.note ?? '');
     const note = [said, row.clock, row.reconciled ? `[${row.reconciled}]` : null].filter(Boolean).join('; ');
-    return [row.taskId, short, row.state, row.status, row.stage ?? '-', row.round === null ? '-' : String(row.round), `${row.steps.done}/${row.steps.max}`, pending, note];
+    return [
+      row.taskId,
+      short,
+      row.state,
+      row.status,
+      row.stage ?? '-',
+      row.round === null ? '-' : String(row.round),
+      `${row.steps.done}/${row.steps.max}`,
+      pending,
+      note,
+    ];
   });
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column]!.length)));
   const render = (cells: readonly string[]) =>

@@ -92,7 +92,8 @@ function verdictOf(receipt: DelegationReceipt, input: RunViewInput): string | nu
 
 function roundOf(receipt: DelegationReceipt, input: RunViewInput): StageRound {
   const start = millis(receipt.activatedAt);
-  const end = millis(receipt.sealedAt) ?? (receipt.status === 'activated' || receipt.status === 'stage-completed' ? (input.now ?? Date.now)() : null);
+  const end =
+    millis(receipt.sealedAt) ?? (receipt.status === 'activated' || receipt.status === 'stage-completed' ? (input.now ?? Date.now)() : null);
   return {
     receiptId: receipt.id,
     round: receipt.round,
@@ -201,7 +202,11 @@ function timeOf(receipt: DelegationReceipt, status: ReceiptStatus): string | nul
 }
 
 /** The step a reconciliation made: the seal, the give-up (aborted), or the stalled pause (on activation). */
-const RECONCILED_STEP: Readonly<Record<ReconciliationKind, ReceiptStatus>> = { sealed: 'sealed', 'not-started': 'aborted', stalled: 'activated' };
+const RECONCILED_STEP: Readonly<Record<ReconciliationKind, ReceiptStatus>> = {
+  sealed: 'sealed',
+  'not-started': 'aborted',
+  stalled: 'activated',
+};
 
 function reconciledStep(receipt: DelegationReceipt, status: ReceiptStatus): string | null {
   const mark = receipt.reconciliations?.find((done) => RECONCILED_STEP[done.kind] === status);

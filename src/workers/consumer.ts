@@ -70,7 +70,12 @@ export class QueueConsumers {
       log(`${repository.root}: job ${job?.id ?? '?'} failed: ${error.message}`);
       const intent = (job?.data as { intent?: unknown } | undefined)?.intent;
       // Bounded label values: a malformed job counts as `invalid`.
-      void recordFailed(connection, prefix, repository.id, (LIFECYCLE_INTENTS as readonly unknown[]).includes(intent) ? String(intent) : 'invalid');
+      void recordFailed(
+        connection,
+        prefix,
+        repository.id,
+        (LIFECYCLE_INTENTS as readonly unknown[]).includes(intent) ? String(intent) : 'invalid',
+      );
     });
     return worker;
   }

@@ -28,7 +28,10 @@ export async function followCheckoutIds(scope: WorkerScope, checkouts: ServedChe
     checkouts.drop(id);
     await consumers.remove(id);
     await connection.zrem(heartbeatKey(prefix, entry.queueName), workerId).catch(() => undefined);
-    const waiting = await checkouts.queueOf(entry).getWaitingCount().catch(() => 0);
+    const waiting = await checkouts
+      .queueOf(entry)
+      .getWaitingCount()
+      .catch(() => 0);
     await entry.queue?.close().catch(() => undefined);
     log(
       `${entry.repository.root}: checkout id changed from ${id} to ${current.id} (re-cloned, or .git/baton/checkout.json removed); ` +

@@ -1,4 +1,13 @@
-import { HEARTBEAT_TTL_MS, discoveryRootsKey, heartbeatKey, liveServers, repositoriesKey, repositoryEntryValue, scorePairs, workersKey } from '../queue/keys.ts';
+import {
+  HEARTBEAT_TTL_MS,
+  discoveryRootsKey,
+  heartbeatKey,
+  liveServers,
+  repositoriesKey,
+  repositoryEntryValue,
+  scorePairs,
+  workersKey,
+} from '../queue/keys.ts';
 import type { OnDemandConsumers } from './onDemand.ts';
 import type { ServedCheckouts, Serving, WorkerScope } from './serving.ts';
 
@@ -32,7 +41,9 @@ export async function announce(scope: WorkerScope, entries: readonly Serving[]):
   entries.forEach(({ queueName }, index) => {
     const members = (replies[2 + index * 3]?.[1] as unknown[] | undefined) ?? [];
     const alive = new Set(liveServers(members, live, now).map(([id]) => id));
-    const gone = scorePairs(members).map(([id]) => id).filter((id) => id !== workerId && !alive.has(id));
+    const gone = scorePairs(members)
+      .map(([id]) => id)
+      .filter((id) => id !== workerId && !alive.has(id));
     if (gone.length > 0) cleanup.zrem(heartbeatKey(prefix, queueName), ...gone);
   });
   if (cleanup.length > 0) await cleanup.exec();

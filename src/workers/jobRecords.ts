@@ -62,11 +62,14 @@ export function recordApplied(
   const seconds = Math.max(0, appliedAt - job.timestamp) / 1000;
   const pipeline = connection.pipeline();
   // A native hook names no task (`auto`); once applied, the job's name says which one it was.
-  if (envelope.taskRef === 'auto' && result.taskId && job.id) pipeline.hset(jobKey(prefix, job.queueName, job.id), 'name', jobNameFor(envelope.intent, result.taskId));
+  if (envelope.taskRef === 'auto' && result.taskId && job.id)
+    pipeline.hset(jobKey(prefix, job.queueName, job.id), 'name', jobNameFor(envelope.intent, result.taskId));
   pipeline.hincrby(metricsKey(prefix, 'events'), eventsField(repository.id, envelope.intent, `applied:${result.status}`), 1);
   // A reconciliation that changed the run (docs/architecture.md "Reconciliation"), by kind.
-  const reconciled = envelope.intent === 'reconcile' && result.changed && !replayed ? (envelope.args as { kind?: unknown }).kind : undefined;
-  if (typeof reconciled === 'string') pipeline.hincrby(metricsKey(prefix, 'events'), eventsField(repository.id, 'reconcile', `reconciled:${reconciled}`), 1);
+  const reconciled =
+    envelope.intent === 'reconcile' && result.changed && !replayed ? (envelope.args as { kind?: unknown }).kind : undefined;
+  if (typeof reconciled === 'string')
+    pipeline.hincrby(metricsKey(prefix, 'events'), eventsField(repository.id, 'reconcile', `reconciled:${reconciled}`), 1);
   if (!replayed) {
     const latency = metricsKey(prefix, 'latency');
     pipeline.hincrby(latency, latencyBucketField(repository.id, seconds), 1);
@@ -83,7 +86,11 @@ export async function recordFailed(connection: Redis, prefix: string, repository
 }
 
 /** Drops a repository's counters (a demo repository that is deleted again leaves nothing behind). */
-export async function forgetRepositoryMetrics(connection: Pick<Redis, 'hkeys' | 'hdel'>, prefix: string, checkoutId: string): Promise<void> {
+export async function forgetRepositoryMetrics(
+  connection: Pick<Redis, 'hkeys' | 'hdel'>,
+  prefix: string,
+  checkoutId: string,
+): Promise<void> {
   for (const metric of ['events', 'latency'] as const) {
     const key = metricsKey(prefix, metric);
     const fields = (await connection.hkeys(key)).filter((field) => field.startsWith(`${checkoutId}\t`));

@@ -17,7 +17,17 @@ import { eventsStreamKey, workerWakeKey } from '../queue/keys.ts';
 
 /** Events that never mean a job is waiting or active (anything else makes an idle checkout held). */
 const NO_WORK_EVENTS = new Set([
-  'completed', 'failed', 'removed', 'cleaned', 'drained', 'duplicated', 'deduplicated', 'debounced', 'progress', 'paused', 'retries-exhausted',
+  'completed',
+  'failed',
+  'removed',
+  'cleaned',
+  'drained',
+  'duplicated',
+  'deduplicated',
+  'debounced',
+  'progress',
+  'paused',
+  'retries-exhausted',
 ]);
 
 /** How long one watch (XREAD BLOCK) lasts at most; each one re-reads every idle stream from its cursor. */
@@ -92,7 +102,10 @@ export class OnDemandConsumers {
       connectedBefore = true;
     });
     const checkEvery = Math.min(15_000, Math.max(250, Math.floor(options.keepWarmMs / 2)));
-    const timer = setInterval(() => void this.#releaseIdle().catch((error: Error) => options.log(`releasing idle checkouts: ${error.message}`)), checkEvery);
+    const timer = setInterval(
+      () => void this.#releaseIdle().catch((error: Error) => options.log(`releasing idle checkouts: ${error.message}`)),
+      checkEvery,
+    );
     timer.unref?.();
     this.#timers.push(timer);
     this.#watching = this.#watchLoop();
@@ -164,7 +177,10 @@ export class OnDemandConsumers {
     const clean = await Promise.race([graceful, deadline]);
     // Forced closes and the watch loop are bounded too: with Redis gone, BullMQ's close waits for
     // its connections to come back, forever.
-    if (!clean) await Promise.all(workers().map((worker) => withDeadline(worker.close(true), CLOSE_STEP_MS, 'Redis did not answer').catch(() => undefined)));
+    if (!clean)
+      await Promise.all(
+        workers().map((worker) => withDeadline(worker.close(true), CLOSE_STEP_MS, 'Redis did not answer').catch(() => undefined)),
+      );
     this.#watch.disconnect();
     await withDeadline(this.#watching, CLOSE_STEP_MS, 'the watch did not stop').catch(() => undefined);
     // Bounded: with Redis gone, a command would wait for it forever (the key expires by itself).
@@ -223,7 +239,8 @@ export class OnDemandConsumers {
   async #releaseIdle(): Promise<void> {
     const now = Date.now();
     const candidates = [...this.#slots.values()].filter(
-      (slot) => slot.state === 'held' && slot.worker !== null && slot.running.size === 0 && now - slot.lastActivity >= this.#options.keepWarmMs,
+      (slot) =>
+        slot.state === 'held' && slot.worker !== null && slot.running.size === 0 && now - slot.lastActivity >= this.#options.keepWarmMs,
     );
     if (candidates.length === 0) return;
     const activity = new Map(candidates.map((slot) => [slot, slot.lastActivity] as const));
@@ -232,7 +249,8 @@ export class OnDemandConsumers {
       if (look.work) continue;
       void this.#inTurn(slot, async () => {
         // Something happened since the look (a job, a removal, a close): keep it as it is.
-        if (slot.state !== 'held' || slot.removed || this.#closing || slot.lastActivity !== activity.get(slot) || slot.running.size > 0) return;
+        if (slot.state !== 'held' || slot.removed || this.#closing || slot.lastActivity !== activity.get(slot) || slot.running.size > 0)
+          return;
         const worker = slot.worker;
         slot.worker = null;
         // Watched from the position noted before the queue was found empty: a job added since then
@@ -328,9 +346,15 @@ export class OnDemandConsumers {
       let reply: [string, [string, string[]][]][] | null;
       try {
         reply = (await this.#watch.xread(
-          'COUNT', WATCH_COUNT, 'BLOCK', WATCH_BLOCK_MS,
-          'STREAMS', this.#wakeKey, ...watched.map((slot) => slot.events),
-          this.#wakeCursor, ...watched.map((slot) => slot.cursor),
+          'COUNT',
+          WATCH_COUNT,
+          'BLOCK',
+          WATCH_BLOCK_MS,
+          'STREAMS',
+          this.#wakeKey,
+          ...watched.map((slot) => slot.events),
+          this.#wakeCursor,
+          ...watched.map((slot) => slot.cursor),
         )) as [string, [string, string[]][]][] | null;
       } catch (error) {
         this.#watchInFlight = false;

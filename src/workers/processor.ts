@@ -75,7 +75,12 @@ export async function processJobData(repository: ServedRepository, data: unknown
 }
 
 /** A state-applying event that cannot be applied pauses its run, so nobody proceeds past it. */
-async function pauseAfterFailure(repository: ServedRepository, event: LifecycleEvent, envelope: JobEnvelope, error: unknown): Promise<void> {
+async function pauseAfterFailure(
+  repository: ServedRepository,
+  event: LifecycleEvent,
+  envelope: JobEnvelope,
+  error: unknown,
+): Promise<void> {
   if (event.taskRef === 'auto' || READ_ONLY_INTENTS.has(event.intent)) return;
   const reason = error instanceof Error ? error.message : String(error);
   try {

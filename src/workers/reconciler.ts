@@ -28,7 +28,11 @@ export function reconcileEventId(receiptId: string, kind: ReconciliationKind, si
 }
 
 /** The `reconcile` jobs due in `repository` at `nowMs`. */
-export function dueReconcileJobs(repository: Pick<ServedRepository, 'id' | 'root'>, graces: Graces, nowMs: number): { envelopes: JobEnvelope[]; warnings: string[] } {
+export function dueReconcileJobs(
+  repository: Pick<ServedRepository, 'id' | 'root'>,
+  graces: Graces,
+  nowMs: number,
+): { envelopes: JobEnvelope[]; warnings: string[] } {
   const { matches, warnings } = repositoryPendingDelegations(repository.root);
   const envelopes: JobEnvelope[] = [];
   for (const { taskId, receipt } of matches) {
@@ -80,7 +84,12 @@ export async function scanForReconciliation(options: ReconcilerOptions): Promise
  * The worker's reconciliation duty: a scan over the served checkouts that queues each due job on its
  * checkout's queue (a second add of the same id is a no-op in BullMQ) and logs each job once.
  */
-export function reconciliationScan(scope: WorkerScope, checkouts: ServedCheckouts, consumers: OnDemandConsumers, graces: Graces): () => Promise<number> {
+export function reconciliationScan(
+  scope: WorkerScope,
+  checkouts: ServedCheckouts,
+  consumers: OnDemandConsumers,
+  graces: Graces,
+): () => Promise<number> {
   /** Reconcile jobs this process queued (logged once). */
   const reconciling = new Set<string>();
   return () =>
@@ -97,7 +106,9 @@ export function reconciliationScan(scope: WorkerScope, checkouts: ServedCheckout
         if (reconciling.size > 10_000) reconciling.clear();
         reconciling.add(envelope.eventId);
         const args = envelope.args as { kind: string; receiptId: string; since: string };
-        scope.log(`${repository.root}: ${envelope.taskRef}: delegation ${args.receiptId} waited past its grace since ${args.since}; queued reconcile (${args.kind})`);
+        scope.log(
+          `${repository.root}: ${envelope.taskRef}: delegation ${args.receiptId} waited past its grace since ${args.since}; queued reconcile (${args.kind})`,
+        );
       },
     });
 }

@@ -93,7 +93,13 @@ export class ServedCheckouts {
     } catch (error) {
       this.#scope.log(`${identity.root}: could not record the Redis endpoint for hooks: ${(error as Error).message}`);
     }
-    const entry: Serving = { repository, queueName: queueNameFor(identity.id), queue: null, draining: false, idStamp: checkoutStamp(identity.root) };
+    const entry: Serving = {
+      repository,
+      queueName: queueNameFor(identity.id),
+      queue: null,
+      draining: false,
+      idStamp: checkoutStamp(identity.root),
+    };
     this.#entries.set(identity.id, entry);
     await this.#options.onServed(entry);
   }

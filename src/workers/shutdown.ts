@@ -26,7 +26,11 @@ export async function closeWorker(
   } catch {
     // The process heartbeat expires on its own; other workers drop the stale entries.
   }
-  await Promise.all(entries.map((entry) => (entry.queue ? withDeadline(entry.queue.close(), CLOSE_STEP_MS, 'Redis did not answer').catch(() => undefined) : undefined)));
+  await Promise.all(
+    entries.map((entry) =>
+      entry.queue ? withDeadline(entry.queue.close(), CLOSE_STEP_MS, 'Redis did not answer').catch(() => undefined) : undefined,
+    ),
+  );
   connection.disconnect();
   // BullMQ's graceful close also waits for Redis: when Redis is gone it times out even though no
   // job was being applied, and then nothing is unfinished.

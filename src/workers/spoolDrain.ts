@@ -15,7 +15,10 @@ export async function drainSpools(scope: WorkerScope, checkouts: ServedCheckouts
     entry.draining = true;
     try {
       const report = await drainSpool(entry.repository.root, (envelope: JobEnvelope) =>
-        checkouts.queueOf(entry).add(envelope.intent, envelope, { ...JOB_OPTIONS, jobId: envelope.eventId }).then(() => undefined),
+        checkouts
+          .queueOf(entry)
+          .add(envelope.intent, envelope, { ...JOB_OPTIONS, jobId: envelope.eventId })
+          .then(() => undefined),
       );
       if (report.added > 0) {
         log(`${entry.repository.root}: queued ${report.added} spooled event(s)`);

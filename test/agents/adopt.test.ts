@@ -48,7 +48,12 @@ function fenced(text: string, heading: string, lang: string): string {
 
 /** A file's text as a read tool returned it: Claude Code's Read numbers the lines. */
 function readText(client: ClientName, toolResult: string): string {
-  return client === 'claude-code' ? toolResult.split('\n').map((line) => line.replace(/^\s*\d+[→\t]/, '')).join('\n') : toolResult;
+  return client === 'claude-code'
+    ? toolResult
+        .split('\n')
+        .map((line) => line.replace(/^\s*\d+[→\t]/, ''))
+        .join('\n')
+    : toolResult;
 }
 
 /** The one-line JSON result a `baton task` printed inside a tool result. */
@@ -89,7 +94,12 @@ function handOver(guidance: string, assignment: Assignment, body: string): strin
 }
 
 /** A subagent that reads its guidance, then runs the hand-over it gives, then reports. */
-function subagent(client: ClientName, root: string, artifact: (guidance: string, assignment: Assignment) => string, ran: string[]): (request: ModelRequest) => Turn {
+function subagent(
+  client: ClientName,
+  root: string,
+  artifact: (guidance: string, assignment: Assignment) => string,
+  ran: string[],
+): (request: ModelRequest) => Turn {
   return (request) => {
     const assignment = assignmentOf(request);
     if (request.step === 0) return { toolCalls: [readFile(client, guidanceFile(request, assignment.skill), root)] };
@@ -128,8 +138,16 @@ function orchestrator(client: ClientName, commands: Record<string, string>, ran:
     return { toolCalls: [asOffered(spawn(client, type, prompt), request)] };
   };
   // Codex's spawn_agent runs the child in the background: wait for the one just spawned.
-  const wait = (request: ModelRequest): Turn => ({ toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: spawnedIds(request).slice(-1), timeout_ms: 30_000 } }] });
-  const stage = [() => run(task('route')), () => run(task('prepare')), spawnFor, ...(client === 'codex' ? [wait] : []), () => run(task('advance'))];
+  const wait = (request: ModelRequest): Turn => ({
+    toolCalls: [{ name: 'multi_agent_v1.wait_agent', input: { targets: spawnedIds(request).slice(-1), timeout_ms: 30_000 } }],
+  });
+  const stage = [
+    () => run(task('route')),
+    () => run(task('prepare')),
+    spawnFor,
+    ...(client === 'codex' ? [wait] : []),
+    () => run(task('advance')),
+  ];
   const steps: Array<(request: ModelRequest) => Turn> = [() => run(task('begin-or-resume')), ...stage, ...stage, () => run(task('route'))];
   return (request) => steps[request.step]?.(request) ?? { text: 'The analysis is reviewed and approved; the plan is next.' };
 }
@@ -140,7 +158,10 @@ describe.concurrent('baton init + baton new, then the analysis stage and its rev
       const w = await worldFor(context, version);
       const { client } = version;
       // init wrote only portable files.
-      for (const file of [client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json', client === 'claude-code' ? 'CLAUDE.md' : 'AGENTS.md']) {
+      for (const file of [
+        client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json',
+        client === 'claude-code' ? 'CLAUDE.md' : 'AGENTS.md',
+      ]) {
         expect(fs.readFileSync(path.join(w.repo.root, file), 'utf8')).not.toContain(process.execPath);
       }
       const commands = orchestratorCommands(path.join(w.repo.root, client === 'claude-code' ? 'CLAUDE.md' : 'AGENTS.md'));
@@ -163,17 +184,41 @@ describe.concurrent('baton init + baton new, then the analysis stage and its rev
       expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
 
       // What each agent ran came from the installed files.
-      expect(ran.parent).toEqual(['begin-or-resume', 'route', `prepare --client ${client}`, 'advance', 'route', `prepare --client ${client}`, 'advance', 'route'].map((intent) => `baton task 01 ${intent}`));
+      expect(ran.parent).toEqual(
+        [
+          'begin-or-resume',
+          'route',
+          `prepare --client ${client}`,
+          'advance',
+          'route',
+          `prepare --client ${client}`,
+          'advance',
+          'route',
+        ].map((intent) => `baton task 01 ${intent}`),
+      );
       const agent = client === 'claude-code' ? 'claude' : 'codex';
       expect(ran.executor).toHaveLength(1);
-      expect(ran.executor[0]).toMatch(new RegExp(`^baton task TASK-\\d{8}-\\d{6} complete-stage --stage analysis --round 1 --artifact analysis\\.md --agent ${agent} --content - <<'BATON_ARTIFACT'\\n`));
-      expect(ran.reviewer[0]).toMatch(new RegExp(`^baton task TASK-\\d{8}-\\d{6} complete-stage --stage review-analysis --round 1 --artifact review-analysis\\.md --agent ${agent} --content - <<'BATON_ARTIFACT'\\n`));
+      expect(ran.executor[0]).toMatch(
+        new RegExp(
+          `^baton task TASK-\\d{8}-\\d{6} complete-stage --stage analysis --round 1 --artifact analysis\\.md --agent ${agent} --content - <<'BATON_ARTIFACT'\\n`,
+        ),
+      );
+      expect(ran.reviewer[0]).toMatch(
+        new RegExp(
+          `^baton task TASK-\\d{8}-\\d{6} complete-stage --stage review-analysis --round 1 --artifact review-analysis\\.md --agent ${agent} --content - <<'BATON_ARTIFACT'\\n`,
+        ),
+      );
 
       // Every answer of baton was `running`; the last route goes on to the plan: the review counted.
-      const parentResults = w.server.byRole('parent').at(-1)!.toolResults.filter((result) => result.includes('{"status":"')).map(batonResult);
+      const parentResults = w.server
+        .byRole('parent')
+        .at(-1)!
+        .toolResults.filter((result) => result.includes('{"status":"'))
+        .map(batonResult);
       expect(parentResults.map((result) => result.status)).toEqual(Array(8).fill('running'));
       expect(parentResults.at(-1)!.next).toMatchObject({ action: 'plan-task', stage: 'plan', round: 1, artifact: 'plan.md' });
-      for (const role of ['executor', 'reviewer'] as const) expect(batonResult(w.server.byRole(role).at(-1)!.toolResults.at(-1)).status).toBe('running');
+      for (const role of ['executor', 'reviewer'] as const)
+        expect(batonResult(w.server.byRole(role).at(-1)!.toolResults.at(-1)).status).toBe('running');
 
       // The client knows the guidance as its own skills (its native form), not only by the path the profiles give.
       expect(JSON.stringify(w.server.byRole('parent')[0]!.body)).toContain('baton lifecycle, analysis stage (executor)');

@@ -2,7 +2,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
-import { EXECUTOR, REVIEWER, asOffered, batonResult, executorThatCompletes, parentThatSpawns, shell, spawn, spawnedIds, waitForChildren } from '../support/agentScripts.ts';
+import {
+  EXECUTOR,
+  REVIEWER,
+  asOffered,
+  batonResult,
+  executorThatCompletes,
+  parentThatSpawns,
+  shell,
+  spawn,
+  spawnedIds,
+  waitForChildren,
+} from '../support/agentScripts.ts';
 import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Turn } from '../support/modelServer.ts';
@@ -51,7 +62,9 @@ function expectRefusedThenConsumed(w: AgentWorld, refusedAdvance: string, advanc
   expect(run).toMatchObject({ status: 'running', pause: null, pendingDelegation: null });
   expect(run.receipts[0]).toMatchObject({ stage: 'review-analysis', status: 'consumed' });
   expect(run.receipts[0].changedPaths).not.toContain('src/retry.ts');
-  expect(run.violations).toEqual([expect.objectContaining({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', paths: ['src/retry.ts'], resolution: 'reverted' })]);
+  expect(run.violations).toEqual([
+    expect.objectContaining({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', paths: ['src/retry.ts'], resolution: 'reverted' }),
+  ]);
 }
 
 describe.concurrent('real clients: the write restriction holds whatever the orchestrator does next', { timeout: 180_000 }, () => {
@@ -65,10 +78,13 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
       'Review the analysis of task 01.',
       {
         parent: async (request) => {
-          if (request.step === 0) return { toolCalls: [asOffered(spawn('claude-code', REVIEWER, 'Run review-analysis for task 01.'), request)] };
+          if (request.step === 0)
+            return { toolCalls: [asOffered(spawn('claude-code', REVIEWER, 'Run review-analysis for task 01.'), request)] };
           if (request.step === 1) {
             childId = /agentId: (\w+)/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
-            return { toolCalls: [{ name: 'SendMessage', input: { to: childId, message: 'Please also fix src/retry.ts', summary: 'fix retry' } }] };
+            return {
+              toolCalls: [{ name: 'SendMessage', input: { to: childId, message: 'Please also fix src/retry.ts', summary: 'fix retry' } }],
+            };
           }
           if (request.step === 2) {
             // SendMessage resumes the child in the background; the orchestrator advances once its stop is measured.
@@ -89,7 +105,11 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
       150_000,
     );
     expect(childId).not.toBe('');
-    expect(recordedPayloads(w).filter((hook) => hook.event === 'SubagentStop').map((hook) => hook.payload.agent_id)).toEqual([childId, childId]);
+    expect(
+      recordedPayloads(w)
+        .filter((hook) => hook.event === 'SubagentStop')
+        .map((hook) => hook.payload.agent_id),
+    ).toEqual([childId, childId]);
     expectRefusedThenConsumed(w, refusedAdvance, advancedAgain);
   });
 
@@ -167,7 +187,7 @@ function sendInput(request: ModelRequest, message: string): Turn {
   return { toolCalls: [{ name: 'multi_agent_v1.send_input', input: { target: spawnedIds(request)[0], message } }] };
 }
 
-describe.concurrent('real clients: a blocked spawn\'s claim holds nothing', { timeout: 180_000 }, () => {
+describe.concurrent("real clients: a blocked spawn's claim holds nothing", { timeout: 180_000 }, () => {
   for (const version of [claude!, codex!]) {
     it(`${version.label}: no worker blocks the spawn; a worker started right after applies nothing of it; the next spawn passes`, async (context) => {
       const w = await worldFor(context, version, { worker: false, record: true });
@@ -189,7 +209,10 @@ describe.concurrent('real clients: a blocked spawn\'s claim holds nothing', { ti
         executor: executorThatCompletes(version.client, w.baton),
       });
       const hooks = recordedPayloads(w).slice(1);
-      expect(hooks.map((hook) => [hook.event, hook.code]), hooks.map((hook) => hook.stderr).join('')).toEqual([
+      expect(
+        hooks.map((hook) => [hook.event, hook.code]),
+        hooks.map((hook) => hook.stderr).join(''),
+      ).toEqual([
         ['PreToolUse', 0],
         ['SubagentStart', 0],
         ['SubagentStop', 0],
@@ -199,7 +222,9 @@ describe.concurrent('real clients: a blocked spawn\'s claim holds nothing', { ti
       expect(run.receipts[0]).toMatchObject({ stage: 'analysis', status: 'consumed' });
       // What the blocked call was told: the truth about its claim.
       expect(blocked[0]!.stderr).toContain('was not claimed, so it is blocked: no worker serves');
-      expect(blocked[0]!.stderr).toContain('it was withdrawn before any worker took it: it is never applied, so nothing holds the delegation');
+      expect(blocked[0]!.stderr).toContain(
+        'it was withdrawn before any worker took it: it is never applied, so nothing holds the delegation',
+      );
     });
   }
 });

@@ -2,7 +2,17 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
-import { EXECUTOR, REVIEWER, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn, spawnedIds, waitForChildren } from '../support/agentScripts.ts';
+import {
+  EXECUTOR,
+  REVIEWER,
+  asOffered,
+  executorThatCompletes,
+  parentThatSpawns,
+  shell,
+  spawn,
+  spawnedIds,
+  waitForChildren,
+} from '../support/agentScripts.ts';
 import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 
 // With the real clients (the newest of each): what the clients do beyond the
@@ -42,7 +52,8 @@ describe.concurrent('real clients: hook semantics', { timeout: 120_000 }, () => 
     let childId = '';
     await w.run('Review the analysis of task 01.', {
       parent: (request) => {
-        if (request.step === 0) return { toolCalls: [asOffered(spawn('claude-code', REVIEWER, 'Run review-analysis for task 01.'), request)] };
+        if (request.step === 0)
+          return { toolCalls: [asOffered(spawn('claude-code', REVIEWER, 'Run review-analysis for task 01.'), request)] };
         if (request.step === 1) {
           childId = /agentId: (\w+)/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
           return { toolCalls: [{ name: 'SendMessage', input: { to: childId, message: 'Also fix src/retry.ts', summary: 'fix retry' } }] };
@@ -78,7 +89,8 @@ describe.concurrent('real clients: hook semantics', { timeout: 120_000 }, () => 
         const ids = spawnedIds(request);
         if (request.step === 0) return { toolCalls: [spawn('codex', EXECUTOR, 'Run analyze-task for task 01.')] };
         if (request.step === 1 || request.step === 3) return waitForChildren(request);
-        if (request.step === 2) return { toolCalls: [{ name: 'multi_agent_v1.send_input', input: { target: ids[0], message: 'Summarise what you wrote.' } }] };
+        if (request.step === 2)
+          return { toolCalls: [{ name: 'multi_agent_v1.send_input', input: { target: ids[0], message: 'Summarise what you wrote.' } }] };
         if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
         return { text: 'done' };
       },
@@ -104,7 +116,8 @@ describe.concurrent('real clients: hook semantics', { timeout: 120_000 }, () => 
         parent: (request) => {
           if (request.step === 0) return { toolCalls: [asOffered(first, request), asOffered(second, request)] };
           if (version.client === 'codex' && request.step === 1) return waitForChildren(request);
-          if (request.step === (version.client === 'codex' ? 2 : 1)) return { toolCalls: [shell(version.client, `${w.baton} task 01 advance`)] };
+          if (request.step === (version.client === 'codex' ? 2 : 1))
+            return { toolCalls: [shell(version.client, `${w.baton} task 01 advance`)] };
           return { text: 'done' };
         },
         executor: executorThatCompletes(version.client, w.baton),
@@ -114,7 +127,9 @@ describe.concurrent('real clients: hook semantics', { timeout: 120_000 }, () => 
       // Claude Code runs both PreToolUse hooks before either child starts: the second finds the
       // delegation claimed. Codex runs the calls one after the other: the second finds it activated.
       expect(pre.find((hook) => hook.code === 2)!.stderr).toMatch(
-        version.client === 'claude-code' ? /DELEGATION_SPAWN_CLAIMED/ : /DELEGATION_SPAWN_CLAIMED|ORCHESTRATION_DELEGATION_MISSING: .*pending delegation .* activated/,
+        version.client === 'claude-code'
+          ? /DELEGATION_SPAWN_CLAIMED/
+          : /DELEGATION_SPAWN_CLAIMED|ORCHESTRATION_DELEGATION_MISSING: .*pending delegation .* activated/,
       );
       expect(recordedPayloads(w).filter((hook) => hook.event === 'SubagentStart')).toHaveLength(1);
       const runFile = w.runFile();
@@ -129,13 +144,19 @@ describe.concurrent('real clients: hook semantics', { timeout: 120_000 }, () => 
       expect((await w.task('begin-or-resume')).status).toBe('running');
       expect((await w.task('prepare', '--client', version.client)).status).toBe('running');
       await w.run('Drive task 01 through its analysis stage.', {
-        parent: parentThatSpawns(version.client, spawn(version.client, EXECUTOR, 'Run analyze-task for task 01.'), [`${w.baton} task 01 advance`]),
+        parent: parentThatSpawns(version.client, spawn(version.client, EXECUTOR, 'Run analyze-task for task 01.'), [
+          `${w.baton} task 01 advance`,
+        ]),
         executor: executorThatCompletes(version.client, w.baton),
       });
       const hooks = recordedPayloads(w);
       expect(hooks.map((hook) => hook.event)).toEqual(['PreToolUse', 'SubagentStart', 'SubagentStop']);
       for (const hook of hooks) expect(hook.stderr, hook.event).not.toMatch(/spooled|unreachable|not configured/i);
-      expect(fs.existsSync(path.join(w.repo.root, '.git', 'baton', 'spool')) ? fs.readdirSync(path.join(w.repo.root, '.git', 'baton', 'spool')) : []).toEqual([]);
+      expect(
+        fs.existsSync(path.join(w.repo.root, '.git', 'baton', 'spool'))
+          ? fs.readdirSync(path.join(w.repo.root, '.git', 'baton', 'spool'))
+          : [],
+      ).toEqual([]);
       expect(w.runFile().receipts[0]).toMatchObject({ status: 'consumed', stage: 'analysis' });
     });
   }

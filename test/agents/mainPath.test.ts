@@ -55,7 +55,8 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     // hook-output object both clients accept.
     for (const hook of recordedPayloads(w)) {
       expect(hook.code, `${hook.event}: ${hook.stderr}`).toBe(0);
-      if (hook.stdout.trim() !== '') expect(Object.keys(JSON.parse(hook.stdout) as object), `${hook.event} printed ${hook.stdout}`).toEqual(['systemMessage']);
+      if (hook.stdout.trim() !== '')
+        expect(Object.keys(JSON.parse(hook.stdout) as object), `${hook.event} printed ${hook.stdout}`).toEqual(['systemMessage']);
     }
     const payloads = recordedPayloads(w).map((entry) => entry.payload);
     const start = payloads.find((payload) => payload.hook_event_name === 'SubagentStart')!;
@@ -99,7 +100,9 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
     expect(w.server.byRole('executor')).toEqual([]);
     const refusal = toolResultsOf(w, 'parent').join('\n');
-    expect(refusal).toMatch(new RegExp(`baton: (ORCHESTRATION_DELEGATION_MISSING: )?no lifecycle delegation is prepared for ${EXECUTOR} in ${w.repo.root}`));
+    expect(refusal).toMatch(
+      new RegExp(`baton: (ORCHESTRATION_DELEGATION_MISSING: )?no lifecycle delegation is prepared for ${EXECUTOR} in ${w.repo.root}`),
+    );
     const runFile = w.runFile();
     expect(runFile.pendingDelegation).toBeNull();
     expect(runFile.receipts).toEqual([]);
@@ -108,7 +111,10 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
   it('unmanaged repository: the hooks stay silent for an ordinary subagent', async (context) => {
     const w = await worldFor(context, version, { managed: false, record: true });
     // Claude Code's general-purpose agent; Codex's default agent (no agent_type).
-    const ordinary = client === 'claude-code' ? spawn(client, 'general-purpose', 'Look around.') : { name: 'multi_agent_v1.spawn_agent', input: { message: 'Look around.' } };
+    const ordinary =
+      client === 'claude-code'
+        ? spawn(client, 'general-purpose', 'Look around.')
+        : { name: 'multi_agent_v1.spawn_agent', input: { message: 'Look around.' } };
     const run = await w.run('Spawn a helper.', {
       parent: parentThatSpawns(client, ordinary),
       subagent: () => ({ text: 'looked around: nothing to report' }),
@@ -177,7 +183,12 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     });
     expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
     // The SubagentStart event waited in the spool (next to whatever else the hooks spooled).
-    expect(spooledWhileDown.some((file) => fs.readFileSync(path.join(w.repo.root, '.git', 'baton', 'spool-seen', file), 'utf8').includes('"hook-start"')), JSON.stringify(spooledWhileDown)).toBe(true);
+    expect(
+      spooledWhileDown.some((file) =>
+        fs.readFileSync(path.join(w.repo.root, '.git', 'baton', 'spool-seen', file), 'utf8').includes('"hook-start"'),
+      ),
+      JSON.stringify(spooledWhileDown),
+    ).toBe(true);
     expect(fs.existsSync(spool) ? fs.readdirSync(spool) : []).toEqual([]);
     const runFile = w.runFile();
     expect(runFile.pendingDelegation).toBeNull();

@@ -12,7 +12,11 @@ import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 const observed = fs
   .readdirSync(EXAMPLE_HOOKS_DIR)
   .filter((name) => /^(claude-code|codex)-\d/.test(name))
-  .map((name) => ({ name, client: name.startsWith('codex') ? ('codex' as const) : ('claude-code' as const), dir: path.join(EXAMPLE_HOOKS_DIR, name) }));
+  .map((name) => ({
+    name,
+    client: name.startsWith('codex') ? ('codex' as const) : ('claude-code' as const),
+    dir: path.join(EXAMPLE_HOOKS_DIR, name),
+  }));
 
 function load(dir: string, suffix: string | RegExp): Record<string, any> {
   const file = fs.readdirSync(dir).find((name) => (typeof suffix === 'string' ? name.endsWith(suffix) : suffix.test(name)));
@@ -32,7 +36,14 @@ describe.each(observed)('$name', ({ client, dir }) => {
     const started = decideHook(client, start as never);
     expect(started).toMatchObject({
       kind: 'event',
-      event: { intent: 'hook-start', client, nativeAgent: 'agent-infra-lifecycle-executor', childId: start.agent_id, parentId: start.session_id, spawnMode: 'fresh' },
+      event: {
+        intent: 'hook-start',
+        client,
+        nativeAgent: 'agent-infra-lifecycle-executor',
+        childId: start.agent_id,
+        parentId: start.session_id,
+        spawnMode: 'fresh',
+      },
     });
     // Codex reports the child's model; Claude Code reports none.
     expect((started as { event: { actualModel?: string } }).event.actualModel).toBe(client === 'codex' ? start.model : undefined);

@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { TestContext } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
 import type { ClientVersion } from '../support/agentClients.ts';
-import { EXECUTOR, asOffered, batonResult, executorThatCompletes, parentThatSpawns, spawn, waitForChildren } from '../support/agentScripts.ts';
+import {
+  EXECUTOR,
+  asOffered,
+  batonResult,
+  executorThatCompletes,
+  parentThatSpawns,
+  spawn,
+  waitForChildren,
+} from '../support/agentScripts.ts';
 import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Turn } from '../support/modelServer.ts';
@@ -36,7 +44,11 @@ async function sealedByWorker(context: TestContext, w: AgentWorld): Promise<Reco
 
 /** The worker's seal: after the grace since complete-stage, measured as a stop would measure it. */
 function expectSealedAfterGrace(receipt: Record<string, any>): void {
-  expect(receipt).toMatchObject({ status: 'sealed', stage: 'analysis', reconciliations: [{ kind: 'sealed', since: receipt.stageCompletedAt, graceMs: STOP_GRACE_MS }] });
+  expect(receipt).toMatchObject({
+    status: 'sealed',
+    stage: 'analysis',
+    reconciliations: [{ kind: 'sealed', since: receipt.stageCompletedAt, graceMs: STOP_GRACE_MS }],
+  });
   const [reconciled] = receipt.reconciliations as Array<{ since: string; at: string }>;
   const waited = Date.parse(reconciled!.at) - Date.parse(receipt.stageCompletedAt);
   expect(waited).toBeGreaterThanOrEqual(STOP_GRACE_MS);
@@ -66,7 +78,10 @@ function executorThatCompletesThen(w: AgentWorld, atNextRequest: () => Promise<v
   const complete = executorThatCompletes(w.client, w.baton);
   return async (request) => {
     if (request.step === 1) {
-      expect(batonResult(request.toolResults.at(-1))).toMatchObject({ status: 'running', run: { pendingDelegation: { status: 'stage-completed' } } });
+      expect(batonResult(request.toolResults.at(-1))).toMatchObject({
+        status: 'running',
+        run: { pendingDelegation: { status: 'stage-completed' } },
+      });
       await atNextRequest();
     }
     return complete(request);
@@ -101,7 +116,12 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       const parent =
         version.client === 'claude-code'
           ? async (request: ModelRequest): Promise<Turn> => {
-              if (request.step === 0) return { toolCalls: [asOffered(spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.', { run_in_background: true }), request)] };
+              if (request.step === 0)
+                return {
+                  toolCalls: [
+                    asOffered(spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.', { run_in_background: true }), request),
+                  ],
+                };
               launched = request.toolResults.at(-1) ?? '';
               await killed;
               return { text: 'done' };
@@ -139,7 +159,12 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       expect(w.runFile()).toMatchObject({ status: 'running', pause: null });
       // The worker's /metrics counts it.
       const metrics = new URL('/metrics', URL_PATTERN.exec(w.worker!.output())![1]);
-      await context.expect.poll(async () => /^baton_reconciliations_total\{[^}]*kind="sealed"[^}]*\} (\d+)$/m.exec(await (await fetch(metrics)).text())?.[1], { timeout: 15_000 }).toBe('1');
+      await context.expect
+        .poll(
+          async () => /^baton_reconciliations_total\{[^}]*kind="sealed"[^}]*\} (\d+)$/m.exec(await (await fetch(metrics)).text())?.[1],
+          { timeout: 15_000 },
+        )
+        .toBe('1');
       await expectAdvanceConsumes(w);
     });
 
@@ -156,7 +181,10 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
           // Claude Code: a foreground subagent; the parent gets its turn back when the child stops.
           parent:
             version.client === 'claude-code'
-              ? (request) => (request.step === 0 ? { toolCalls: [asOffered(spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.'), request)] } : { text: 'done' })
+              ? (request) =>
+                  request.step === 0
+                    ? { toolCalls: [asOffered(spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.'), request)] }
+                    : { text: 'done' }
               : codexParent,
           // The child's turn outlasts the stop-grace: the worker seals it before the child stops.
           executor: executorThatCompletesThen(w, async () => {
@@ -196,7 +224,9 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
           executor: async (request) => {
             if (request.step === 0) {
               // The child works past the grace before it hands its artifact over.
-              await context.expect.poll(() => w.runFile().pause?.code, { timeout: STOP_GRACE_MS + 30_000, interval: 100 }).toBe('BATON_DELEGATION_STALLED');
+              await context.expect
+                .poll(() => w.runFile().pause?.code, { timeout: STOP_GRACE_MS + 30_000, interval: 100 })
+                .toBe('BATON_DELEGATION_STALLED');
               stalled = w.runFile();
             }
             if (request.step === 1) completed = batonResult(request.toolResults.at(-1));
@@ -207,10 +237,18 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       );
       expect(w.server.scriptErrors).toEqual([]);
       expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
-      expect(stalled!).toMatchObject({ status: 'paused', pendingDelegation: { status: 'activated' }, pause: { code: 'BATON_DELEGATION_STALLED', recoverable: true } });
+      expect(stalled!).toMatchObject({
+        status: 'paused',
+        pendingDelegation: { status: 'activated' },
+        pause: { code: 'BATON_DELEGATION_STALLED', recoverable: true },
+      });
       expect(stalled!.pause.message).toContain('baton task TASK-20260101-000001 abort --reason');
       // The slow child's completion is taken and lifts the stall: what it reads says so, not "paused".
-      expect(completed!).toMatchObject({ status: 'running', error: null, run: { pause: null, pendingDelegation: { status: 'stage-completed' } } });
+      expect(completed!).toMatchObject({
+        status: 'running',
+        error: null,
+        run: { pause: null, pendingDelegation: { status: 'stage-completed' } },
+      });
       expect(completed!.warnings).toEqual(expect.arrayContaining([expect.stringContaining('pause BATON_DELEGATION_STALLED is lifted')]));
       expect(recordedPayloads(w).map((hook) => [hook.event, hook.code])).toEqual([
         ['PreToolUse', 0],
@@ -224,7 +262,9 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       expect(after.receipts[0]).toMatchObject({ stage: 'analysis', status: 'consumed' });
       // Sealed by the child's own stop: the only mark is the stall.
       const receipt = after.receipts[0];
-      expect(receipt.reconciliations).toEqual([{ kind: 'stalled', since: receipt.activatedAt, graceMs: STOP_GRACE_MS, at: expect.any(String) }]);
+      expect(receipt.reconciliations).toEqual([
+        { kind: 'stalled', since: receipt.activatedAt, graceMs: STOP_GRACE_MS, at: expect.any(String) },
+      ]);
       expect(receipt.changedPaths).toContain(ANALYSIS);
     });
   }

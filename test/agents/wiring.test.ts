@@ -107,6 +107,6 @@ describe.concurrent('real clients: what install-hooks sets up', { timeout: 120_0
     const advanced = w.server.byRole('parent')[2]!.toolResults.at(-1)!;
     expect(advanced).toContain('DELEGATION_STATE_INVALID');
     expect(advanced).toContain('wait for the subagent to return (spawn it in the foreground, never in the background)');
-    expect(advanced).toContain("then advance again");
+    expect(advanced).toContain('then advance again');
   });
 });

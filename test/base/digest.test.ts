@@ -8,7 +8,12 @@ import { PROJECT_ROOT } from '../support/processes.ts';
 // Event ids and the BullMQ script sha come from hexDigest: Node's node:crypto, Bun's native hasher.
 // Both must give the same digests, or a hook run by Bun would name events differently.
 
-const samples = ['', 'abc', JSON.stringify(['claude-code', 'start', 'session', 'child', 'agent-infra-lifecycle-executor', null]), 'clé ✓ 子 🎉'];
+const samples = [
+  '',
+  'abc',
+  JSON.stringify(['claude-code', 'start', 'session', 'child', 'agent-infra-lifecycle-executor', null]),
+  'clé ✓ 子 🎉',
+];
 
 describe('hexDigest', () => {
   it('is sha1 / sha256 in hex, as node:crypto computes them', () => {
@@ -28,6 +33,8 @@ const samples = ${JSON.stringify(samples)};
 console.log(JSON.stringify(samples.map((s) => [hexDigest('sha256', s), hexDigest('sha1', s)])));`;
     const run = spawnSync(bun, ['-e', script], { encoding: 'utf8', timeout: 20_000 });
     expect(run.stderr).toBe('');
-    expect(JSON.parse(run.stdout)).toEqual(samples.map((sample) => [createHash('sha256').update(sample).digest('hex'), createHash('sha1').update(sample).digest('hex')]));
+    expect(JSON.parse(run.stdout)).toEqual(
+      samples.map((sample) => [createHash('sha256').update(sample).digest('hex'), createHash('sha1').update(sample).digest('hex')]),
+    );
   });
 });

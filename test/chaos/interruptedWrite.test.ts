@@ -31,7 +31,11 @@ describe('a worker killed in the middle of an atomic run-file write', () => {
     const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
     const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
       // Wait for the result and print it on stderr (stdout stays empty).
-      const run = await runBaton(['hook', 'claude-code'], { env: { ...env, ...HOOK_WAITS_FOR_RESULT }, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
+      const run = await runBaton(['hook', 'claude-code'], {
+        env: { ...env, ...HOOK_WAITS_FOR_RESULT },
+        cwd: repo.root,
+        input: nativePayload('claude-code', phase, role, childId, repo.root),
+      });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toBe('');
       return JSON.parse(/^baton: (\{.*\})$/m.exec(run.stderr)?.[1] ?? 'null');
@@ -51,7 +55,14 @@ describe('a worker killed in the middle of an atomic run-file write', () => {
     // The worker applying complete-stage is killed after journaling the event and writing the new
     // run file's temp file, before the rename: exactly what such a kill leaves on disk.
     const runFile = path.join(repo.taskDir, 'orchestration.json');
-    const event: LifecycleEvent = { intent: 'complete-stage', taskRef: TASK_ID, stage: 'review-analysis', round: 1, artifact: 'review-analysis.md', agent: 'claude' };
+    const event: LifecycleEvent = {
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'review-analysis',
+      round: 1,
+      artifact: 'review-analysis.md',
+      agent: 'claude',
+    };
     const outcome = await applyEvent(event, { repoRoot: repo.root, fingerprinter: createFingerprinter() });
     expect(outcome.writes.map((write) => write.path)).toEqual([runFile]);
     const eventId = `c-interrupted-${randomUUID()}`;
@@ -74,7 +85,10 @@ describe('a worker killed in the middle of an atomic run-file write', () => {
     // BullMQ hands the job to the next worker: the redelivery finishes the event...
     const queue = queueFor(redisUrl, String(env.BATON_PREFIX), repo.root);
     try {
-      const job = await queue.add(event.intent, envelopeFor(event, repoIdentity(repo.root), 'cli', eventId), { ...JOB_OPTIONS, jobId: eventId });
+      const job = await queue.add(event.intent, envelopeFor(event, repoIdentity(repo.root), 'cli', eventId), {
+        ...JOB_OPTIONS,
+        jobId: eventId,
+      });
       await expect.poll(async () => (await queue.getJob(eventId))?.finishedOn, { timeout: 60_000, interval: 50 }).toBeTruthy();
       const done = await queue.getJob(job.id!);
       expect(done?.returnvalue).toMatchObject({ status: 'running', changed: true });

@@ -28,8 +28,17 @@ async function setUp(label: string) {
 const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args, '--timeout', '20000'], { env, cwd: repo.root }));
 // The hook waits for its event's result and prints it on stderr; stdout stays empty, as both
 // clients require (docs/hooks.md).
-const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string, client: 'claude-code' | 'codex' = 'claude-code'): Promise<CliRun> =>
-  runBaton(['hook', client], { env: { ...env, ...HOOK_WAITS_FOR_RESULT }, cwd: repo.root, input: nativePayload(client, phase, role, childId, repo.root) });
+const hook = (
+  phase: 'SubagentStart' | 'SubagentStop',
+  role: string,
+  childId: string,
+  client: 'claude-code' | 'codex' = 'claude-code',
+): Promise<CliRun> =>
+  runBaton(['hook', client], {
+    env: { ...env, ...HOOK_WAITS_FOR_RESULT },
+    cwd: repo.root,
+    input: nativePayload(client, phase, role, childId, repo.root),
+  });
 /** The orchestration result a verbose hook printed on stderr. */
 const resultOf = (run: CliRun) => {
   expect(run.stdout).toBe('');
@@ -51,9 +60,20 @@ async function driveToCompletion(childPrefix: string): Promise<string[]> {
     const started = await hook('SubagentStart', next.role, childId);
     expect(started.code, started.stderr).toBe(0);
     doStageWork(repo.root, repo.taskDir, next);
-    const completed = next.stage === 'commit'
-      ? await task('stage-completed', '--agent', 'claude')
-      : await task('complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', 'claude');
+    const completed =
+      next.stage === 'commit'
+        ? await task('stage-completed', '--agent', 'claude')
+        : await task(
+            'complete-stage',
+            '--stage',
+            next.stage,
+            '--round',
+            String(next.round),
+            '--artifact',
+            next.artifact,
+            '--agent',
+            'claude',
+          );
     expect(completed.status, JSON.stringify(completed)).toBe('running');
     const stopped = await hook('SubagentStop', next.role, childId);
     expect(stopped.code, stopped.stderr).toBe(0);
@@ -71,7 +91,10 @@ describe('duplicate native events', () => {
     await task('begin-or-resume');
     await task('prepare', '--client', 'codex');
     // Two deliveries of the same payload (same turn_id) at the same moment.
-    const [first, second] = await Promise.all([hook('SubagentStart', 'executor', 'child-1', 'codex'), hook('SubagentStart', 'executor', 'child-1', 'codex')]);
+    const [first, second] = await Promise.all([
+      hook('SubagentStart', 'executor', 'child-1', 'codex'),
+      hook('SubagentStart', 'executor', 'child-1', 'codex'),
+    ]);
     expect(first.code, first.stderr).toBe(0);
     expect(second.code, second.stderr).toBe(0);
     expect(resultOf(second)).toEqual(resultOf(first));
@@ -79,14 +102,19 @@ describe('duplicate native events', () => {
     expect(journalRecords()).toHaveLength(1);
     // The run moves on; a third, late delivery changes nothing and still returns the first result.
     fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
-    expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'codex')).status).toBe('running');
+    expect(
+      (await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'codex')).status,
+    ).toBe('running');
     const moved = runText();
     const late = await hook('SubagentStart', 'executor', 'child-1', 'codex');
     expect(late.code, late.stderr).toBe(0);
     expect(resultOf(late)).toEqual(resultOf(first));
     expect(runText()).toBe(moved);
     // SubagentStop twice: sealed once, the same answer twice.
-    const [stopA, stopB] = await Promise.all([hook('SubagentStop', 'executor', 'child-1', 'codex'), hook('SubagentStop', 'executor', 'child-1', 'codex')]);
+    const [stopA, stopB] = await Promise.all([
+      hook('SubagentStop', 'executor', 'child-1', 'codex'),
+      hook('SubagentStop', 'executor', 'child-1', 'codex'),
+    ]);
     expect(stopA.code, stopA.stderr).toBe(0);
     expect(resultOf(stopB)).toEqual(resultOf(stopA));
     expect(run().pendingDelegation).toMatchObject({ status: 'sealed', childId: 'child-1' });
@@ -103,10 +131,14 @@ describe('duplicate native events', () => {
     const [first, second] = await Promise.all([hook('SubagentStart', 'executor', 'child-1'), hook('SubagentStart', 'executor', 'child-1')]);
     const results = [resultOf(first), resultOf(second)];
     expect(results.map((result) => result.changed).sort()).toEqual([false, true]);
-    expect(results.find((result) => !result.changed).warnings[0]).toMatch(/^child child-1 started another turn of delegation \S+ \(activated\)$/);
+    expect(results.find((result) => !result.changed).warnings[0]).toMatch(
+      /^child child-1 started another turn of delegation \S+ \(activated\)$/,
+    );
     expect(run().pendingDelegation).toMatchObject({ status: 'activated', childId: 'child-1' });
     fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
-    expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status).toBe('running');
+    expect(
+      (await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status,
+    ).toBe('running');
     const sealed = resultOf(await hook('SubagentStop', 'executor', 'child-1'));
     expect(sealed.run.pendingDelegation.status).toBe('sealed');
     const again = resultOf(await hook('SubagentStop', 'executor', 'child-1'));
@@ -124,25 +156,41 @@ describe('missing native events', () => {
     expect((await task('prepare', '--client', 'claude-code')).status).toBe('running');
     expect((await hook('SubagentStart', 'executor', 'lost-child')).code).toBe(0);
     fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n\nDone.\n');
-    expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status).toBe('running');
+    expect(
+      (await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status,
+    ).toBe('running');
     // No SubagentStop. The orchestrator advances anyway: a recoverable pause that says why.
     const advanced = await task('advance');
     expect(advanced).toMatchObject({ status: 'paused', changed: true });
-    expect(advanced.run.pause).toEqual({ code: 'DELEGATION_STATE_INVALID', message: expect.stringContaining('is stage-completed, expected sealed'), recoverable: true });
+    expect(advanced.run.pause).toEqual({
+      code: 'DELEGATION_STATE_INVALID',
+      message: expect.stringContaining('is stage-completed, expected sealed'),
+      recoverable: true,
+    });
     // Stuck as 0.9.2 was: resuming does nothing while the delegation is pending, spawning is blocked.
     expect(await task('begin-or-resume')).toMatchObject({ status: 'paused', changed: false });
     expect((await task('prepare', '--client', 'claude-code')).error.code).toBe('ORCHESTRATION_RUN_NOT_RUNNING');
     const spawn = await runBaton(['hook', 'claude-code'], {
       env,
       cwd: repo.root,
-      input: JSON.stringify({ session_id: 's', cwd: repo.root, hook_event_name: 'PreToolUse', tool_name: 'Task', tool_input: { subagent_type: 'agent-infra-lifecycle-reviewer' } }),
+      input: JSON.stringify({
+        session_id: 's',
+        cwd: repo.root,
+        hook_event_name: 'PreToolUse',
+        tool_name: 'Task',
+        tool_input: { subagent_type: 'agent-infra-lifecycle-reviewer' },
+      }),
     });
     expect(spawn.code).toBe(2);
     expect(spawn.stderr).toContain(`baton task ${TASK_ID} abort`);
     // The way out: abort (the receipt joins the history as aborted), then begin-or-resume.
     const aborted = await task('abort', '--reason', 'SubagentStop never arrived');
     expect(aborted).toMatchObject({ status: 'paused', changed: true });
-    expect(aborted.run.pause).toEqual({ code: 'ORCHESTRATION_DELEGATION_ABORTED', message: 'SubagentStop never arrived', recoverable: true });
+    expect(aborted.run.pause).toEqual({
+      code: 'ORCHESTRATION_DELEGATION_ABORTED',
+      message: 'SubagentStop never arrived',
+      recoverable: true,
+    });
     expect(aborted.run.pendingDelegation).toBeNull();
     // The lost stop finally arrives: nothing to seal, a non-blocking error, nothing changes.
     const before = runText();
@@ -153,7 +201,14 @@ describe('missing native events', () => {
     expect(await task('begin-or-resume')).toMatchObject({ status: 'running', changed: true });
     // The analysis exists, so the run continues with its review, through to the commit.
     const steps = await driveToCompletion('fresh');
-    expect(steps).toEqual(['review-analysis:running', 'plan:running', 'review-plan:running', 'code:running', 'review-code:running', 'commit:completed']);
+    expect(steps).toEqual([
+      'review-analysis:running',
+      'plan:running',
+      'review-plan:running',
+      'code:running',
+      'review-code:running',
+      'commit:completed',
+    ]);
     const final = run();
     expect(final).toMatchObject({ status: 'completed', pendingDelegation: null, pause: null });
     expect(final.receipts.map((receipt) => `${receipt.stage}:${receipt.status}`)).toEqual([
@@ -185,7 +240,9 @@ describe('missing native events', () => {
     expect(staleResult.warnings).toEqual(['ignored the stop of child old-child: its delegation was aborted']);
     expect(run()).toEqual(before);
     fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
-    expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status).toBe('running');
+    expect(
+      (await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status,
+    ).toBe('running');
     expect((await hook('SubagentStop', 'executor', 'new-child')).code).toBe(0);
     expect(run().pendingDelegation).toMatchObject({ status: 'sealed', childId: 'new-child' });
     expect(await task('advance')).toMatchObject({ status: 'running', changed: true });
@@ -198,7 +255,11 @@ describe('missing native events', () => {
     await task('prepare', '--client', 'claude-code');
     fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
     const completed = await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude');
-    expect(completed.run.pause).toEqual({ code: 'DELEGATION_STATE_INVALID', message: expect.stringContaining('is prepared, expected activated'), recoverable: true });
+    expect(completed.run.pause).toEqual({
+      code: 'DELEGATION_STATE_INVALID',
+      message: expect.stringContaining('is prepared, expected activated'),
+      recoverable: true,
+    });
     expect((await task('abort')).status).toBe('paused');
     expect(await task('begin-or-resume')).toMatchObject({ status: 'running', changed: true });
     expect((await task('prepare', '--client', 'claude-code')).next.stage).toBe('review-analysis');

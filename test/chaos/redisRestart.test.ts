@@ -55,16 +55,24 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
     const task = async (...args: string[]): Promise<Json> => {
       const key = `chaos-redis-${(keyCounter += 1)}`;
       for (let attempt = 1; ; attempt += 1) {
-        const run = await runBaton(['task', TASK_ID, ...args, '--idempotency-key', key, '--timeout', '6000'], { env, cwd: root, timeoutMs: 30_000 });
+        const run = await runBaton(['task', TASK_ID, ...args, '--idempotency-key', key, '--timeout', '6000'], {
+          env,
+          cwd: root,
+          timeoutMs: 30_000,
+        });
         // Whatever happens to Redis, the command answers with its one-line JSON result.
         let json: Json;
         try {
           json = JSON.parse(run.stdout.trim().split('\n').at(-1) ?? '');
         } catch {
-          throw new Error(`baton task ${args.join(' ')} printed no JSON result (exit ${run.code}):\n${run.stdout}\n${run.stderr}\n${log.join('\n')}`);
+          throw new Error(
+            `baton task ${args.join(' ')} printed no JSON result (exit ${run.code}):\n${run.stdout}\n${run.stderr}\n${log.join('\n')}`,
+          );
         }
         if (!(json.status === 'failed' && TRANSIENT.has(json.error?.code))) return json;
-        log.push(`task ${args[0]} attempt ${attempt}: ${json.error.code}${json.error.message.startsWith('lost') ? ' (lost mid-command)' : ''}`);
+        log.push(
+          `task ${args[0]} attempt ${attempt}: ${json.error.code}${json.error.message.startsWith('lost') ? ' (lost mid-command)' : ''}`,
+        );
         if (attempt >= 60) throw new Error(`task ${args.join(' ')} never got through:\n${log.join('\n')}`);
         await sleep(250);
       }
@@ -72,9 +80,16 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
     const hooks: { phase: string; childId: string; run: CliRun; redisWasUp: boolean }[] = [];
     const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
       const redisWasUp = redisUp;
-      const run = await runBaton(['hook', 'claude-code'], { env, cwd: root, input: nativePayload('claude-code', phase, role, childId, root), timeoutMs: 30_000 });
+      const run = await runBaton(['hook', 'claude-code'], {
+        env,
+        cwd: root,
+        input: nativePayload('claude-code', phase, role, childId, root),
+        timeoutMs: 30_000,
+      });
       hooks.push({ phase, childId, run, redisWasUp });
-      log.push(`hook ${phase} ${childId}: exit ${run.code} in ${Math.round(run.ms)} ms${run.stderr.includes('spooled') ? ' (spooled)' : ''}`);
+      log.push(
+        `hook ${phase} ${childId}: exit ${run.code} in ${Math.round(run.ms)} ms${run.stderr.includes('spooled') ? ' (spooled)' : ''}`,
+      );
       expect(run.code, run.stderr).toBe(0);
       return run;
     };
@@ -116,9 +131,20 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
         }
         doStageWork(root, repo.taskDir, next);
         // The CLI drains the spool before adding its own event, so the start is applied first.
-        const completed = next.stage === 'commit'
-          ? await task('stage-completed', '--agent', 'claude')
-          : await task('complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', 'claude');
+        const completed =
+          next.stage === 'commit'
+            ? await task('stage-completed', '--agent', 'claude')
+            : await task(
+                'complete-stage',
+                '--stage',
+                next.stage,
+                '--round',
+                String(next.round),
+                '--artifact',
+                next.artifact,
+                '--agent',
+                'claude',
+              );
         expect(completed.status, `${JSON.stringify(completed)}\n${log.join('\n')}`).toBe('running');
         await hook('SubagentStop', next.role, childId);
         const advanced = await task('advance');
@@ -133,8 +159,13 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
 
       const run = JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
       expect(run.status, context).toBe('completed');
-      expect(run.receipts.map((receipt) => `${receipt.stage}:${receipt.status}:${receipt.childId}`), context).toEqual(
-        ['analysis', 'review-analysis', 'plan', 'review-plan', 'code', 'review-code', 'commit'].map((stage, index) => `${stage}:consumed:child-${index + 1}`),
+      expect(
+        run.receipts.map((receipt) => `${receipt.stage}:${receipt.status}:${receipt.childId}`),
+        context,
+      ).toEqual(
+        ['analysis', 'review-analysis', 'plan', 'review-plan', 'code', 'review-code', 'commit'].map(
+          (stage, index) => `${stage}:consumed:child-${index + 1}`,
+        ),
       );
       expect(run.stepCount).toBe(7);
       expect(spooledFiles(root), context).toEqual([]);
@@ -145,10 +176,12 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
       // docs/architecture.md "Testing".)
       const spooled = hooks.filter((entry) => entry.run.stderr.includes('spooled'));
       expect(spooled.length, context).toBeGreaterThanOrEqual(2);
-      for (const entry of spooled) expect(entry.run.stderr, context).toMatch(/^baton: Redis unreachable \(.+\); hook-(start|stop) event spooled to /m);
+      for (const entry of spooled)
+        expect(entry.run.stderr, context).toMatch(/^baton: Redis unreachable \(.+\); hook-(start|stop) event spooled to /m);
       const whileDown = hooks.filter((entry) => !entry.redisWasUp);
       expect(whileDown.length, context).toBeGreaterThanOrEqual(2);
-      for (const entry of whileDown.slice(0, 2)) expect(entry.run.stderr, `${entry.phase} ${entry.childId}\n${context}`).not.toContain('did not answer within the hook budget');
+      for (const entry of whileDown.slice(0, 2))
+        expect(entry.run.stderr, `${entry.phase} ${entry.childId}\n${context}`).not.toContain('did not answer within the hook budget');
       // The worker lived through every restart.
       expect(worker.child.exitCode, `${context}\n${worker.output()}`).toBeNull();
       expect(outages.count).toBeGreaterThanOrEqual(1);
@@ -166,8 +199,15 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
     const client = new Redis(redisOptionsFromUrl(redis.url));
     await client.zadd(heartbeatKey(prefix, queueName), Date.now() + 600_000, 'phantom-worker');
     client.disconnect();
-    const pending = runBaton(['task', TASK_ID, 'begin-or-resume', '--timeout', '20000', '--idempotency-key', 'lost-1'], { env, cwd: repo.root });
-    const pendingHook = runBaton(['hook', 'claude-code'], { env: { ...env, ...HOOK_WAITS_FOR_RESULT }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root) });
+    const pending = runBaton(['task', TASK_ID, 'begin-or-resume', '--timeout', '20000', '--idempotency-key', 'lost-1'], {
+      env,
+      cwd: repo.root,
+    });
+    const pendingHook = runBaton(['hook', 'claude-code'], {
+      env: { ...env, ...HOOK_WAITS_FOR_RESULT },
+      cwd: repo.root,
+      input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root),
+    });
     // Redis stops once both have queued their job and wait for its result: made to happen, not
     // hoped for after a fixed pause.
     const waiting = new Redis(redisOptionsFromUrl(redis.url));

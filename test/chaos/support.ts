@@ -34,7 +34,15 @@ export function lifecycleStream(cycles: number): LifecycleEvent[] {
     const agent = 'agent-infra-lifecycle-executor';
     events.push(
       { intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' },
-      { intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: agent, childId, parentId: 'parent-session', spawnMode: 'fresh' },
+      {
+        intent: 'hook-start',
+        taskRef: 'auto',
+        client: 'claude-code',
+        nativeAgent: agent,
+        childId,
+        parentId: 'parent-session',
+        spawnMode: 'fresh',
+      },
     );
     if (cycle % 2 === 1) {
       events.push(
@@ -93,7 +101,11 @@ export async function referenceOutcome(events: readonly LifecycleEvent[]) {
 
 export function queueFor(redisUrl: string, prefix: string, root: string): Queue {
   // ioredis' option type and BullMQ's differ only in typing.
-  return new Queue(queueNameFor(repoIdentity(root).id), { connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions, prefix, skipVersionCheck: true });
+  return new Queue(queueNameFor(repoIdentity(root).id), {
+    connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions,
+    prefix,
+    skipVersionCheck: true,
+  });
 }
 
 /**

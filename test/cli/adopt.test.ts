@@ -27,11 +27,17 @@ beforeEach(() => {
   fs.mkdirSync(root);
   git(root, ['init', '-q']);
   // The clients' per-user files live in the test's own homes; `baton` is on PATH.
-  env = { ...process.env, CODEX_HOME: path.join(work, 'codex-home'), CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'), PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}` };
+  env = {
+    ...process.env,
+    CODEX_HOME: path.join(work, 'codex-home'),
+    CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
+    PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
+  };
 });
 afterEach(() => fs.rmSync(work, { recursive: true, force: true }));
 
-const baton = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> => runBaton(args, { cwd: options.cwd ?? root, env: options.env ?? env });
+const baton = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> =>
+  runBaton(args, { cwd: options.cwd ?? root, env: options.env ?? env });
 const initRecord = () => path.join(root, '.git', 'baton', 'init.json');
 
 describe('baton init', () => {
@@ -65,7 +71,9 @@ describe('baton init', () => {
     expect((await baton(['init'])).code).toBe(0);
     const written = [...projectFiles(root).values()].join('\n');
     expect(written).toContain('"command": "baton hook claude-code"');
-    expect(written).toContain("baton task <task-id> complete-stage --stage analysis --round <round> --artifact <artifact> --agent claude --content - <<'BATON_ARTIFACT'");
+    expect(written).toContain(
+      "baton task <task-id> complete-stage --stage analysis --round <round> --artifact <artifact> --agent claude --content - <<'BATON_ARTIFACT'",
+    );
     expect(written).not.toContain(process.execPath);
     expect(written).not.toContain(work);
 
@@ -81,7 +89,9 @@ describe('baton init', () => {
   it('says how to put baton on PATH when it is not there', async () => {
     const run = await baton(['init', '--client', 'claude-code'], { env: { ...env, PATH: '/usr/bin:/bin' } });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain("note: the installed hooks and agents run 'baton', which is not on PATH here, so they would fail: run 'npm link' in");
+    expect(run.stdout).toContain(
+      "note: the installed hooks and agents run 'baton', which is not on PATH here, so they would fail: run 'npm link' in",
+    );
   });
 
   it('is idempotent: a second run changes no byte', async () => {
@@ -111,7 +121,9 @@ describe('baton init', () => {
     fs.writeFileSync(skill, '---\nname: analyze-task\ndescription: agent-infra\n---\n\nagent-infra analyze-task\n');
     const run = await baton(['init']);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain("Codex: agent-infra's own skills are installed here (.agents/skills/analyze-task/SKILL.md): they stay in charge");
+    expect(run.stdout).toContain(
+      "Codex: agent-infra's own skills are installed here (.agents/skills/analyze-task/SKILL.md): they stay in charge",
+    );
     expect(run.stdout).toContain("Claude Code: agent-infra's own skills are installed here (.agents/skills/analyze-task/SKILL.md)");
     expect(fs.existsSync(path.join(root, '.claude', 'skills'))).toBe(false);
     expect(fs.readdirSync(path.join(root, '.agents', 'skills'))).toEqual(['analyze-task']);
@@ -123,7 +135,7 @@ describe('baton init', () => {
 });
 
 describe('baton uninstall', () => {
-  it('gives back every byte; keeps the task workspace; refuses an edited file of baton\'s without --force', async () => {
+  it("gives back every byte; keeps the task workspace; refuses an edited file of baton's without --force", async () => {
     writeUserClaudeSetup(root);
     fs.writeFileSync(path.join(root, '.gitignore'), 'node_modules/'); // no final newline
     const before = projectFiles(root);
@@ -136,7 +148,9 @@ describe('baton uninstall', () => {
 
     const refused = await baton(['uninstall']);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain('baton uninstall: .claude/skills/code-task/SKILL.md: edited since baton init wrote it; --force removes it');
+    expect(refused.stderr).toContain(
+      'baton uninstall: .claude/skills/code-task/SKILL.md: edited since baton init wrote it; --force removes it',
+    );
     expect(refused.stderr).toContain('nothing was changed');
     expect(projectFiles(root)).toEqual(installed);
     const dry = await baton(['uninstall', '--dry-run']);
@@ -168,7 +182,11 @@ describe('baton uninstall', () => {
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toMatch(/^ {2}updated +CLAUDE\.md$/m);
     expect(fs.readFileSync(path.join(root, 'CLAUDE.md'), 'utf8')).toBe(`${USER_CLAUDE_MD}\n\n## Added later\n`);
-    expect(JSON.parse(fs.readFileSync(settingsFile, 'utf8'))).toEqual({ permissions: { allow: ['Bash(npm test)'] }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }] }, model: 'opus' });
+    expect(JSON.parse(fs.readFileSync(settingsFile, 'utf8'))).toEqual({
+      permissions: { allow: ['Bash(npm test)'] },
+      hooks: { Stop: [{ hooks: [{ type: 'command', command: 'notify-send done' }] }] },
+      model: 'opus',
+    });
     expect(fs.existsSync(path.join(root, '.claude', 'skills'))).toBe(false);
   });
 
@@ -183,7 +201,7 @@ describe('baton uninstall', () => {
     expect(projectFiles(root)).toEqual(new Map());
   });
 
-  it('without the record of init (a clone of a committed setup), takes out what is baton\'s', async () => {
+  it("without the record of init (a clone of a committed setup), takes out what is baton's", async () => {
     writeUserClaudeSetup(root);
     expect((await baton(['init', '--client', 'claude-code'])).code).toBe(0);
     fs.rmSync(initRecord());
@@ -193,7 +211,9 @@ describe('baton uninstall', () => {
     const left = projectFiles(root);
     expect([...left.keys()].sort()).toEqual(['.claude/settings.json', '.gitignore', 'CLAUDE.md']);
     expect(left.get('CLAUDE.md')).toBe(`${USER_CLAUDE_MD}\n`);
-    expect(JSON.parse(left.get('.claude/settings.json')!)).toEqual(JSON.parse(fs.readFileSync(path.join(root, '.claude', 'settings.json'), 'utf8')));
+    expect(JSON.parse(left.get('.claude/settings.json')!)).toEqual(
+      JSON.parse(fs.readFileSync(path.join(root, '.claude', 'settings.json'), 'utf8')),
+    );
     expect(left.get('.claude/settings.json')).not.toContain('baton');
   });
 });
@@ -202,26 +222,56 @@ describe('baton new', () => {
   it('creates task.md with the frontmatter the lifecycle reads and the lowest free short id, and says what to tell the agent', async () => {
     const first = await baton(['new', 'Bound the retry budget']);
     expect(first.code, first.stderr).toBe(0);
-    const [, taskId, shortId] = /^created (TASK-\d{8}-\d{6}) \(short id (\d+)\): \.agents\/workspace\/active\/TASK-\d{8}-\d{6}\/task\.md$/m.exec(first.stdout) ?? [];
+    const [, taskId, shortId] =
+      /^created (TASK-\d{8}-\d{6}) \(short id (\d+)\): \.agents\/workspace\/active\/TASK-\d{8}-\d{6}\/task\.md$/m.exec(first.stdout) ?? [];
     expect(shortId).toBe('01');
     expect(first.stdout).toContain('tell your agent:\n  Run task 01 through its lifecycle.\n');
     expect(first.stdout).toContain("note: no agent client is wired to baton here yet: run 'baton init' first");
     const text = fs.readFileSync(path.join(root, '.agents', 'workspace', 'active', taskId!, 'task.md'), 'utf8');
-    expect(parseTypedTaskFrontmatter(text)).toMatchObject({ id: taskId, title: 'Bound the retry budget', status: 'active', current_step: 'requirement-analysis' });
+    expect(parseTypedTaskFrontmatter(text)).toMatchObject({
+      id: taskId,
+      title: 'Bound the retry budget',
+      status: 'active',
+      current_step: 'requirement-analysis',
+    });
     const route = JSON.parse((await baton(['task', '01', 'route'])).stdout);
     expect(route.next).toMatchObject({ action: 'analyze-task', artifact: 'analysis.md' });
 
-    const second = JSON.parse((await baton(['new', 'Title: with a colon "and quotes"', '--id', 'TASK-20260101-000009', '--type', 'bugfix', '--description', 'Why and how.', '--json'])).stdout);
+    const second = JSON.parse(
+      (
+        await baton([
+          'new',
+          'Title: with a colon "and quotes"',
+          '--id',
+          'TASK-20260101-000009',
+          '--type',
+          'bugfix',
+          '--description',
+          'Why and how.',
+          '--json',
+        ])
+      ).stdout,
+    );
     expect(second).toMatchObject({ taskId: 'TASK-20260101-000009', shortId: '02', tellTheAgent: 'Run task 02 through its lifecycle.' });
     const secondText = fs.readFileSync(path.join(root, second.taskFile), 'utf8');
-    expect(parseTypedTaskFrontmatter(secondText)).toMatchObject({ title: 'Title: with a colon "and quotes"', type: 'bugfix', workflow: 'bug-fix' });
+    expect(parseTypedTaskFrontmatter(secondText)).toMatchObject({
+      title: 'Title: with a colon "and quotes"',
+      type: 'bugfix',
+      workflow: 'bug-fix',
+    });
     expect(secondText).toContain('\nWhy and how.\n');
-    expect(JSON.parse(fs.readFileSync(path.join(root, '.agents', 'workspace', 'active', '.short-ids.json'), 'utf8'))).toEqual({ version: 1, ids: { '01': taskId, '02': 'TASK-20260101-000009' } });
+    expect(JSON.parse(fs.readFileSync(path.join(root, '.agents', 'workspace', 'active', '.short-ids.json'), 'utf8'))).toEqual({
+      version: 1,
+      ids: { '01': taskId, '02': 'TASK-20260101-000009' },
+    });
   });
 
   it('refuses bad input with a clear error and writes nothing', async () => {
     expect((await baton(['new', 'First', '--id', 'TASK-20260101-000001'])).code).toBe(0);
-    const snapshot = () => JSON.stringify([...projectFiles(root)].concat([...fs.readdirSync(path.join(root, '.agents', 'workspace', 'active'))].map((name) => [name, ''])));
+    const snapshot = () =>
+      JSON.stringify(
+        [...projectFiles(root)].concat([...fs.readdirSync(path.join(root, '.agents', 'workspace', 'active'))].map((name) => [name, ''])),
+      );
     const before = snapshot();
     const cases: Array<[string[], number, string]> = [
       [['new', '   '], 2, 'the title is empty'],
@@ -242,7 +292,10 @@ describe('baton new', () => {
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain('SHORT_ID_REGISTRY_INVALID_JSON');
     expect(broken.stderr).toContain('Nothing was written');
-    fs.writeFileSync(path.join(root, '.agents', 'workspace', 'active', '.short-ids.json'), `${JSON.stringify({ version: 1, ids: { '01': 'TASK-20260101-000001' } }, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(root, '.agents', 'workspace', 'active', '.short-ids.json'),
+      `${JSON.stringify({ version: 1, ids: { '01': 'TASK-20260101-000001' } }, null, 2)}\n`,
+    );
     expect(snapshot()).toBe(before);
   });
 });

@@ -26,23 +26,30 @@ async function reportsOn(runtime: Runtime, dir: string): Promise<Report[]> {
 
 const broken = (reports: readonly Report[]) => reports.filter((report) => report.error || report.missing?.length || report.defaultOnly);
 
-describe.each(['node', 'bun', 'deno'] as const)('dist/: every lazily imported module loads on %s with the names its importer reads', (name) => {
-  it('no load error, no missing name, no default-only module', async () => {
-    const reports = await reportsOn(RUNTIMES[name], DIST);
-    expect(broken(reports)).toEqual([]);
-    // The parse found the imports that matter (a checker that finds nothing would pass).
-    const sites = reports.map(({ file, spec, names }) => ({ file, spec, names }));
-    expect(sites).toEqual(
-      expect.arrayContaining([
-        { file: 'hook.mjs', spec: './lib/queue-client.mjs', names: ['RepositoryQueueClient'] },
-        { file: 'hook.mjs', spec: './lib/hooks-spawnCheck.mjs', names: ['checkSpawn'] },
-        expect.objectContaining({ file: expect.stringMatching(/^chunks\/task-/), spec: '../lib/queue-client.mjs', names: ['RepositoryQueueClient'] }),
-        expect.objectContaining({ file: 'fingerprint.mjs', spec: './lib/fingerprint-packedObjects.mjs' }),
-      ]),
-    );
-    expect(reports.length).toBeGreaterThan(30);
-  }, 90_000);
-});
+describe.each(['node', 'bun', 'deno'] as const)(
+  'dist/: every lazily imported module loads on %s with the names its importer reads',
+  (name) => {
+    it('no load error, no missing name, no default-only module', async () => {
+      const reports = await reportsOn(RUNTIMES[name], DIST);
+      expect(broken(reports)).toEqual([]);
+      // The parse found the imports that matter (a checker that finds nothing would pass).
+      const sites = reports.map(({ file, spec, names }) => ({ file, spec, names }));
+      expect(sites).toEqual(
+        expect.arrayContaining([
+          { file: 'hook.mjs', spec: './lib/queue-client.mjs', names: ['RepositoryQueueClient'] },
+          { file: 'hook.mjs', spec: './lib/hooks-spawnCheck.mjs', names: ['checkSpawn'] },
+          expect.objectContaining({
+            file: expect.stringMatching(/^chunks\/task-/),
+            spec: '../lib/queue-client.mjs',
+            names: ['RepositoryQueueClient'],
+          }),
+          expect.objectContaining({ file: 'fingerprint.mjs', spec: './lib/fingerprint-packedObjects.mjs' }),
+        ]),
+      );
+      expect(reports.length).toBeGreaterThan(30);
+    }, 90_000);
+  },
+);
 
 describe('the checks catch a lazily imported CommonJS module', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-lazy-cjs-'));
@@ -54,15 +61,34 @@ describe('the checks catch a lazily imported CommonJS module', () => {
     fs.mkdirSync(path.join(dir, 'node_modules', 'legacy-queue'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'node_modules', 'legacy-queue', 'package.json'), '{"name":"legacy-queue","main":"index.js"}\n');
     fs.writeFileSync(path.join(dir, 'node_modules', 'legacy-queue', 'index.js'), 'exports.Queue = class Queue {};\n');
-    fs.writeFileSync(path.join(dir, 'lazy.mjs'), "export async function load() { const { Queue } = await import('legacy-queue'); return Queue; }\n");
+    fs.writeFileSync(
+      path.join(dir, 'lazy.mjs'),
+      "export async function load() { const { Queue } = await import('legacy-queue'); return Queue; }\n",
+    );
     fs.writeFileSync(path.join(dir, 'reexport.mjs'), "export { Queue } from 'legacy-queue';\n");
-    fs.writeFileSync(path.join(dir, 'fixed.mjs'), "export async function load() { const { Queue } = await import('./reexport.mjs'); return Queue; }\n");
+    fs.writeFileSync(
+      path.join(dir, 'fixed.mjs'),
+      "export async function load() { const { Queue } = await import('./reexport.mjs'); return Queue; }\n",
+    );
     const bundle = (entry: string, outdir: string) =>
-      build({ absWorkingDir: dir, entryPoints: [entry], bundle: true, splitting: true, format: 'esm', platform: 'node', outdir, outExtension: { '.js': '.mjs' }, metafile: true, logLevel: 'silent' });
+      build({
+        absWorkingDir: dir,
+        entryPoints: [entry],
+        bundle: true,
+        splitting: true,
+        format: 'esm',
+        platform: 'node',
+        outdir,
+        outExtension: { '.js': '.mjs' },
+        metafile: true,
+        logLevel: 'silent',
+      });
 
     const bad = await bundle('lazy.mjs', 'bad');
     expect(lazyCommonJsImports(bad.metafile)).toEqual(['node_modules/legacy-queue/index.js (imported lazily by lazy.mjs)']);
-    expect(broken(await checkLazyImports(path.join(dir, 'bad')))).toEqual([expect.objectContaining({ file: 'lazy.mjs', names: ['Queue'], missing: ['Queue'], defaultOnly: true })]);
+    expect(broken(await checkLazyImports(path.join(dir, 'bad')))).toEqual([
+      expect.objectContaining({ file: 'lazy.mjs', names: ['Queue'], missing: ['Queue'], defaultOnly: true }),
+    ]);
 
     const good = await bundle('fixed.mjs', 'good');
     expect(lazyCommonJsImports(good.metafile)).toEqual([]);

@@ -24,7 +24,21 @@ function env(): NodeJS.ProcessEnv {
 }
 
 describe('--help on every command names --repo and --redis', () => {
-  const commands = [['task'], ['hook'], ['worker'], ['start'], ['dashboard'], ['runs'], ['install-hooks'], ['fingerprint'], ['demo'], ['init'], ['new'], ['doctor'], ['uninstall']];
+  const commands = [
+    ['task'],
+    ['hook'],
+    ['worker'],
+    ['start'],
+    ['dashboard'],
+    ['runs'],
+    ['install-hooks'],
+    ['fingerprint'],
+    ['demo'],
+    ['init'],
+    ['new'],
+    ['doctor'],
+    ['uninstall'],
+  ];
   it.each(commands)('baton %s --help', async (command) => {
     const run = await runBaton([command, '--help'], { cwd: repo.root, env: env() });
     expect(run.code, run.stderr).toBe(0);
@@ -44,7 +58,14 @@ describe('a command that does not use Redis, given --redis', () => {
     const run = await runBaton(['runs', '--redis', UNREACHABLE_REDIS, '--repo', repo.root], { env: env() });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toBe('baton runs: warning: --redis is ignored: baton runs reads the run files directly; it does not use Redis\n');
-    expect(run.stdout).toMatch(new RegExp(`^no orchestration runs in ${repo.root} yet\\. To see one, run 'baton demo'.*\n` + 'queue baton-[0-9a-f]{16} · checkout [0-9a-f]{16} on [^:]+:' + repo.root + '\n$'));
+    expect(run.stdout).toMatch(
+      new RegExp(
+        `^no orchestration runs in ${repo.root} yet\\. To see one, run 'baton demo'.*\n` +
+          'queue baton-[0-9a-f]{16} · checkout [0-9a-f]{16} on [^:]+:' +
+          repo.root +
+          '\n$',
+      ),
+    );
   });
 
   it('baton task <ref> route and status warn and answer from the files', async () => {
@@ -64,14 +85,18 @@ describe('a command that does not use Redis, given --redis', () => {
   it('baton fingerprint warns and prints the fingerprint', async () => {
     const run = await runBaton(['fingerprint', '--redis', UNREACHABLE_REDIS], { cwd: repo.root, env: env() });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toBe('baton fingerprint: warning: --redis is ignored: baton fingerprint reads the work tree and .git only; it does not use Redis\n');
+    expect(run.stderr).toBe(
+      'baton fingerprint: warning: --redis is ignored: baton fingerprint reads the work tree and .git only; it does not use Redis\n',
+    );
     expect(run.stdout).toMatch(/^[0-9a-f]{40}\n$/);
   });
 
   it('baton install-hooks warns and installs', async () => {
     const run = await runBaton(['install-hooks', 'claude-code', '--redis', UNREACHABLE_REDIS, '--repo', repo.root], { env: env() });
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stderr).toContain('baton install-hooks: warning: --redis is ignored: baton install-hooks only writes settings files; it does not use Redis');
+    expect(run.stderr).toContain(
+      'baton install-hooks: warning: --redis is ignored: baton install-hooks only writes settings files; it does not use Redis',
+    );
     expect(fs.existsSync(`${repo.root}/.claude/settings.json`)).toBe(true);
   });
 

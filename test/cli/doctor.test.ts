@@ -25,7 +25,13 @@ beforeEach(() => {
   fs.mkdirSync(root);
   git(root, ['init', '-q']);
   const { REDIS_URL: _url, ...rest } = process.env;
-  baseEnv = { ...rest, BATON_PREFIX: uniquePrefix('doctor'), CODEX_HOME: path.join(work, 'codex-home'), CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'), PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}` };
+  baseEnv = {
+    ...rest,
+    BATON_PREFIX: uniquePrefix('doctor'),
+    CODEX_HOME: path.join(work, 'codex-home'),
+    CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
+    PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
+  };
 });
 afterEach(async () => {
   await worker?.stop();
@@ -52,7 +58,16 @@ describe('baton doctor', () => {
     const { code, report } = await doctor(env);
     expect(code).toBe(1);
     expect(report.ok).toBe(false);
-    expect(statusOf(report)).toMatchObject({ repository: 'ok', redis: 'ok', worker: 'fail', spool: 'ok', 'hooks claude-code': 'ok', 'hooks codex': 'ok', 'trust claude-code': 'fail', 'trust codex': 'fail' });
+    expect(statusOf(report)).toMatchObject({
+      repository: 'ok',
+      redis: 'ok',
+      worker: 'fail',
+      spool: 'ok',
+      'hooks claude-code': 'ok',
+      'hooks codex': 'ok',
+      'trust claude-code': 'fail',
+      'trust codex': 'fail',
+    });
     expect(messageOf(report, 'repository')).toMatch(new RegExp(`^${root}, checkout id [0-9a-f]{16} \\(queue baton-[0-9a-f]{16}\\)$`));
     expect(messageOf(report, 'redis')).toContain('(REDIS_URL)');
     expect(messageOf(report, 'worker')).toContain(`no worker serves ${root}`);
@@ -81,15 +96,25 @@ describe('baton doctor', () => {
 
   it('reports an unreachable Redis with its URL and where it came from, a spooled event, and hooks whose command does not start', async () => {
     const env = { ...baseEnv, REDIS_URL: `unix://${path.join(work, 'no-redis.sock')}` };
-    expect((await runBaton(['init', '--client', 'claude-code', '--command', path.join(work, 'missing', 'baton')], { cwd: root, env })).code).toBe(0);
+    expect(
+      (await runBaton(['init', '--client', 'claude-code', '--command', path.join(work, 'missing', 'baton')], { cwd: root, env })).code,
+    ).toBe(0);
     fs.mkdirSync(path.join(root, '.git', 'baton', 'spool'), { recursive: true });
     fs.writeFileSync(path.join(root, '.git', 'baton', 'spool', '0001-event.json'), '{}');
     const { code, report } = await doctor(env);
     expect(code).toBe(1);
-    expect(statusOf(report)).toMatchObject({ redis: 'fail', worker: 'fail', spool: 'fail', 'hooks claude-code': 'fail', 'hooks codex': 'skip' });
+    expect(statusOf(report)).toMatchObject({
+      redis: 'fail',
+      worker: 'fail',
+      spool: 'fail',
+      'hooks claude-code': 'fail',
+      'hooks codex': 'skip',
+    });
     expect(messageOf(report, 'redis')).toContain(`cannot reach unix://${path.join(work, 'no-redis.sock')} (REDIS_URL)`);
     expect(messageOf(report, 'spool')).toContain('1 event(s) wait in .git/baton/spool/');
-    expect(messageOf(report, 'hooks claude-code')).toContain(`the hooks run '${path.join(work, 'missing', 'baton')}', which does not start here`);
+    expect(messageOf(report, 'hooks claude-code')).toContain(
+      `the hooks run '${path.join(work, 'missing', 'baton')}', which does not start here`,
+    );
     expect(messageOf(report, 'hooks codex')).toContain("run 'baton init --client codex'");
   });
 

@@ -19,9 +19,15 @@ describe('dist/hook.mjs', () => {
   const modules = [...text.matchAll(/^\/\/ ((?:node_modules|src)\/\S+)$/gm)].map((match) => match[1]!);
 
   it('holds the hook, its RESP transport and BullMQ add script, and no ioredis, BullMQ runtime or full zod', () => {
-    expect(modules).toEqual(expect.arrayContaining(['src/cli/hook.ts', 'src/queue/resp.ts', 'src/queue/hookTransport.ts', 'src/queue/spool.ts']));
+    expect(modules).toEqual(
+      expect.arrayContaining(['src/cli/hook.ts', 'src/queue/resp.ts', 'src/queue/hookTransport.ts', 'src/queue/spool.ts']),
+    );
     const packages = modules.filter((module) => module.startsWith('node_modules/'));
-    expect(packages.filter((module) => !/^node_modules\/(zod\/v4\/(mini|core)\/|bullmq\/dist\/cjs\/(scripts\/addStandardJob-\d+|version)\.js$)/.test(module))).toEqual([]);
+    expect(
+      packages.filter(
+        (module) => !/^node_modules\/(zod\/v4\/(mini|core)\/|bullmq\/dist\/cjs\/(scripts\/addStandardJob-\d+|version)\.js$)/.test(module),
+      ),
+    ).toEqual([]);
     expect(modules).not.toContain('src/queue/client.ts');
     expect(modules).not.toContain('src/core/runSchema.ts');
   });
@@ -49,14 +55,25 @@ describe('the built hook enqueues over both transports', () => {
     try {
       const prefix = uniquePrefix(`hook-bundle-${transport}`);
       const env = batonEnv({ redisUrl: inject('redisUrl'), prefix }, transport === 'ioredis' ? { BATON_HOOK_TRANSPORT: 'ioredis' } : {});
-      const input = JSON.stringify({ hook_event_name: 'SubagentStart', agent_type: 'agent-infra-lifecycle-executor', agent_id: `child-${transport}`, session_id: 'parent', cwd: repo.root });
+      const input = JSON.stringify({
+        hook_event_name: 'SubagentStart',
+        agent_type: 'agent-infra-lifecycle-executor',
+        agent_id: `child-${transport}`,
+        session_id: 'parent',
+        cwd: repo.root,
+      });
       const run = await runBaton(['hook', 'claude-code'], { env, input, cwd: repo.root });
       expect(run.code).toBe(0);
       expect(run.stderr).toMatch(/^baton: no worker serves .*; hook-start event queued as h-[0-9a-f]{40} and applied when one starts/);
       const jobId = /queued as (h-[0-9a-f]{40})/.exec(run.stderr)![1]!;
       const base = `${prefix}:${queueNameFor(repoIdentity(repo.root).id)}`;
       expect(await redis.lrange(`${base}:wait`, 0, -1)).toEqual([jobId]);
-      expect(JSON.parse((await redis.hget(`${base}:${jobId}`, 'data'))!)).toMatchObject({ intent: 'hook-start', eventId: jobId, source: 'hook', args: { childId: `child-${transport}` } });
+      expect(JSON.parse((await redis.hget(`${base}:${jobId}`, 'data'))!)).toMatchObject({
+        intent: 'hook-start',
+        eventId: jobId,
+        source: 'hook',
+        args: { childId: `child-${transport}` },
+      });
     } finally {
       redis.disconnect();
       repo.cleanup();

@@ -120,15 +120,29 @@ describe('a worker waiting for Redis, and a Redis that stays down', () => {
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/^no Redis: nothing answers on redis:\/\/127\.0\.0\.1:1\. Any one of these works:\n/);
     expect(said[0]).toMatch(/waiting for Redis at redis:\/\/127\.0\.0\.1:1: retrying every 0\.005 s \(Ctrl-C to stop\)$/);
-    expect(logged.slice(0, 3)).toEqual([2, 3, 4].map((attempts) => expect.stringMatching(new RegExp(`^still no Redis at redis://127\\.0\\.0\\.1:1: ${attempts} attempts in \\d+ s`))));
+    expect(logged.slice(0, 3)).toEqual(
+      [2, 3, 4].map((attempts) =>
+        expect.stringMatching(new RegExp(`^still no Redis at redis://127\\.0\\.0\\.1:1: ${attempts} attempts in \\d+ s`)),
+      ),
+    );
     expect(logged.at(-1)).toMatch(/^Redis at redis:\/\/127\.0\.0\.1:1 answers after 5 attempts/);
     // A Redis that answers at once: nothing said at all.
     const quiet: string[] = [];
-    expect(await waitForRedis('redis://127.0.0.1:1', { say: (message) => quiet.push(message), log: (line) => quiet.push(line), probe: async () => ({ kind: 'answers' }) })).toBe('ready');
+    expect(
+      await waitForRedis('redis://127.0.0.1:1', {
+        say: (message) => quiet.push(message),
+        log: (line) => quiet.push(line),
+        probe: async () => ({ kind: 'answers' }),
+      }),
+    ).toBe('ready');
     expect(quiet).toEqual([]);
     // A Redis that answers but refuses (a wrong password): said once with why, not waited for.
     const refused: string[] = [];
-    const outcome = await waitForRedis('redis://127.0.0.1:1', { say: (message) => refused.push(message), log: (line) => refused.push(line), probe: async () => ({ kind: 'refused', reason: 'WRONGPASS invalid username-password pair' }) });
+    const outcome = await waitForRedis('redis://127.0.0.1:1', {
+      say: (message) => refused.push(message),
+      log: (line) => refused.push(line),
+      probe: async () => ({ kind: 'refused', reason: 'WRONGPASS invalid username-password pair' }),
+    });
     expect(outcome).toBe('refused');
     expect(refused).toEqual([
       "Redis at redis://127.0.0.1:1 answers but refuses this worker: WRONGPASS invalid username-password pair; check the URL's user and password, its TLS files, and the Redis ACL (docs/teams.md)",
@@ -138,7 +152,11 @@ describe('a worker waiting for Redis, and a Redis that stays down', () => {
   it('quietRepeats says a repeated line again only after the quiet time, with its count', () => {
     const lines: string[] = [];
     let now = 0;
-    const log = quietRepeats((line) => lines.push(line), 30_000, () => now);
+    const log = quietRepeats(
+      (line) => lines.push(line),
+      30_000,
+      () => now,
+    );
     for (let second = 0; second < 40; second += 2) {
       now = second * 1000;
       log('redis: connect ECONNREFUSED 127.0.0.1:6379');

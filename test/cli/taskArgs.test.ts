@@ -27,7 +27,10 @@ describe('parseTaskCommand: upstream usage errors', () => {
     [['01', 'prepare', '--client', '--requested-model', 'x'], "option '--client' requires a value"],
     [['auto', 'hook-stop', '--client', 'claude-code', '--native-agent', 'a', '--child-id', ''], "option '--child-id' requires a value"],
     [['01', 'prepare'], "intent 'prepare' requires '--client'"],
-    [['auto', 'hook-start', '--native-agent', 'a', '--child-id', 'c', '--parent-id', 'p', '--spawn-mode', 'fresh'], "intent 'hook-start' requires '--client'"],
+    [
+      ['auto', 'hook-start', '--native-agent', 'a', '--child-id', 'c', '--parent-id', 'p', '--spawn-mode', 'fresh'],
+      "intent 'hook-start' requires '--client'",
+    ],
     [['01', 'hook-start', '--native-agent', 'a', '--child-id', 'c', '--parent-id', 'p'], "intent 'hook-start' requires '--spawn-mode'"],
     [['01', 'hook-stop', '--child-id', 'c'], "intent 'hook-stop' requires '--exit-code'"],
     [['auto', 'hook-stop', '--client', 'codex', '--child-id', 'c'], "intent 'hook-stop' requires '--native-agent'"],
@@ -38,16 +41,28 @@ describe('parseTaskCommand: upstream usage errors', () => {
     [['01', 'hook-stop', '--child-id', 'c', '--exit-code', 'zero'], '--exit-code must be an integer'],
     [['01', 'pause', '--code', 'X', '--message', 'm', '--recoverable', 'yes'], '--recoverable must be true or false'],
     [['01', 'prepare', '--client', 'vim'], "unknown client 'vim'"],
-    [['01', 'complete-stage', '--stage', 'deploy', '--round', '1', '--artifact', 'a.md', '--agent', 'x'], '--stage must be one of analysis, review-analysis, plan, review-plan, code, review-code, commit'],
-    [['01', 'complete-stage', '--stage', 'plan', '--round', '-1', '--artifact', 'a.md', '--agent', 'x'], '--round must be a positive integer'],
-    [['01', 'complete-stage', '--stage', 'plan', '--round', '1.5', '--artifact', 'a.md', '--agent', 'x'], '--round must be a positive integer'],
+    [
+      ['01', 'complete-stage', '--stage', 'deploy', '--round', '1', '--artifact', 'a.md', '--agent', 'x'],
+      '--stage must be one of analysis, review-analysis, plan, review-plan, code, review-code, commit',
+    ],
+    [
+      ['01', 'complete-stage', '--stage', 'plan', '--round', '-1', '--artifact', 'a.md', '--agent', 'x'],
+      '--round must be a positive integer',
+    ],
+    [
+      ['01', 'complete-stage', '--stage', 'plan', '--round', '1.5', '--artifact', 'a.md', '--agent', 'x'],
+      '--round must be a positive integer',
+    ],
     [['01', 'begin-or-resume', '--max-steps', '-1e3'], '--max-steps must be a positive integer'],
     [['01', 'begin-or-resume', '--max-steps', 'Infinity'], '--max-steps must be a positive integer'],
     [['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0.5'], '--exit-code must be an integer'],
     [['--client', 'x'], "unknown intent 'x'"],
     [['--client'], 'task ref and intent are required'],
     [['01', 'route', '-x', 'y'], "unknown option '-x'"],
-    [['01', 'validate-stage', '--stage', 'plan', '--round', '1', '--artifact', 'plan.md', '--role', 'boss'], '--role must be executor or reviewer'],
+    [
+      ['01', 'validate-stage', '--stage', 'plan', '--round', '1', '--artifact', 'plan.md', '--role', 'boss'],
+      '--role must be executor or reviewer',
+    ],
     [['01', 'status', 'extra'], "unknown option 'extra'"],
     [['01', 'route', 'foo'], "unknown option 'foo'"],
     [['01', 'status', '--worker', 'cloud'], '--worker must be queue or inline'],
@@ -60,22 +75,79 @@ describe('parseTaskCommand: upstream usage errors', () => {
     expect(usageError(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0', '--after-fingerprint', 'abc'])).toBe(
       "option '--after-fingerprint' is not accepted: baton captures the workspace fingerprint and changed paths itself",
     );
-    expect(usageError(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0', '--changed-paths', 'a,b'])).toContain("'--changed-paths' is not accepted");
+    expect(usageError(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0', '--changed-paths', 'a,b'])).toContain(
+      "'--changed-paths' is not accepted",
+    );
   });
 });
 
 describe('parseTaskCommand: events', () => {
   it('maps flags to typed events', () => {
     expect(event(['01', 'begin-or-resume', '--max-steps', '5']).event).toEqual({ intent: 'begin-or-resume', taskRef: '01', maxSteps: 5 });
-    expect(event(['auto', 'hook-start', '--client', 'claude-code', '--native-agent', 'agent-infra-lifecycle-reviewer', '--child-id', 'claude-child', '--parent-id', 'claude-parent', '--spawn-mode', 'fresh', '--actual-model', 'opus', '--fallback-reason', 'quota']).event).toEqual({
-      intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'claude-child', parentId: 'claude-parent', spawnMode: 'fresh', actualModel: 'opus', fallbackReason: 'quota',
+    expect(
+      event([
+        'auto',
+        'hook-start',
+        '--client',
+        'claude-code',
+        '--native-agent',
+        'agent-infra-lifecycle-reviewer',
+        '--child-id',
+        'claude-child',
+        '--parent-id',
+        'claude-parent',
+        '--spawn-mode',
+        'fresh',
+        '--actual-model',
+        'opus',
+        '--fallback-reason',
+        'quota',
+      ]).event,
+    ).toEqual({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'claude-child',
+      parentId: 'claude-parent',
+      spawnMode: 'fresh',
+      actualModel: 'opus',
+      fallbackReason: 'quota',
     });
-    expect(event(['auto', 'hook-stop', '--client', 'claude-code', '--native-agent', 'agent-infra-lifecycle-reviewer', '--child-id', 'claude-child']).event).toEqual({
-      intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'claude-child',
+    expect(
+      event([
+        'auto',
+        'hook-stop',
+        '--client',
+        'claude-code',
+        '--native-agent',
+        'agent-infra-lifecycle-reviewer',
+        '--child-id',
+        'claude-child',
+      ]).event,
+    ).toEqual({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'claude-child',
     });
-    expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '-1']).event).toEqual({ intent: 'hook-stop', taskRef: '01', childId: 'c', exitCode: -1 });
-    expect(event(['01', 'pause', '--code', 'HOOK_FAILED', '--message', 'gone', '--recoverable', 'false']).event).toEqual({ intent: 'pause', taskRef: '01', code: 'HOOK_FAILED', message: 'gone', recoverable: false });
-    expect(event(['01', 'complete-stage', '--stage', 'plan', '--round', '2', '--artifact', 'plan-r2.md', '--agent', 'codex']).event).toEqual({ intent: 'complete-stage', taskRef: '01', stage: 'plan', round: 2, artifact: 'plan-r2.md', agent: 'codex' });
+    expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '-1']).event).toEqual({
+      intent: 'hook-stop',
+      taskRef: '01',
+      childId: 'c',
+      exitCode: -1,
+    });
+    expect(event(['01', 'pause', '--code', 'HOOK_FAILED', '--message', 'gone', '--recoverable', 'false']).event).toEqual({
+      intent: 'pause',
+      taskRef: '01',
+      code: 'HOOK_FAILED',
+      message: 'gone',
+      recoverable: false,
+    });
+    expect(
+      event(['01', 'complete-stage', '--stage', 'plan', '--round', '2', '--artifact', 'plan-r2.md', '--agent', 'codex']).event,
+    ).toEqual({ intent: 'complete-stage', taskRef: '01', stage: 'plan', round: 2, artifact: 'plan-r2.md', agent: 'codex' });
     expect(event(['01', 'abort', '--reason', 'child crashed']).event).toEqual({ intent: 'abort', taskRef: '01', reason: 'child crashed' });
   });
 
@@ -83,20 +155,47 @@ describe('parseTaskCommand: events', () => {
     expect(event(['01', 'advance', '--client', 'codex']).event).toEqual({ intent: 'advance', taskRef: '01' });
     expect(event(['01', 'advance', '--before-fingerprint', 'abc']).event).toEqual({ intent: 'advance', taskRef: '01' });
     expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0', '--before-fingerprint', 'abc']).event).toEqual({
-      intent: 'hook-stop', taskRef: '01', childId: 'c', exitCode: 0,
+      intent: 'hook-stop',
+      taskRef: '01',
+      childId: 'c',
+      exitCode: 0,
     });
     // With a task ref, hook-start and hook-stop do not use --client: any value is ignored, as upstream.
-    expect(event(['01', 'hook-start', '--client', 'foo', '--native-agent', 'a', '--child-id', 'c', '--parent-id', 'p', '--spawn-mode', 'fresh']).event).toEqual({
-      intent: 'hook-start', taskRef: '01', nativeAgent: 'a', childId: 'c', parentId: 'p', spawnMode: 'fresh',
+    expect(
+      event(['01', 'hook-start', '--client', 'foo', '--native-agent', 'a', '--child-id', 'c', '--parent-id', 'p', '--spawn-mode', 'fresh'])
+        .event,
+    ).toEqual({
+      intent: 'hook-start',
+      taskRef: '01',
+      nativeAgent: 'a',
+      childId: 'c',
+      parentId: 'p',
+      spawnMode: 'fresh',
     });
-    expect(event(['01', 'hook-stop', '--client', 'foo', '--child-id', 'c', '--exit-code', '1']).event).toEqual({ intent: 'hook-stop', taskRef: '01', childId: 'c', exitCode: 1 });
+    expect(event(['01', 'hook-stop', '--client', 'foo', '--child-id', 'c', '--exit-code', '1']).event).toEqual({
+      intent: 'hook-stop',
+      taskRef: '01',
+      childId: 'c',
+      exitCode: 1,
+    });
   });
 
   it('reads numbers as upstream does: any integer-valued Number()', () => {
-    expect(event(['01', 'begin-or-resume', '--max-steps', '1e3']).event).toEqual({ intent: 'begin-or-resume', taskRef: '01', maxSteps: 1000 });
+    expect(event(['01', 'begin-or-resume', '--max-steps', '1e3']).event).toEqual({
+      intent: 'begin-or-resume',
+      taskRef: '01',
+      maxSteps: 1000,
+    });
     expect(event(['01', 'begin-or-resume', '--max-steps', '05']).event).toEqual({ intent: 'begin-or-resume', taskRef: '01', maxSteps: 5 });
-    expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0.0']).event).toEqual({ intent: 'hook-stop', taskRef: '01', childId: 'c', exitCode: 0 });
-    expect(event(['01', 'complete-stage', '--stage', 'plan', '--round', '02', '--artifact', 'plan-r2.md', '--agent', 'x']).event).toMatchObject({ round: 2 });
+    expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '0.0']).event).toEqual({
+      intent: 'hook-stop',
+      taskRef: '01',
+      childId: 'c',
+      exitCode: 0,
+    });
+    expect(
+      event(['01', 'complete-stage', '--stage', 'plan', '--round', '02', '--artifact', 'plan-r2.md', '--agent', 'x']).event,
+    ).toMatchObject({ round: 2 });
   });
 
   it('takes any task ref, even empty or long: the engine answers INVALID_TASK_REF', () => {
@@ -105,8 +204,15 @@ describe('parseTaskCommand: events', () => {
   });
 
   it('reads common options', () => {
-    expect(event(['01', 'status', '--repo', '/r', '--redis', 'redis://h:1', '--timeout', '500', '--worker', 'inline', '--idempotency-key', 'k1']).options).toEqual({
-      repo: '/r', redis: 'redis://h:1', timeoutMs: 500, worker: 'inline', idempotencyKey: 'k1',
+    expect(
+      event(['01', 'status', '--repo', '/r', '--redis', 'redis://h:1', '--timeout', '500', '--worker', 'inline', '--idempotency-key', 'k1'])
+        .options,
+    ).toEqual({
+      repo: '/r',
+      redis: 'redis://h:1',
+      timeoutMs: 500,
+      worker: 'inline',
+      idempotencyKey: 'k1',
     });
   });
 
@@ -116,13 +222,20 @@ describe('parseTaskCommand: events', () => {
     expect(parseTaskCommand(['01', '--help'])).toEqual({ kind: 'help' });
     expect(parseTaskCommand(['01', 'route', 'foo', '-h'])).toEqual({ kind: 'help' });
     expect(event(['01', 'pause', '--code', 'X', '--message', '-h', '--recoverable', 'true']).event).toEqual({
-      intent: 'pause', taskRef: '01', code: 'X', message: '-h', recoverable: true,
+      intent: 'pause',
+      taskRef: '01',
+      code: 'X',
+      message: '-h',
+      recoverable: true,
     });
   });
 });
 
 describe('claim-spawn is internal', () => {
   it('baton task does not offer the hook-only intent', () => {
-    expect(parseTaskCommand(['auto', 'claim-spawn', '--client', 'codex'])).toEqual({ kind: 'usage-error', message: "unknown intent 'claim-spawn'" });
+    expect(parseTaskCommand(['auto', 'claim-spawn', '--client', 'codex'])).toEqual({
+      kind: 'usage-error',
+      message: "unknown intent 'claim-spawn'",
+    });
   });
 });

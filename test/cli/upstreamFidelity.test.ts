@@ -1,7 +1,18 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { TASK_ID, approvedReview, failedResult, reviewWithVerdict, taskMd, tempRepo, uniquePrefix, writeApprovedThroughCode, writeArtifact, writeTask } from '../support/fixtures.ts';
+import {
+  TASK_ID,
+  approvedReview,
+  failedResult,
+  reviewWithVerdict,
+  taskMd,
+  tempRepo,
+  uniquePrefix,
+  writeApprovedThroughCode,
+  writeArtifact,
+  writeTask,
+} from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
 
@@ -10,7 +21,8 @@ import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
 
 const redisUrl = inject('redisUrl');
 const NO_REDIS = ['--redis', 'unix:///nonexistent/baton-test.sock'];
-const INVALID_TASK_REF = (ref: string) => `'${ref}' is not a valid short id or TASK-id; expected bare digits, '#N', or 'TASK-YYYYMMDD-HHMMSS'`;
+const INVALID_TASK_REF = (ref: string) =>
+  `'${ref}' is not a valid short id or TASK-id; expected bare digits, '#N', or 'TASK-YYYYMMDD-HHMMSS'`;
 
 let fixture: Fixture;
 
@@ -50,12 +62,20 @@ describe('the ledger heading is found as upstream finds it (^##\\s+<heading>\\s*
     const before = snapshot(dir);
     const run = await task([TASK_ID, 'route', ...NO_REDIS]);
     expect(run.code).toBe(1);
-    expect(jsonOf(run)).toEqual(failedResult('ORCHESTRATION_LEDGER_BLOCKED', 'code review ledger has unresolved findings or human decisions'));
+    expect(jsonOf(run)).toEqual(
+      failedResult('ORCHESTRATION_LEDGER_BLOCKED', 'code review ledger has unresolved findings or human decisions'),
+    );
     expect(snapshot(dir)).toEqual(before);
   });
 
   it('the same ledger with the blocker closed routes to commit', async () => {
-    const dir = setUp(taskMd(TASK_ID, 'code-review', ledger('## Review Disagreement Ledger ', '| CD-1 | code | 1 | blocker | closed | review-code.md#CD-1 |\n')));
+    const dir = setUp(
+      taskMd(
+        TASK_ID,
+        'code-review',
+        ledger('## Review Disagreement Ledger ', '| CD-1 | code | 1 | blocker | closed | review-code.md#CD-1 |\n'),
+      ),
+    );
     writeApprovedThroughCode(dir);
     const run = await task([TASK_ID, 'route', ...NO_REDIS]);
     expect(run.code).toBe(0);
@@ -155,7 +175,14 @@ describe('the CLI grammar of task-orchestration', () => {
     for (const intent of ['route', 'advance']) {
       const run = await task([ref, intent, ...NO_REDIS]);
       expect(run.code).toBe(1);
-      expect(jsonOf(run)).toEqual({ status: 'failed', changed: false, taskId: null, run: null, next: null, error: { code: 'INVALID_TASK_REF', message } });
+      expect(jsonOf(run)).toEqual({
+        status: 'failed',
+        changed: false,
+        taskId: null,
+        run: null,
+        next: null,
+        error: { code: 'INVALID_TASK_REF', message },
+      });
     }
   });
 
@@ -165,12 +192,42 @@ describe('the CLI grammar of task-orchestration', () => {
     expect(begin.code).toBe(0);
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8'))).toMatchObject({ status: 'running', maxSteps: 1000 });
 
-    const paused = await task([TASK_ID, 'pause', '--code', 'HOOK_FAILED', '--message', '-h', '--recoverable', 'true', '--worker', 'inline']);
+    const paused = await task([
+      TASK_ID,
+      'pause',
+      '--code',
+      'HOOK_FAILED',
+      '--message',
+      '-h',
+      '--recoverable',
+      'true',
+      '--worker',
+      'inline',
+    ]);
     expect(paused.code).toBe(0);
-    expect(jsonOf(paused)).toMatchObject({ status: 'paused', changed: true, run: { pause: { code: 'HOOK_FAILED', message: '-h', recoverable: true } } });
+    expect(jsonOf(paused)).toMatchObject({
+      status: 'paused',
+      changed: true,
+      run: { pause: { code: 'HOOK_FAILED', message: '-h', recoverable: true } },
+    });
 
     // Upstream ignores --client when a task ref is given: the intent reaches the run (no pending delegation).
-    const start = await task([TASK_ID, 'hook-start', '--client', 'foo', '--native-agent', 'agent-infra-lifecycle-executor', '--child-id', 'c', '--parent-id', 'p', '--spawn-mode', 'fresh', '--worker', 'inline']);
+    const start = await task([
+      TASK_ID,
+      'hook-start',
+      '--client',
+      'foo',
+      '--native-agent',
+      'agent-infra-lifecycle-executor',
+      '--child-id',
+      'c',
+      '--parent-id',
+      'p',
+      '--spawn-mode',
+      'fresh',
+      '--worker',
+      'inline',
+    ]);
     expect(start.code).toBe(1);
     expect(jsonOf(start).error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'no pending delegation exists' });
 
@@ -224,8 +281,20 @@ describe('the run file keeps what baton does not know', () => {
       maxSteps: 24,
       baseline: '',
       pendingDelegation: pending,
-      receipts: [receipt({ id: 'receipt-0', stage: 'code', artifact: 'code.md', childId: 'child-0', status: 'consumed', agent: 'claude', hostEvidence: { revision: 3 }, consumedAt: '2026-01-01T00:00:02.000Z' })],
-      pause: status === 'paused' ? { code: 'HOOK_FAILED', message: 'hook crashed', recoverable: true, recoveryHistory: [{ at: 'x' }] } : null,
+      receipts: [
+        receipt({
+          id: 'receipt-0',
+          stage: 'code',
+          artifact: 'code.md',
+          childId: 'child-0',
+          status: 'consumed',
+          agent: 'claude',
+          hostEvidence: { revision: 3 },
+          consumedAt: '2026-01-01T00:00:02.000Z',
+        }),
+      ],
+      pause:
+        status === 'paused' ? { code: 'HOOK_FAILED', message: 'hook crashed', recoverable: true, recoveryHistory: [{ at: 'x' }] } : null,
       commitAuthorization: { issuedAt: '2026-01-01T00:00:00.500Z', token: 'tok-1', consumedAt: null },
       createdAt: '2026-01-01T00:00:00.000Z',
       updatedAt: '2026-01-01T00:00:00.000Z',
@@ -256,7 +325,12 @@ describe('the run file keeps what baton does not know', () => {
     // Every key kept in its place; baton's one addition (the stop-grace clock) comes last in the receipt.
     const expected = {
       ...original,
-      pendingDelegation: { ...(original.pendingDelegation as object), status: 'stage-completed', agent: 'claude', stageCompletedAt: after.pendingDelegation.stageCompletedAt },
+      pendingDelegation: {
+        ...(original.pendingDelegation as object),
+        status: 'stage-completed',
+        agent: 'claude',
+        stageCompletedAt: after.pendingDelegation.stageCompletedAt,
+      },
       updatedAt: after.updatedAt,
     };
     expect(keyPaths(after)).toEqual(keyPaths(expected));
@@ -271,19 +345,35 @@ describe('the run file keeps what baton does not know', () => {
 
   it('advance of a sealed commit: stepCount 1.5 counts on, the consumed receipt joins the history with its unknown keys', async () => {
     const dir = setUp();
-    const pending = receipt({ dispatch: { at: 'x' }, status: 'sealed', agent: 'claude', afterFingerprint: 'after', sealedAt: '2026-01-01T00:00:03.000Z' });
+    const pending = receipt({
+      dispatch: { at: 'x' },
+      status: 'sealed',
+      agent: 'claude',
+      afterFingerprint: 'after',
+      sealedAt: '2026-01-01T00:00:03.000Z',
+    });
     const original = futureRun('running', pending);
     const file = writeRun(dir, original);
     const run = await task([TASK_ID, 'advance', '--worker', 'inline']);
     expect(run.code).toBe(0);
     const after = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, any>;
-    expect(after).toMatchObject({ status: 'completed', stepCount: 2.5, pendingDelegation: null, modelPolicy: original.modelPolicy, recoveryHistory: [] });
+    expect(after).toMatchObject({
+      status: 'completed',
+      stepCount: 2.5,
+      pendingDelegation: null,
+      modelPolicy: original.modelPolicy,
+      recoveryHistory: [],
+    });
     expect(Object.keys(after)).toEqual(Object.keys(original));
     expect(after.receipts).toHaveLength(2);
     expect(after.receipts[0]).toEqual((original.receipts as unknown[])[0]);
     expect(after.receipts[1]).toEqual({ ...pending, status: 'consumed', consumedAt: after.receipts[1].consumedAt });
     expect(Object.keys(after.receipts[1])).toEqual(Object.keys(pending));
-    expect(after.commitAuthorization).toEqual({ issuedAt: '2026-01-01T00:00:00.500Z', token: 'tok-1', consumedAt: after.receipts[1].consumedAt });
+    expect(after.commitAuthorization).toEqual({
+      issuedAt: '2026-01-01T00:00:00.500Z',
+      token: 'tok-1',
+      consumedAt: after.receipts[1].consumedAt,
+    });
     expect(Object.keys(after.commitAuthorization)).toEqual(['issuedAt', 'token', 'consumedAt']);
   }, 60_000);
 });

@@ -26,7 +26,10 @@ describe('baton worker before its Redis answers', () => {
   it('says once what to do, waits quietly, serves when Redis comes, and logs a later outage once per line', async () => {
     const redis = await startPrivateRedis();
     await redis.stop();
-    const worker = await startBaton(['worker', '--repo', repo.root, '--redis', redis.url, '--shutdown-deadline', '3000'], { env: env(), ready: /waiting for Redis at/ });
+    const worker = await startBaton(['worker', '--repo', repo.root, '--redis', redis.url, '--shutdown-deadline', '3000'], {
+      env: env(),
+      ready: /waiting for Redis at/,
+    });
     try {
       const waiting = worker.output();
       expect(waiting).toContain(`baton worker: no Redis: nothing answers on ${redis.url}. Any one of these works:`);
@@ -47,7 +50,11 @@ describe('baton worker before its Redis answers', () => {
       await redis.stop();
       await expect.poll(() => worker.output(), { timeout: 10_000 }).toMatch(/redis: connect E/);
       await new Promise((resolve) => setTimeout(resolve, 5_000));
-      const lines = worker.output().split('\n').filter((line) => /connect E[A-Z]+/.test(line)).map((line) => line.replace(/^\S+ /, ''));
+      const lines = worker
+        .output()
+        .split('\n')
+        .filter((line) => /connect E[A-Z]+/.test(line))
+        .map((line) => line.replace(/^\S+ /, ''));
       expect(lines.length).toBeGreaterThan(0);
       expect(new Set(lines).size).toBe(lines.length);
 
@@ -64,7 +71,9 @@ describe('baton worker before its Redis answers', () => {
   it('a signal while it waits stops it cleanly', async () => {
     const worker = await startBaton(['worker', '--repo', repo.root], { env: env(), ready: /waiting for Redis at unix:\/\/\/nonexistent/ });
     expect(await worker.stop('SIGINT')).toBe(0);
-    expect(worker.output()).toMatch(/SIGINT: stopped before Redis at unix:\/\/\/nonexistent\/baton-test\/redis\.sock answered \(\d+ attempts\)/);
+    expect(worker.output()).toMatch(
+      /SIGINT: stopped before Redis at unix:\/\/\/nonexistent\/baton-test\/redis\.sock answered \(\d+ attempts\)/,
+    );
   }, 30_000);
 });
 
@@ -72,9 +81,14 @@ describe('baton worker and a Redis that answers but refuses it', () => {
   it('a password-protected Redis without the password: one message naming NOAUTH, exit 1, no waiting', async () => {
     const redis = await startTcpRedis({ password: 'baton-test-secret' });
     try {
-      const run = await runBaton(['worker', '--repo', repo.root, '--redis', `redis://127.0.0.1:${redis.port}`], { env: env(), timeoutMs: 20_000 });
+      const run = await runBaton(['worker', '--repo', repo.root, '--redis', `redis://127.0.0.1:${redis.port}`], {
+        env: env(),
+        timeoutMs: 20_000,
+      });
       expect(run.code).toBe(1);
-      expect(run.stderr).toMatch(new RegExp(`^baton worker: Redis at redis://127\\.0\\.0\\.1:${redis.port} answers but refuses this worker: .*NOAUTH`));
+      expect(run.stderr).toMatch(
+        new RegExp(`^baton worker: Redis at redis://127\\.0\\.0\\.1:${redis.port} answers but refuses this worker: .*NOAUTH`),
+      );
       expect(run.stderr).not.toContain('Any one of these works');
     } finally {
       await redis.stop();
@@ -84,7 +98,10 @@ describe('baton worker and a Redis that answers but refuses it', () => {
 
 describe('a Redis URL that names no Redis is a usage error', () => {
   it.each([['worker'], ['start'], ['dashboard'], ['demo']])('baton %s --redis notaurl: one line, exit 2, no stack', async (command) => {
-    const run = await runBaton([command, '--redis', 'notaurl', ...(command === 'demo' ? [] : command === 'dashboard' ? [] : ['--repo', repo.root])], { env: env() });
+    const run = await runBaton(
+      [command, '--redis', 'notaurl', ...(command === 'demo' ? [] : command === 'dashboard' ? [] : ['--repo', repo.root])],
+      { env: env() },
+    );
     expect(run.code).toBe(2);
     expect(run.stderr).toBe(
       `baton ${command}: --redis: invalid Redis URL 'notaurl': expected redis://, rediss://, unix://, redis+cluster://, rediss+cluster://, redis+sentinel:// or rediss+sentinel://\n`,
@@ -104,7 +121,10 @@ describe('a Redis URL that names no Redis is a usage error', () => {
     expect(jsonOf(run)).toEqual({
       status: 'failed',
       changed: false,
-      error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message: expect.stringMatching(/^--redis: invalid Redis URL 'http:\/\/127\.0\.0\.1:6379': expected redis:\/\//) },
+      error: {
+        code: 'ORCHESTRATION_PAYLOAD_INVALID',
+        message: expect.stringMatching(/^--redis: invalid Redis URL 'http:\/\/127\.0\.0\.1:6379': expected redis:\/\//),
+      },
     });
     // A read-only intent does not use Redis: the option is ignored with its warning, as before.
     const route = await runBaton(['task', '01', 'route', '--redis', 'http://127.0.0.1:6379'], { env: env(), cwd: repo.root });

@@ -86,7 +86,10 @@ function replaceOnce(text: string, from: string, to: string): string {
 let copy: string;
 let work: string;
 
-function baton(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+function baton(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<CliRun> {
   return runProcess(process.execPath, [path.join(copy, 'bin', 'baton.mjs'), ...args], options);
 }
 
@@ -106,7 +109,8 @@ function newRepository(name: string): string {
 beforeAll(async () => {
   work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-third-client-')));
   copy = path.join(work, 'baton');
-  for (const entry of ['src', 'bin', 'scripts', 'package.json']) fs.cpSync(path.join(PROJECT_ROOT, entry), path.join(copy, entry), { recursive: true });
+  for (const entry of ['src', 'bin', 'scripts', 'package.json'])
+    fs.cpSync(path.join(PROJECT_ROOT, entry), path.join(copy, entry), { recursive: true });
   fs.symlinkSync(path.join(PROJECT_ROOT, 'node_modules'), path.join(copy, 'node_modules'));
   const tsconfig = JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'tsconfig.json'), 'utf8'));
   fs.writeFileSync(path.join(copy, 'tsconfig.json'), JSON.stringify({ ...tsconfig, include: ['src'] }));
@@ -117,11 +121,19 @@ beforeAll(async () => {
   fs.writeFileSync(path.join(copy, 'src', 'clients', 'stub', 'install.ts'), STUB_INSTALLER);
   const registry = path.join(copy, 'src', 'clients', 'registry.ts');
   let text = fs.readFileSync(registry, 'utf8');
-  text = replaceOnce(text, "import { codex } from './codex/index.ts';\n", "import { codex } from './codex/index.ts';\nimport { stub } from './stub/index.ts';\n");
+  text = replaceOnce(
+    text,
+    "import { codex } from './codex/index.ts';\n",
+    "import { codex } from './codex/index.ts';\nimport { stub } from './stub/index.ts';\n",
+  );
   text = replaceOnce(text, '[claudeCode, codex]', '[claudeCode, codex, stub]');
   fs.writeFileSync(registry, text);
 
-  const typecheck = await runProcess(process.execPath, [path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', path.join(copy, 'tsconfig.json')], { timeoutMs: 240_000 });
+  const typecheck = await runProcess(
+    process.execPath,
+    [path.join(PROJECT_ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '--noEmit', '-p', path.join(copy, 'tsconfig.json')],
+    { timeoutMs: 240_000 },
+  );
   if (typecheck.code !== 0) throw new Error(`the copy with the stub client does not type-check:\n${typecheck.stdout}${typecheck.stderr}`);
   const build = await runProcess(process.execPath, [path.join(copy, 'scripts', 'build.mjs')], { cwd: copy, timeoutMs: 120_000 });
   if (build.code !== 0) throw new Error(`the copy with the stub client does not build:\n${build.stdout}${build.stderr}`);
@@ -176,10 +188,18 @@ describe('a third client: its folder plus its registry entry', () => {
     const instructions = fs.readFileSync(path.join(root, 'STUB.md'), 'utf8');
     expect(instructions).toContain('Written by `baton install-hooks stub`');
     expect(instructions).toContain('Call spawn_subagent with that name and fork_turns "none".');
-    expect(JSON.parse(fs.readFileSync(path.join(root, '.stub', 'allow.json'), 'utf8'))).toEqual({ root, hooks: ['subagent.start', 'subagent.stop', 'tool.before'] });
+    expect(JSON.parse(fs.readFileSync(path.join(root, '.stub', 'allow.json'), 'utf8'))).toEqual({
+      root,
+      hooks: ['subagent.start', 'subagent.stop', 'tool.before'],
+    });
     const second = await baton(['install-hooks', 'stub', '--repo', root], { env: isolatedEnv() });
     expect(second.code).toBe(0);
-    expect(second.stdout.split('\n').filter((line) => /^ {2}\w/.test(line)).every((line) => line.startsWith('  unchanged '))).toBe(true);
+    expect(
+      second.stdout
+        .split('\n')
+        .filter((line) => /^ {2}\w/.test(line))
+        .every((line) => line.startsWith('  unchanged ')),
+    ).toBe(true);
 
     const without = newRepository('without-allow');
     expect((await baton(['install-hooks', 'stub', '--repo', without, '--no-stub-allow'], { env: isolatedEnv() })).code).toBe(0);
@@ -188,7 +208,13 @@ describe('a third client: its folder plus its registry entry', () => {
 
   it('baton hook stub turns its events into lifecycle events, answers in its own format and knows its spawning tool', async () => {
     const root = newRepository('hooked');
-    const start = JSON.stringify({ hook_event_name: 'subagent.start', agent_type: 'agent-infra-lifecycle-executor', agent_id: 'child-1', session_id: 'parent', cwd: root });
+    const start = JSON.stringify({
+      hook_event_name: 'subagent.start',
+      agent_type: 'agent-infra-lifecycle-executor',
+      agent_id: 'child-1',
+      session_id: 'parent',
+      cwd: root,
+    });
     const started = await baton(['hook', 'stub', '--event', 'subagent-start'], { env: isolatedEnv(), input: start, cwd: root });
     expect(started.code, started.stderr).toBe(0);
     // No Redis is configured: the event is spooled and the user told so, in the stub's format.
@@ -198,18 +224,32 @@ describe('a third client: its folder plus its registry entry', () => {
     const spool = path.join(root, '.git', 'baton', 'spool');
     const [spooled] = fs.readdirSync(spool);
     const envelope = JSON.parse(fs.readFileSync(path.join(spool, spooled!), 'utf8'));
-    expect(envelope).toMatchObject({ source: 'hook', intent: 'hook-start', taskRef: 'auto', args: { client: 'stub', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' } });
+    expect(envelope).toMatchObject({
+      source: 'hook',
+      intent: 'hook-start',
+      taskRef: 'auto',
+      args: { client: 'stub', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' },
+    });
 
-    const forked = JSON.stringify({ hook_event_name: 'tool.before', tool_name: 'spawn_subagent', tool_use_id: 'call-1', tool_input: { agent_type: 'agent-infra-lifecycle-reviewer' }, cwd: root });
+    const forked = JSON.stringify({
+      hook_event_name: 'tool.before',
+      tool_name: 'spawn_subagent',
+      tool_use_id: 'call-1',
+      tool_input: { agent_type: 'agent-infra-lifecycle-reviewer' },
+      cwd: root,
+    });
     const refused = await baton(['hook', 'stub', '--event', 'pre-tool'], { env: isolatedEnv(), input: forked, cwd: root });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toBe(
-      "baton: DELEGATION_FORK_FORBIDDEN: spawn mode 'fork' is not fresh: fork_turns is not set, so the child would inherit the whole parent conversation. Spawn agent-infra-lifecycle-reviewer fresh (fork_turns: \"none\").\n",
+      'baton: DELEGATION_FORK_FORBIDDEN: spawn mode \'fork\' is not fresh: fork_turns is not set, so the child would inherit the whole parent conversation. Spawn agent-infra-lifecycle-reviewer fresh (fork_turns: "none").\n',
     );
   });
 
   it('drives a complete lifecycle with stub hooks: baton demo --client stub', async () => {
-    const demo = await baton(['demo', '--client', 'stub', '--redis', redisUrl, '--prefix', uniquePrefix('third-client')], { env: isolatedEnv(), timeoutMs: 90_000 });
+    const demo = await baton(['demo', '--client', 'stub', '--redis', redisUrl, '--prefix', uniquePrefix('third-client')], {
+      env: isolatedEnv(),
+      timeoutMs: 90_000,
+    });
     expect(demo.code, `${demo.stdout}\n${demo.stderr}`).toBe(0);
     expect(demo.stdout).toContain('driving the lifecycle with stub hooks');
     expect(demo.stdout).toMatch(/run TASK-20260101-000001 completed in [\d.]+ s: 7\/24 steps, 7 delegations/);

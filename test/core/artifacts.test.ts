@@ -16,7 +16,6 @@ import {
 } from '../../src/core/artifacts.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
-
 let dir: string;
 
 /** Write `name` with `content` and pin its mtime to `seconds` after the epoch of this test. */
@@ -296,7 +295,8 @@ describe('inspectArtifactDirectory', () => {
       {
         code: 'ROUND_OUT_OF_RANGE',
         name: 'code-r99999999999999999999.md',
-        message: "noncanonical code artifact candidate 'code-r99999999999999999999.md' (verify whether this is an unrelated file with a reserved prefix)",
+        message:
+          "noncanonical code artifact candidate 'code-r99999999999999999999.md' (verify whether this is an unrelated file with a reserved prefix)",
       },
     ]);
   });
@@ -432,7 +432,11 @@ describe('reviewed input (§3.3)', () => {
     expect(inspectArtifactDirectory(dir, 'review-analysis')).toMatchObject({
       reviewedInput: null,
       diagnostics: [
-        { code: 'BROKEN_REFERENCE', name: 'review-analysis.md', message: 'review-analysis.md does not reference a canonical analysis artifact' },
+        {
+          code: 'BROKEN_REFERENCE',
+          name: 'review-analysis.md',
+          message: 'review-analysis.md does not reference a canonical analysis artifact',
+        },
       ],
     });
     const within = Array.from({ length: 10 }, (_, index) => `line ${index}`).join('\n');
@@ -453,7 +457,11 @@ describe('reviewed input (§3.3)', () => {
       status: 'ready',
       reviewedInput: null,
       diagnostics: [
-        { code: 'BROKEN_REFERENCE', name: 'review-analysis.md', message: 'review-analysis.md does not reference a canonical analysis artifact' },
+        {
+          code: 'BROKEN_REFERENCE',
+          name: 'review-analysis.md',
+          message: 'review-analysis.md does not reference a canonical analysis artifact',
+        },
       ],
     });
   });
@@ -481,7 +489,11 @@ describe('reviewed input (§3.3)', () => {
     ]);
     fs.symlinkSync(path.join(dir, 'analysis.md'), path.join(dir, 'analysis-r2.md'));
     expect(inspectArtifactDirectory(dir, 'review-analysis').diagnostics).toEqual([
-      { code: 'BROKEN_REFERENCE', name: 'review-analysis.md', message: 'analysis-r2.md referenced by review-analysis.md is not a regular file' },
+      {
+        code: 'BROKEN_REFERENCE',
+        name: 'review-analysis.md',
+        message: 'analysis-r2.md referenced by review-analysis.md is not a regular file',
+      },
     ]);
     fs.rmSync(path.join(dir, 'analysis-r2.md'));
     fs.mkdirSync(path.join(dir, 'analysis-r2.md'));

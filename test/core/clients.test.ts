@@ -6,14 +6,24 @@ import { KNOWN_CLIENT_IDS, isLifecycleClient, knownClient, stageAgentNames, supp
 
 describe('vocabulary', () => {
   it('has the 0.9.x capability ids and support levels', () => {
-    expect(CAPABILITY_IDS).toEqual(['instructions', 'skills', 'commands', 'hooks', 'subagents', 'orchestration', 'sandbox', 'verification']);
+    expect(CAPABILITY_IDS).toEqual([
+      'instructions',
+      'skills',
+      'commands',
+      'hooks',
+      'subagents',
+      'orchestration',
+      'sandbox',
+      'verification',
+    ]);
     expect(SUPPORT_LEVELS).toEqual(['compatible', 'integrated', 'verified', 'experimental', 'unsupported']);
   });
 
   it('knows exactly the four clients of 0.9.2', () => {
     expect([...KNOWN_CLIENT_IDS]).toEqual(['claude-code', 'codex', 'gemini-cli', 'opencode']);
     for (const id of KNOWN_CLIENT_IDS) expect(knownClient(id)?.id).toBe(id);
-    for (const id of ['claude', 'Codex', 'antigravity-cli', 'traecli', '', 'toString', '__proto__']) expect(knownClient(id)).toBeUndefined();
+    for (const id of ['claude', 'Codex', 'antigravity-cli', 'traecli', '', 'toString', '__proto__'])
+      expect(knownClient(id)).toBeUndefined();
   });
 });
 
@@ -26,7 +36,9 @@ describe('registry', () => {
   });
 
   it('has the 0.9.2 subagents / orchestration matrix', () => {
-    const matrix = Object.fromEntries(KNOWN_CLIENTS.map((client) => [client.id, [client.capabilities.subagents, client.capabilities.orchestration]]));
+    const matrix = Object.fromEntries(
+      KNOWN_CLIENTS.map((client) => [client.id, [client.capabilities.subagents, client.capabilities.orchestration]]),
+    );
     expect(matrix).toEqual({
       'claude-code': ['experimental', 'experimental'],
       codex: ['experimental', 'experimental'],

@@ -2,7 +2,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ARTIFACT_DIAGNOSTIC_CODES, BATON_ERROR_CODES, ERROR_CODES, LIFECYCLE_ERROR_CODES, isErrorCode } from '../../src/core/errorCodes.ts';
+import {
+  ARTIFACT_DIAGNOSTIC_CODES,
+  BATON_ERROR_CODES,
+  ERROR_CODES,
+  LIFECYCLE_ERROR_CODES,
+  isErrorCode,
+} from '../../src/core/errorCodes.ts';
 import { failed, payloadInvalid } from '../../src/core/results.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -47,7 +53,9 @@ describe('the error code vocabulary', () => {
       codeNames(fs.readFileSync(path.join(ROOT, file), 'utf8'), /`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)`/g),
     );
     // The documents do name codes (a broken pattern would make this test pass vacuously).
-    expect(documented).toEqual(expect.arrayContaining(['BATON_WORKER_UNAVAILABLE', 'ORCHESTRATION_PAYLOAD_INVALID', 'DELEGATION_ISOLATION_FORBIDDEN']));
+    expect(documented).toEqual(
+      expect.arrayContaining(['BATON_WORKER_UNAVAILABLE', 'ORCHESTRATION_PAYLOAD_INVALID', 'DELEGATION_ISOLATION_FORBIDDEN']),
+    );
     expect(documented.filter((code) => !known.has(code))).toEqual([]);
   });
 
@@ -79,6 +87,10 @@ describe('the error code vocabulary', () => {
     });
     expect(failed('BATON_TIMEOUT', 'no result in time')).toMatchObject({ taskId: null, error: { code: 'BATON_TIMEOUT' } });
     // A usage error keeps upstream's shorter shape: no task was reached.
-    expect(payloadInvalid("unknown client 'x'")).toEqual({ status: 'failed', changed: false, error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message: "unknown client 'x'" } });
+    expect(payloadInvalid("unknown client 'x'")).toEqual({
+      status: 'failed',
+      changed: false,
+      error: { code: 'ORCHESTRATION_PAYLOAD_INVALID', message: "unknown client 'x'" },
+    });
   });
 });

@@ -2,12 +2,7 @@ import fs from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import {
-  FrontmatterError,
-  parseTaskFrontmatter,
-  parseTypedTaskFrontmatter,
-  updateTaskFrontmatter,
-} from '../../src/core/frontmatter.ts';
+import { FrontmatterError, parseTaskFrontmatter, parseTypedTaskFrontmatter, updateTaskFrontmatter } from '../../src/core/frontmatter.ts';
 import type { FrontmatterValue } from '../../src/core/frontmatter.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
@@ -184,7 +179,12 @@ describe('parseTypedTaskFrontmatter', () => {
 
 describe('parseTaskFrontmatter (lenient)', () => {
   it('reads raw trimmed strings', () => {
-    expect(parseTaskFrontmatter('---\nid: x\nn:  3 \nflag: true\nquoted: "a"\n---\n')).toEqual({ id: 'x', n: '3', flag: 'true', quoted: '"a"' });
+    expect(parseTaskFrontmatter('---\nid: x\nn:  3 \nflag: true\nquoted: "a"\n---\n')).toEqual({
+      id: 'x',
+      n: '3',
+      flag: 'true',
+      quoted: '"a"',
+    });
   });
 
   it('never throws and returns {} without a block', () => {
@@ -228,7 +228,9 @@ describe('updateTaskFrontmatter', () => {
   });
 
   it('removes keys', () => {
-    expect(updateTaskFrontmatter(doc, {}, ['weird', 'absent'])).toBe('---\nid: TASK-1\n# keep this comment\nstatus: active\n\n---\n\n# Task\n');
+    expect(updateTaskFrontmatter(doc, {}, ['weird', 'absent'])).toBe(
+      '---\nid: TASK-1\n# keep this comment\nstatus: active\n\n---\n\n# Task\n',
+    );
   });
 
   it('preserves CRLF line endings', () => {
@@ -250,7 +252,7 @@ describe('updateTaskFrontmatter', () => {
       leading_space: ' lead',
       multi_line: 'line one\nline two',
       carriage: 'a\rb',
-      quote: "it's \"quoted\"",
+      quote: 'it\'s "quoted"',
       empty: '',
       zero: 0,
       negative_zero: -0,

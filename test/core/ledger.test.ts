@@ -69,10 +69,20 @@ describe('parseLedger', () => {
 
   it('finds the heading as upstream does (^##\\s+<alias>\\s*$) and uses the first one', () => {
     const body = `${HEADER}\n| CD-1 | code | 1 | blocker | open | e |\n`;
-    for (const heading of ['##  Review Disagreement Ledger', '## Review Disagreement Ledger ', '##\tReview Disagreement Ledger\t', '##   审查分歧账本  ']) {
+    for (const heading of [
+      '##  Review Disagreement Ledger',
+      '## Review Disagreement Ledger ',
+      '##\tReview Disagreement Ledger\t',
+      '##   审查分歧账本  ',
+    ]) {
       expect(parseLedger(`${heading}\n${body}`).map((entry) => entry.id)).toEqual(['CD-1']);
     }
-    for (const heading of ['### Review Disagreement Ledger', '##Review Disagreement Ledger', ' ## Review Disagreement Ledger', '## Review Disagreement Ledger (old)']) {
+    for (const heading of [
+      '### Review Disagreement Ledger',
+      '##Review Disagreement Ledger',
+      ' ## Review Disagreement Ledger',
+      '## Review Disagreement Ledger (old)',
+    ]) {
       expect(parseLedger(`${heading}\n${body}`)).toEqual([]);
     }
     const twice = `## 审查分歧账本\n| CD-1 | code | 1 | blocker | open | e |\n## Review Disagreement Ledger\n| CD-2 | code | 1 | blocker | open | e |\n`;
@@ -110,8 +120,20 @@ describe('parseLedger', () => {
 describe('nextHdId', () => {
   it('39: HD-1 for none, max + 1 otherwise, ignoring other ids and order', () => {
     expect(nextHdId([])).toBe('HD-1');
-    expect(nextHdId([row('HD-1', 'plan', '-', 'decision', 'human-decided'), row('HD-2', 'code', '-', 'decision', 'human-decided'), row('PL-1', 'plan', '1', 'minor', 'open')])).toBe('HD-3');
-    expect(nextHdId([row('HD-5', 'code', '-', 'decision', 'human-decided'), row('HD-2', 'plan', '-', 'decision', 'human-decided'), row('AN-9', 'analysis', '1', 'major', 'open')])).toBe('HD-6');
+    expect(
+      nextHdId([
+        row('HD-1', 'plan', '-', 'decision', 'human-decided'),
+        row('HD-2', 'code', '-', 'decision', 'human-decided'),
+        row('PL-1', 'plan', '1', 'minor', 'open'),
+      ]),
+    ).toBe('HD-3');
+    expect(
+      nextHdId([
+        row('HD-5', 'code', '-', 'decision', 'human-decided'),
+        row('HD-2', 'plan', '-', 'decision', 'human-decided'),
+        row('AN-9', 'analysis', '1', 'major', 'open'),
+      ]),
+    ).toBe('HD-6');
     expect(nextHdId([row('HD-x', 'plan', '-', 'decision', 'open'), row('XHD-7', 'plan', '-', 'decision', 'open')])).toBe('HD-1');
   });
 });
@@ -131,27 +153,103 @@ describe('validateLedgerRows', () => {
   });
 
   it.each<[string, LedgerRow[], { code: string; message: string }]>([
-    ['a repeated id', [row('CD-1', 'code', '1', 'blocker', 'open'), row('CD-1', 'code', '2', 'minor', 'open')], { code: 'LEDGER_DUPLICATE_ID', message: "duplicate ledger id 'CD-1'" }],
-    ['a PRC row with a wrong stage', [row('PRC-1', 'code', '-', '-', 'human-decided')], { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-1' is invalid" }],
-    ['a PRC row with a round', [row('PRC-1', 'post-review-commit', '1', '-', 'human-decided')], { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-1' is invalid" }],
-    ['a PRC row that is not human-decided', [row('PRC-2', 'post-review-commit', '-', '-', 'open')], { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-2' is invalid" }],
-    ['a PRC row without evidence', [row('PRC-1', 'post-review-commit', '-', '-', 'human-decided', '')], { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-1' is invalid" }],
-    ['a PRC row with multi-line evidence', [row('PRC-1', 'post-review-commit', '-', '-', 'human-decided', 'a\nb')], { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-1' is invalid" }],
-    ['a non-PRC post-review-commit row', [row('CD-1', 'post-review-commit', '-', '-', 'human-decided')], { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'CD-1' must use a PRC id" }],
+    [
+      'a repeated id',
+      [row('CD-1', 'code', '1', 'blocker', 'open'), row('CD-1', 'code', '2', 'minor', 'open')],
+      { code: 'LEDGER_DUPLICATE_ID', message: "duplicate ledger id 'CD-1'" },
+    ],
+    [
+      'a PRC row with a wrong stage',
+      [row('PRC-1', 'code', '-', '-', 'human-decided')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-1' is invalid" },
+    ],
+    [
+      'a PRC row with a round',
+      [row('PRC-1', 'post-review-commit', '1', '-', 'human-decided')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-1' is invalid" },
+    ],
+    [
+      'a PRC row that is not human-decided',
+      [row('PRC-2', 'post-review-commit', '-', '-', 'open')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-2' is invalid" },
+    ],
+    [
+      'a PRC row without evidence',
+      [row('PRC-1', 'post-review-commit', '-', '-', 'human-decided', '')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-1' is invalid" },
+    ],
+    [
+      'a PRC row with multi-line evidence',
+      [row('PRC-1', 'post-review-commit', '-', '-', 'human-decided', 'a\nb')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'PRC-1' is invalid" },
+    ],
+    [
+      'a non-PRC post-review-commit row',
+      [row('CD-1', 'post-review-commit', '-', '-', 'human-decided')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "post-review exemption row 'CD-1' must use a PRC id" },
+    ],
     ['an XX id', [row('XX-1', 'code', '1', 'blocker', 'open')], { code: 'LEDGER_ID_INVALID', message: "ledger id 'XX-1' is invalid" }],
-    ['an id with a leading zero', [row('CD-01', 'code', '1', 'blocker', 'open')], { code: 'LEDGER_ID_INVALID', message: "ledger id 'CD-01' is invalid" }],
+    [
+      'an id with a leading zero',
+      [row('CD-01', 'code', '1', 'blocker', 'open')],
+      { code: 'LEDGER_ID_INVALID', message: "ledger id 'CD-01' is invalid" },
+    ],
     ['id zero', [row('CD-0', 'code', '1', 'blocker', 'open')], { code: 'LEDGER_ID_INVALID', message: "ledger id 'CD-0' is invalid" }],
-    ['an unknown stage', [row('CD-1', 'review', '1', 'blocker', 'open')], { code: 'LEDGER_STAGE_INVALID', message: "ledger stage 'review' is invalid" }],
-    ['an unknown status', [row('CD-1', 'code', '1', 'blocker', 'fixed')], { code: 'LEDGER_STATUS_INVALID', message: "ledger status 'fixed' is invalid" }],
-    ['an AN id in the plan stage', [row('AN-1', 'plan', '1', 'minor', 'open')], { code: 'LEDGER_STAGE_INVALID', message: "ledger id 'AN-1' conflicts with stage 'plan'" }],
-    ['a PL id in the code stage', [row('PL-1', 'code', '1', 'minor', 'open')], { code: 'LEDGER_STAGE_INVALID', message: "ledger id 'PL-1' conflicts with stage 'code'" }],
-    ['a CD id in the analysis stage', [row('CD-1', 'analysis', '1', 'minor', 'open')], { code: 'LEDGER_STAGE_INVALID', message: "ledger id 'CD-1' conflicts with stage 'analysis'" }],
-    ['an HD row with a round', [row('HD-1', 'plan', '1', 'decision', 'needs-human-decision')], { code: 'LEDGER_DOCUMENT_INVALID', message: "decision row 'HD-1' is invalid" }],
-    ['an HD row with a severity', [row('HD-1', 'plan', '-', 'major', 'needs-human-decision')], { code: 'LEDGER_DOCUMENT_INVALID', message: "decision row 'HD-1' is invalid" }],
-    ['an HD row with a finding status', [row('HD-1', 'plan', '-', 'decision', 'open')], { code: 'LEDGER_DOCUMENT_INVALID', message: "decision row 'HD-1' is invalid" }],
-    ['a finding with round -', [row('CD-1', 'code', '-', 'blocker', 'open')], { code: 'LEDGER_DOCUMENT_INVALID', message: "finding row 'CD-1' is invalid" }],
-    ['a finding with round 0', [row('CD-1', 'code', '0', 'blocker', 'open')], { code: 'LEDGER_DOCUMENT_INVALID', message: "finding row 'CD-1' is invalid" }],
-    ['a finding with severity decision', [row('CD-1', 'code', '1', 'decision', 'open')], { code: 'LEDGER_DOCUMENT_INVALID', message: "finding row 'CD-1' is invalid" }],
+    [
+      'an unknown stage',
+      [row('CD-1', 'review', '1', 'blocker', 'open')],
+      { code: 'LEDGER_STAGE_INVALID', message: "ledger stage 'review' is invalid" },
+    ],
+    [
+      'an unknown status',
+      [row('CD-1', 'code', '1', 'blocker', 'fixed')],
+      { code: 'LEDGER_STATUS_INVALID', message: "ledger status 'fixed' is invalid" },
+    ],
+    [
+      'an AN id in the plan stage',
+      [row('AN-1', 'plan', '1', 'minor', 'open')],
+      { code: 'LEDGER_STAGE_INVALID', message: "ledger id 'AN-1' conflicts with stage 'plan'" },
+    ],
+    [
+      'a PL id in the code stage',
+      [row('PL-1', 'code', '1', 'minor', 'open')],
+      { code: 'LEDGER_STAGE_INVALID', message: "ledger id 'PL-1' conflicts with stage 'code'" },
+    ],
+    [
+      'a CD id in the analysis stage',
+      [row('CD-1', 'analysis', '1', 'minor', 'open')],
+      { code: 'LEDGER_STAGE_INVALID', message: "ledger id 'CD-1' conflicts with stage 'analysis'" },
+    ],
+    [
+      'an HD row with a round',
+      [row('HD-1', 'plan', '1', 'decision', 'needs-human-decision')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "decision row 'HD-1' is invalid" },
+    ],
+    [
+      'an HD row with a severity',
+      [row('HD-1', 'plan', '-', 'major', 'needs-human-decision')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "decision row 'HD-1' is invalid" },
+    ],
+    [
+      'an HD row with a finding status',
+      [row('HD-1', 'plan', '-', 'decision', 'open')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "decision row 'HD-1' is invalid" },
+    ],
+    [
+      'a finding with round -',
+      [row('CD-1', 'code', '-', 'blocker', 'open')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "finding row 'CD-1' is invalid" },
+    ],
+    [
+      'a finding with round 0',
+      [row('CD-1', 'code', '0', 'blocker', 'open')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "finding row 'CD-1' is invalid" },
+    ],
+    [
+      'a finding with severity decision',
+      [row('CD-1', 'code', '1', 'decision', 'open')],
+      { code: 'LEDGER_DOCUMENT_INVALID', message: "finding row 'CD-1' is invalid" },
+    ],
   ])('40: %s', (_label, rows, error) => {
     expect(validateLedgerRows(rows)).toEqual(error);
   });

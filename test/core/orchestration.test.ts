@@ -3,7 +3,22 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { applyEvent } from '../../src/core/engine.ts';
 import { checkSpawn } from '../../src/hooks/spawnCheck.ts';
-import { TASK_ID, TASK_ID_2, approvedReview, engineHarness, failedResult, fakeFingerprinter, readRun, reviewWithVerdict, taskMd, tempRepo, useTaskPerTest, writeApprovedThroughCode, writeArtifact, writeTask } from '../support/fixtures.ts';
+import {
+  TASK_ID,
+  TASK_ID_2,
+  approvedReview,
+  engineHarness,
+  failedResult,
+  fakeFingerprinter,
+  readRun,
+  reviewWithVerdict,
+  taskMd,
+  tempRepo,
+  useTaskPerTest,
+  writeApprovedThroughCode,
+  writeArtifact,
+  writeTask,
+} from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
@@ -27,8 +42,13 @@ async function prepareActivated(role: 'executor' | 'reviewer', client: 'claude-c
   const prepared = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client });
   expect(prepared.status).toBe('running');
   const activated = await h.apply({
-    intent: 'hook-start', taskRef: 'auto', client,
-    nativeAgent: `agent-infra-lifecycle-${role}`, childId: 'child-1', parentId: 'parent-1', spawnMode: 'fresh',
+    intent: 'hook-start',
+    taskRef: 'auto',
+    client,
+    nativeAgent: `agent-infra-lifecycle-${role}`,
+    childId: 'child-1',
+    parentId: 'parent-1',
+    spawnMode: 'fresh',
   });
   expect(activated.status).toBe('running');
   return h;
@@ -43,9 +63,20 @@ describe('beginOrResume', () => {
     expect(second.changed).toBe(false);
     expect(second.run?.runId).toBe('run-1');
     expect(readRun(dir)).toEqual({
-      schemaVersion: 1, taskId: TASK_ID, runId: 'run-1', status: 'running', nextStage: null, stepCount: 0, maxSteps: 24,
-      baseline: '', pendingDelegation: null, receipts: [], pause: null,
-      commitAuthorization: { issuedAt: null, consumedAt: null }, createdAt: T, updatedAt: T,
+      schemaVersion: 1,
+      taskId: TASK_ID,
+      runId: 'run-1',
+      status: 'running',
+      nextStage: null,
+      stepCount: 0,
+      maxSteps: 24,
+      baseline: '',
+      pendingDelegation: null,
+      receipts: [],
+      pause: null,
+      commitAuthorization: { issuedAt: null, consumedAt: null },
+      createdAt: T,
+      updatedAt: T,
     });
   });
 
@@ -104,7 +135,13 @@ describe('route', () => {
   it('4: analysis.md only → review-analysis round 1', async () => {
     writeArtifact(dir, 'analysis.md', '# A\n');
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
-    expect(result.next).toEqual({ action: 'review-analysis', role: 'reviewer', stage: 'review-analysis', round: 1, artifact: 'review-analysis.md' });
+    expect(result.next).toEqual({
+      action: 'review-analysis',
+      role: 'reviewer',
+      stage: 'review-analysis',
+      round: 1,
+      artifact: 'review-analysis.md',
+    });
   });
 
   it('5: approved analysis and plan reviews, no code → code-task round 1', async () => {
@@ -120,20 +157,41 @@ describe('route', () => {
     writeApprovedThroughCode(dir, 1);
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(result).toMatchObject({
-      status: 'failed', changed: false, taskId: TASK_ID,
+      status: 'failed',
+      changed: false,
+      taskId: TASK_ID,
       error: { code: 'ORCHESTRATION_MANUAL_VALIDATION_PENDING', message: 'manual validation must be completed before commit' },
     });
   });
 
   it('8: open code blocker in the ledger → ORCHESTRATION_LEDGER_BLOCKED', async () => {
-    writeTask(fixture, TASK_ID, taskMd(TASK_ID, 'code-review', '# Task\n\n## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| CD-1 | code | 1 | blocker | open | review-code.md#CD-1 |\n'));
+    writeTask(
+      fixture,
+      TASK_ID,
+      taskMd(
+        TASK_ID,
+        'code-review',
+        '# Task\n\n## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| CD-1 | code | 1 | blocker | open | review-code.md#CD-1 |\n',
+      ),
+    );
     writeApprovedThroughCode(dir, 0);
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
-    expect(result.error).toEqual({ code: 'ORCHESTRATION_LEDGER_BLOCKED', message: 'code review ledger has unresolved findings or human decisions' });
+    expect(result.error).toEqual({
+      code: 'ORCHESTRATION_LEDGER_BLOCKED',
+      message: 'code review ledger has unresolved findings or human decisions',
+    });
   });
 
   it('ledger rows of other stages do not block commit', async () => {
-    writeTask(fixture, TASK_ID, taskMd(TASK_ID, 'code-review', '## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| PL-1 | plan | 1 | blocker | open | review-plan.md#PL-1 |\n'));
+    writeTask(
+      fixture,
+      TASK_ID,
+      taskMd(
+        TASK_ID,
+        'code-review',
+        '## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| PL-1 | plan | 1 | blocker | open | review-plan.md#PL-1 |\n',
+      ),
+    );
     writeApprovedThroughCode(dir, 0);
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(result.next?.action).toBe('commit');
@@ -174,8 +232,19 @@ describe('route', () => {
   it('19: review-code without a manual-validation number → ORCHESTRATION_REVIEW_INVALID; ledger id XX-1 → ORCHESTRATION_LEDGER_INVALID', async () => {
     writeApprovedThroughCode(dir, null);
     const noNumber = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
-    expect(noNumber.error).toEqual({ code: 'ORCHESTRATION_REVIEW_INVALID', message: 'latest code review has no numeric manual-validation count' });
-    writeTask(fixture, TASK_ID, taskMd(TASK_ID, 'code-review', '## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| XX-1 | code | 1 | blocker | open | review-code.md#XX-1 |\n'));
+    expect(noNumber.error).toEqual({
+      code: 'ORCHESTRATION_REVIEW_INVALID',
+      message: 'latest code review has no numeric manual-validation count',
+    });
+    writeTask(
+      fixture,
+      TASK_ID,
+      taskMd(
+        TASK_ID,
+        'code-review',
+        '## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| XX-1 | code | 1 | blocker | open | review-code.md#XX-1 |\n',
+      ),
+    );
     writeApprovedThroughCode(dir, 0);
     const badLedger = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(badLedger.error?.code).toBe('ORCHESTRATION_LEDGER_INVALID');
@@ -187,7 +256,12 @@ describe('route', () => {
     writeArtifact(dir, 'review-analysis.md', reviewWithVerdict('analysis.md', 'Changes Requested'), 10);
     const changes = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(changes.next).toEqual({ action: 'analyze-task', role: 'executor', stage: 'analysis', round: 2, artifact: 'analysis-r2.md' });
-    writeArtifact(dir, 'review-analysis.md', reviewWithVerdict('analysis.md', 'Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors'), 10);
+    writeArtifact(
+      dir,
+      'review-analysis.md',
+      reviewWithVerdict('analysis.md', 'Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors'),
+      10,
+    );
     const placeholders = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(placeholders.next).toEqual(changes.next);
   });
@@ -196,7 +270,12 @@ describe('route', () => {
     const example = EXAMPLE_TASK_DIR;
     if (!fs.existsSync(example)) return;
     fs.cpSync(example, dir, { recursive: true });
-    for (const [name, age] of [['analysis.md', 40], ['review-analysis.md', 30], ['analysis-r2.md', 20], ['review-analysis-r2.md', 10]] as const) {
+    for (const [name, age] of [
+      ['analysis.md', 40],
+      ['review-analysis.md', 30],
+      ['analysis-r2.md', 20],
+      ['review-analysis-r2.md', 10],
+    ] as const) {
       const when = new Date(Date.now() - age * 1000);
       fs.utimesSync(path.join(dir, name), when, when);
     }
@@ -205,7 +284,7 @@ describe('route', () => {
     expect(result.run?.pendingDelegation?.status).toBe('prepared');
   });
 
-  it('decision 4: reports the run\'s real status (paused), not always running', async () => {
+  it("decision 4: reports the run's real status (paused), not always running", async () => {
     const h = await begin();
     await h.apply({ intent: 'pause', taskRef: TASK_ID, code: 'HOOK_FAILED', message: 'x', recoverable: true });
     const routed = await h.apply({ intent: 'route', taskRef: TASK_ID });
@@ -217,7 +296,14 @@ describe('route', () => {
 describe('status', () => {
   it('14: no orchestration.json → ORCHESTRATION_RUN_MISSING', async () => {
     const result = await engineHarness(fixture).apply({ intent: 'status', taskRef: TASK_ID });
-    expect(result).toEqual({ status: 'failed', changed: false, taskId: TASK_ID, run: null, next: null, error: { code: 'ORCHESTRATION_RUN_MISSING', message: 'no orchestration run exists' } });
+    expect(result).toEqual({
+      status: 'failed',
+      changed: false,
+      taskId: TASK_ID,
+      run: null,
+      next: null,
+      error: { code: 'ORCHESTRATION_RUN_MISSING', message: 'no orchestration run exists' },
+    });
   });
 
   it('decision 2: a corrupt orchestration.json → ORCHESTRATION_STATE_INVALID', async () => {
@@ -240,13 +326,20 @@ describe('prepare', () => {
     const h = await begin();
     const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'gemini-cli' });
-    expect(result).toMatchObject({ status: 'failed', changed: false, error: { code: 'ORCHESTRATION_CLIENT_UNSUPPORTED', message: "client 'gemini-cli' does not support lifecycle orchestration" } });
+    expect(result).toMatchObject({
+      status: 'failed',
+      changed: false,
+      error: { code: 'ORCHESTRATION_CLIENT_UNSUPPORTED', message: "client 'gemini-cli' does not support lifecycle orchestration" },
+    });
     expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')).toBe(before);
   });
 
   it('rejects an unknown client with a usage error instead of throwing', async () => {
     const h = await begin();
-    const result = await applyEvent({ intent: 'prepare', taskRef: TASK_ID, client: 'vim' as never }, { repoRoot: fixture.root, fingerprinter: fakeFingerprinter() });
+    const result = await applyEvent(
+      { intent: 'prepare', taskRef: TASK_ID, client: 'vim' as never },
+      { repoRoot: fixture.root, fingerprinter: fakeFingerprinter() },
+    );
     expect(result.result.error).toEqual({ code: 'ORCHESTRATION_PAYLOAD_INVALID', message: "unknown client 'vim'" });
     expect(h).toBeDefined();
   });
@@ -257,11 +350,37 @@ describe('prepare', () => {
     expect(result).toMatchObject({ status: 'running', changed: true, next: { action: 'analyze-task', artifact: 'analysis.md' } });
     const receipt = readRun(dir).pendingDelegation!;
     expect(Object.keys(receipt)).toEqual([
-      'taskId', 'runId', 'role', 'stage', 'round', 'artifact', 'client', 'requestedModel', 'beforeFingerprint', 'id',
-      'actualModel', 'modelFallbackReason', 'parentId', 'childId', 'spawnMode', 'agent', 'status', 'afterFingerprint',
-      'changedPaths', 'createdAt', 'activatedAt', 'sealedAt', 'consumedAt',
+      'taskId',
+      'runId',
+      'role',
+      'stage',
+      'round',
+      'artifact',
+      'client',
+      'requestedModel',
+      'beforeFingerprint',
+      'id',
+      'actualModel',
+      'modelFallbackReason',
+      'parentId',
+      'childId',
+      'spawnMode',
+      'agent',
+      'status',
+      'afterFingerprint',
+      'changedPaths',
+      'createdAt',
+      'activatedAt',
+      'sealedAt',
+      'consumedAt',
     ]);
-    expect(receipt).toMatchObject({ id: 'receipt-1', status: 'prepared', beforeFingerprint: 'before-tree', requestedModel: 'opus', client: 'claude-code' });
+    expect(receipt).toMatchObject({
+      id: 'receipt-1',
+      status: 'prepared',
+      beforeFingerprint: 'before-tree',
+      requestedModel: 'opus',
+      client: 'claude-code',
+    });
     expect(readRun(dir).nextStage).toBe('analysis');
   });
 
@@ -278,14 +397,17 @@ describe('prepare', () => {
     expect(none.error?.code).toBe('TASK_NOT_FOUND');
   });
 
-  it('repository-wide guard: another task\'s pending delegation (even a paused run\'s) blocks prepare', async () => {
+  it("repository-wide guard: another task's pending delegation (even a paused run's) blocks prepare", async () => {
     const other = writeTask(fixture, TASK_ID_2);
     const h = await begin();
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID_2 });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID_2, client: 'codex' });
     await h.apply({ intent: 'pause', taskRef: TASK_ID_2, code: 'HUMAN', message: 'wait', recoverable: true });
     const blocked = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    expect(blocked.error).toEqual({ code: 'ORCHESTRATION_DELEGATION_BUSY', message: 'the repository already has a pending lifecycle delegation' });
+    expect(blocked.error).toEqual({
+      code: 'ORCHESTRATION_DELEGATION_BUSY',
+      message: 'the repository already has a pending lifecycle delegation',
+    });
     expect(readRun(other).pendingDelegation?.status).toBe('prepared');
   });
 
@@ -296,11 +418,19 @@ describe('prepare', () => {
     fs.writeFileSync(file, JSON.stringify({ ...readRun(dir), stepCount: 1 }, null, 2));
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(result).toMatchObject({ status: 'paused', changed: true });
-    expect(readRun(dir).pause).toEqual({ code: 'ORCHESTRATION_MAX_STEPS', message: 'maximum orchestration steps reached', recoverable: true });
+    expect(readRun(dir).pause).toEqual({
+      code: 'ORCHESTRATION_MAX_STEPS',
+      message: 'maximum orchestration steps reached',
+      recoverable: true,
+    });
   });
 
   it('17: capture throws → ORCHESTRATION_SNAPSHOT_FAILED, orchestration.json unchanged', async () => {
-    const fingerprinter = fakeFingerprinter({ capture: () => { throw new Error('disk on fire'); } });
+    const fingerprinter = fakeFingerprinter({
+      capture: () => {
+        throw new Error('disk on fire');
+      },
+    });
     const h = await begin(engineHarness(fixture, { fingerprinter }));
     const before = fs.readFileSync(path.join(dir, 'orchestration.json'));
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
@@ -316,7 +446,12 @@ describe('prepare', () => {
     const h = await begin();
     const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    expect(result).toEqual(failedResult('ORCHESTRATION_ROUTE_UNKNOWN', 'cannot determine a unique lifecycle action: latest review-analysis round 3 (review-analysis-r3.md) cannot be read (ENOENT)'));
+    expect(result).toEqual(
+      failedResult(
+        'ORCHESTRATION_ROUTE_UNKNOWN',
+        'cannot determine a unique lifecycle action: latest review-analysis round 3 (review-analysis-r3.md) cannot be read (ENOENT)',
+      ),
+    );
     expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')).toBe(before);
     expect(h.fingerprinter.captures).toBe(0);
   });
@@ -348,8 +483,13 @@ describe('commit path', () => {
     expect(prepared.next?.stage).toBe('commit');
     expect(readRun(dir).commitAuthorization).toEqual({ issuedAt: T, consumedAt: null });
     const activated = await h.apply({
-      intent: 'hook-start', taskRef: TASK_ID, nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1', parentId: 'parent-1', spawnMode: 'fresh', actualModel: 'gpt-5',
+      intent: 'hook-start',
+      taskRef: TASK_ID,
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-1',
+      parentId: 'parent-1',
+      spawnMode: 'fresh',
+      actualModel: 'gpt-5',
     });
     expect(activated.status).toBe('running');
     expect(readRun(dir).pendingDelegation).toMatchObject({ status: 'activated', actualModel: 'gpt-5', childId: 'child-1' });
@@ -389,49 +529,120 @@ describe('native matching', () => {
     const h = await begin();
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     const result = await h.apply({
-      intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-native', parentId: 'parent-session', spawnMode: 'fresh',
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-native',
+      parentId: 'parent-session',
+      spawnMode: 'fresh',
     });
     expect(result).toMatchObject({ status: 'running', changed: true, taskId: TASK_ID });
-    expect(readRun(dir).pendingDelegation).toMatchObject({ taskId: TASK_ID, parentId: 'parent-session', childId: 'child-native', status: 'activated' });
+    expect(readRun(dir).pendingDelegation).toMatchObject({
+      taskId: TASK_ID,
+      parentId: 'parent-session',
+      childId: 'child-native',
+      status: 'activated',
+    });
   });
 
   it('11: a reviewer start on an executor delegation pauses the run with DELEGATION_ROLE_MISMATCH', async () => {
     const h = await begin();
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     const result = await h.apply({
-      intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'child-native', parentId: 'parent-session', spawnMode: 'fresh',
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'child-native',
+      parentId: 'parent-session',
+      spawnMode: 'fresh',
     });
     expect(result).toMatchObject({ status: 'paused', changed: true });
-    expect(readRun(dir).pause).toEqual({ code: 'DELEGATION_ROLE_MISMATCH', message: 'managed role reviewer does not match executor', recoverable: true });
+    expect(readRun(dir).pause).toEqual({
+      code: 'DELEGATION_ROLE_MISMATCH',
+      message: 'managed role reviewer does not match executor',
+      recoverable: true,
+    });
   });
 
   it('unmanaged agent → DELEGATION_IGNORED; no match → MISSING; two matches → AMBIGUOUS', async () => {
     const h = await begin();
-    const ignored = await h.apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'general-purpose', childId: 'c', parentId: 'p', spawnMode: 'fresh' });
-    expect(ignored).toEqual({ status: 'failed', changed: false, taskId: null, run: null, next: null, error: { code: 'DELEGATION_IGNORED', message: "subagent 'general-purpose' is not lifecycle-managed" } });
-    const missing = await h.apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'c', parentId: 'p', spawnMode: 'fresh' });
+    const ignored = await h.apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'general-purpose',
+      childId: 'c',
+      parentId: 'p',
+      spawnMode: 'fresh',
+    });
+    expect(ignored).toEqual({
+      status: 'failed',
+      changed: false,
+      taskId: null,
+      run: null,
+      next: null,
+      error: { code: 'DELEGATION_IGNORED', message: "subagent 'general-purpose' is not lifecycle-managed" },
+    });
+    const missing = await h.apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'c',
+      parentId: 'p',
+      spawnMode: 'fresh',
+    });
     expect(missing.error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'no matching lifecycle delegation exists' });
     // Two prepared receipts can only coexist if written by hand (the guard prevents it).
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     const other = writeTask(fixture, TASK_ID_2);
     const copy = { ...readRun(dir), taskId: TASK_ID_2 };
     fs.writeFileSync(path.join(other, 'orchestration.json'), JSON.stringify(copy, null, 2));
-    const ambiguous = await h.apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'c', parentId: 'p', spawnMode: 'fresh' });
-    expect(ambiguous.error).toEqual({ code: 'ORCHESTRATION_DELEGATION_AMBIGUOUS', message: 'multiple lifecycle delegations match the native hook event' });
+    const ambiguous = await h.apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'c',
+      parentId: 'p',
+      spawnMode: 'fresh',
+    });
+    expect(ambiguous.error).toEqual({
+      code: 'ORCHESTRATION_DELEGATION_AMBIGUOUS',
+      message: 'multiple lifecycle delegations match the native hook event',
+    });
   });
 
   it('a child id already used by this run pauses with DELEGATION_IDENTITY_REUSED', async () => {
     const h = await prepareActivated('executor');
     await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
-    await h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' });
+    await h.apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-1',
+    });
     await h.apply({ intent: 'advance', taskRef: TASK_ID });
     writeArtifact(dir, 'analysis.md', '# A\n');
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    const reused = await h.apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'child-1', parentId: 'parent-1', spawnMode: 'fresh' });
+    const reused = await h.apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'child-1',
+      parentId: 'parent-1',
+      spawnMode: 'fresh',
+    });
     expect(reused.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({ code: 'DELEGATION_IDENTITY_REUSED', message: 'native child identity was already used by this run', recoverable: true });
+    expect(readRun(dir).pause).toEqual({
+      code: 'DELEGATION_IDENTITY_REUSED',
+      message: 'native child identity was already used by this run',
+      recoverable: true,
+    });
   });
 
   it('seal matching: captures after-fingerprint and changed paths; reviewer writes outside its artifact are forbidden', async () => {
@@ -440,9 +651,30 @@ describe('native matching', () => {
     const h = engineHarness(fixture, { fingerprinter });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    await h.apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'r-1', parentId: 'p-1', spawnMode: 'fresh' });
-    await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'review-analysis', round: 1, artifact: 'review-analysis.md', agent: 'claude-code' });
-    const sealed = await h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'r-1' });
+    await h.apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'r-1',
+      parentId: 'p-1',
+      spawnMode: 'fresh',
+    });
+    await h.apply({
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'review-analysis',
+      round: 1,
+      artifact: 'review-analysis.md',
+      agent: 'claude-code',
+    });
+    const sealed = await h.apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'r-1',
+    });
     expect(sealed.status).toBe('paused');
     // Upstream's code and message, then what to do (the violation is sticky: test/core/writeViolations.test.ts).
     expect(readRun(dir).pause).toMatchObject({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', recoverable: true });
@@ -451,27 +683,63 @@ describe('native matching', () => {
 
   it('seal matching with a role mismatch pauses DELEGATION_ROLE_MISMATCH; a stop before stage completion pauses DELEGATION_STATE_INVALID', async () => {
     const h = await prepareActivated('executor');
-    const mismatch = await h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'child-1' });
+    const mismatch = await h.apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'child-1',
+    });
     expect(mismatch.status).toBe('paused');
     expect(readRun(dir).pause?.code).toBe('DELEGATION_ROLE_MISMATCH');
     fixture.cleanup();
     fixture = tempRepo();
     dir = writeTask(fixture);
     const h2 = await prepareActivated('executor');
-    const early = await h2.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' });
+    const early = await h2.apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-1',
+    });
     expect(early.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({ code: 'DELEGATION_STATE_INVALID', message: `delegation receipt-1 is activated, expected stage-completed`, recoverable: true });
+    expect(readRun(dir).pause).toEqual({
+      code: 'DELEGATION_STATE_INVALID',
+      message: `delegation receipt-1 is activated, expected stage-completed`,
+      recoverable: true,
+    });
   });
 
   it('seal: a capture failure pauses ORCHESTRATION_SNAPSHOT_FAILED', async () => {
     let calls = 0;
-    const fingerprinter = fakeFingerprinter({ capture: () => { calls += 1; if (calls > 1) throw new Error('index locked'); return 'before-tree'; } });
+    const fingerprinter = fakeFingerprinter({
+      capture: () => {
+        calls += 1;
+        if (calls > 1) throw new Error('index locked');
+        return 'before-tree';
+      },
+    });
     const h = engineHarness(fixture, { ids: ['run-1', 'receipt-1'], fingerprinter });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    await h.apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'c', parentId: 'p', spawnMode: 'fresh' });
+    await h.apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'c',
+      parentId: 'p',
+      spawnMode: 'fresh',
+    });
     await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
-    const result = await h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'c' });
+    const result = await h.apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'c',
+    });
     expect(result.status).toBe('paused');
     expect(readRun(dir).pause).toEqual({ code: 'ORCHESTRATION_SNAPSHOT_FAILED', message: 'index locked', recoverable: true });
   });
@@ -480,31 +748,70 @@ describe('native matching', () => {
 describe('validateStage and completeStage', () => {
   it('22: validate-stage with a wrong round pauses ORCHESTRATION_PROVENANCE_MISMATCH; a match changes nothing', async () => {
     const h = await prepareActivated('executor');
-    const ok = await h.apply({ intent: 'validate-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', role: 'executor' });
+    const ok = await h.apply({
+      intent: 'validate-stage',
+      taskRef: TASK_ID,
+      stage: 'analysis',
+      round: 1,
+      artifact: 'analysis.md',
+      role: 'executor',
+    });
     expect(ok).toMatchObject({ status: 'running', changed: false });
-    const wrong = await h.apply({ intent: 'validate-stage', taskRef: TASK_ID, stage: 'analysis', round: 2, artifact: 'analysis.md', role: 'executor' });
+    const wrong = await h.apply({
+      intent: 'validate-stage',
+      taskRef: TASK_ID,
+      stage: 'analysis',
+      round: 2,
+      artifact: 'analysis.md',
+      role: 'executor',
+    });
     expect(wrong.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({ code: 'ORCHESTRATION_PROVENANCE_MISMATCH', message: 'active run does not have one matching activated delegation', recoverable: true });
+    expect(readRun(dir).pause).toEqual({
+      code: 'ORCHESTRATION_PROVENANCE_MISMATCH',
+      message: 'active run does not have one matching activated delegation',
+      recoverable: true,
+    });
   });
 
   it('complete-stage with a mismatching identity pauses DELEGATION_STAGE_MISMATCH; with no pending → MISSING', async () => {
     const h = await prepareActivated('executor');
-    const wrong = await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 2, artifact: 'analysis-r2.md', agent: 'claude' });
+    const wrong = await h.apply({
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'analysis',
+      round: 2,
+      artifact: 'analysis-r2.md',
+      agent: 'claude',
+    });
     expect(wrong.status).toBe('paused');
     expect(readRun(dir).pause?.code).toBe('DELEGATION_STAGE_MISMATCH');
     fixture.cleanup();
     fixture = tempRepo();
     dir = writeTask(fixture);
     const h2 = await begin();
-    const none = await h2.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
+    const none = await h2.apply({
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'analysis',
+      round: 1,
+      artifact: 'analysis.md',
+      agent: 'claude',
+    });
     expect(none.error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'active run has no pending delegation' });
   });
 
-  it('decision 4: activating a paused run\'s receipt reports paused', async () => {
+  it("decision 4: activating a paused run's receipt reports paused", async () => {
     const h = await begin();
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     await h.apply({ intent: 'pause', taskRef: TASK_ID, code: 'HOOK_FAILED', message: 'x', recoverable: true });
-    const result = await h.apply({ intent: 'hook-start', taskRef: TASK_ID, nativeAgent: 'agent-infra-lifecycle-executor', childId: 'c', parentId: 'p', spawnMode: 'fresh' });
+    const result = await h.apply({
+      intent: 'hook-start',
+      taskRef: TASK_ID,
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'c',
+      parentId: 'p',
+      spawnMode: 'fresh',
+    });
     expect(result).toMatchObject({ status: 'paused', changed: true });
     expect(readRun(dir).pendingDelegation?.status).toBe('activated');
   });
@@ -536,13 +843,23 @@ describe('advance', () => {
     await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
     const result = await h.apply({ intent: 'hook-stop', taskRef: TASK_ID, childId: 'child-1', exitCode: 1 });
     expect(result.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({ code: 'DELEGATION_STOP_INVALID', message: 'native stop identity or exit status is invalid', recoverable: true });
+    expect(readRun(dir).pause).toEqual({
+      code: 'DELEGATION_STOP_INVALID',
+      message: 'native stop identity or exit status is invalid',
+      recoverable: true,
+    });
   });
 });
 
 describe('pause', () => {
   it('no run → ORCHESTRATION_RUN_MISSING; free-form codes are kept with the pending delegation', async () => {
-    const missing = await engineHarness(fixture).apply({ intent: 'pause', taskRef: TASK_ID, code: 'HOOK_FAILED', message: 'm', recoverable: false });
+    const missing = await engineHarness(fixture).apply({
+      intent: 'pause',
+      taskRef: TASK_ID,
+      code: 'HOOK_FAILED',
+      message: 'm',
+      recoverable: false,
+    });
     expect(missing.error?.code).toBe('ORCHESTRATION_RUN_MISSING');
     const h = await begin();
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
@@ -561,12 +878,19 @@ describe('abort (decision 6)', () => {
     expect((await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID })).changed).toBe(false);
     writeTask(fixture, TASK_ID_2);
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID_2 });
-    expect((await h.apply({ intent: 'prepare', taskRef: TASK_ID_2, client: 'claude-code' })).error?.code).toBe('ORCHESTRATION_DELEGATION_BUSY');
+    expect((await h.apply({ intent: 'prepare', taskRef: TASK_ID_2, client: 'claude-code' })).error?.code).toBe(
+      'ORCHESTRATION_DELEGATION_BUSY',
+    );
 
     const aborted = await h.apply({ intent: 'abort', taskRef: TASK_ID, reason: 'subagent crashed' });
     expect(aborted).toMatchObject({ status: 'paused', changed: true });
     const run = readRun(dir);
-    expect(run).toMatchObject({ status: 'paused', pendingDelegation: null, nextStage: null, pause: { code: 'ORCHESTRATION_DELEGATION_ABORTED', message: 'subagent crashed', recoverable: true } });
+    expect(run).toMatchObject({
+      status: 'paused',
+      pendingDelegation: null,
+      nextStage: null,
+      pause: { code: 'ORCHESTRATION_DELEGATION_ABORTED', message: 'subagent crashed', recoverable: true },
+    });
     expect(run.receipts.at(-1)).toMatchObject({ id: 'receipt-1', status: 'aborted' });
     expect((await h.apply({ intent: 'prepare', taskRef: TASK_ID_2, client: 'claude-code' })).status).toBe('running');
     expect(await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID })).toMatchObject({ status: 'running', changed: true });
@@ -575,7 +899,10 @@ describe('abort (decision 6)', () => {
   it('without a pending delegation → ORCHESTRATION_DELEGATION_MISSING; without a run → ORCHESTRATION_RUN_MISSING', async () => {
     expect((await engineHarness(fixture).apply({ intent: 'abort', taskRef: TASK_ID })).error?.code).toBe('ORCHESTRATION_RUN_MISSING');
     const h = await begin();
-    expect((await h.apply({ intent: 'abort', taskRef: TASK_ID })).error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'no pending delegation exists' });
+    expect((await h.apply({ intent: 'abort', taskRef: TASK_ID })).error).toEqual({
+      code: 'ORCHESTRATION_DELEGATION_MISSING',
+      message: 'no pending delegation exists',
+    });
   });
 
   it('a late stop of an aborted child changes nothing while the next delegation runs', async () => {
@@ -583,10 +910,28 @@ describe('abort (decision 6)', () => {
     await h.apply({ intent: 'abort', taskRef: TASK_ID });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    await h.apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-2', parentId: 'parent-1', spawnMode: 'fresh' });
+    await h.apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-2',
+      parentId: 'parent-1',
+      spawnMode: 'fresh',
+    });
     const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
-    const late = await h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' });
-    expect(late).toMatchObject({ status: 'running', changed: false, warnings: ['ignored the stop of child child-1: its delegation was aborted'] });
+    const late = await h.apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-1',
+    });
+    expect(late).toMatchObject({
+      status: 'running',
+      changed: false,
+      warnings: ['ignored the stop of child child-1: its delegation was aborted'],
+    });
     expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')).toBe(before);
   });
 
@@ -598,25 +943,33 @@ describe('abort (decision 6)', () => {
   });
 });
 
-describe('release-spawn (a blocked spawn\'s claim holds nothing)', () => {
+describe("release-spawn (a blocked spawn's claim holds nothing)", () => {
   it('drops the claim of that tool call; another call may claim; an unknown call changes nothing', async () => {
     const h = engineHarness(fixture, { ids: ['run-1', 'receipt-1'] });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'codex' });
-    const claim = (toolCallId: string) => h.apply({ intent: 'claim-spawn', taskRef: 'auto', client: 'codex', nativeAgent: 'agent-infra-lifecycle-executor', toolCallId });
+    const claim = (toolCallId: string) =>
+      h.apply({ intent: 'claim-spawn', taskRef: 'auto', client: 'codex', nativeAgent: 'agent-infra-lifecycle-executor', toolCallId });
     expect((await claim('call-1')).status).toBe('running');
     const unknown = await h.apply({ intent: 'release-spawn', taskRef: 'auto', client: 'codex', toolCallId: 'call-9' });
-    expect(unknown.error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'no pending delegation is claimed by tool call call-9; nothing to release' });
+    expect(unknown.error).toEqual({
+      code: 'ORCHESTRATION_DELEGATION_MISSING',
+      message: 'no pending delegation is claimed by tool call call-9; nothing to release',
+    });
     expect((await claim('call-2')).error?.code).toBe('DELEGATION_SPAWN_CLAIMED');
     const released = await h.apply({ intent: 'release-spawn', taskRef: 'auto', client: 'codex', toolCallId: 'call-1' });
-    expect(released).toMatchObject({ status: 'running', changed: true, warnings: ['released the claim of tool call call-1 on delegation receipt-1: its spawn was blocked'] });
+    expect(released).toMatchObject({
+      status: 'running',
+      changed: true,
+      warnings: ['released the claim of tool call call-1 on delegation receipt-1: its spawn was blocked'],
+    });
     expect(Object.hasOwn(readRun(dir).pendingDelegation!, 'spawnClaim')).toBe(false);
     expect((await claim('call-2')).run?.pendingDelegation?.spawnClaim?.toolCallId).toBe('call-2');
   });
 });
 
 describe('the read-only spawn check (hooks/spawnCheck.ts, Redis unreachable)', () => {
-  it('a claim by the very call being checked does not block it (its spooled claim may be applied first); another call\'s does', async () => {
+  it("a claim by the very call being checked does not block it (its spooled claim may be applied first); another call's does", async () => {
     const h = engineHarness(fixture, { ids: ['run-1', 'receipt-1'] });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'codex' });
@@ -624,7 +977,10 @@ describe('the read-only spawn check (hooks/spawnCheck.ts, Redis unreachable)', (
     expect(checkSpawn(fixture.root, 'codex', agent, 'call-1')).toEqual({ allow: true });
     await h.apply({ intent: 'claim-spawn', taskRef: 'auto', client: 'codex', nativeAgent: agent, toolCallId: 'call-1' });
     expect(checkSpawn(fixture.root, 'codex', agent, 'call-1')).toEqual({ allow: true });
-    expect(checkSpawn(fixture.root, 'codex', agent, 'call-2')).toMatchObject({ allow: false, reason: expect.stringContaining('DELEGATION_SPAWN_CLAIMED') });
+    expect(checkSpawn(fixture.root, 'codex', agent, 'call-2')).toMatchObject({
+      allow: false,
+      reason: expect.stringContaining('DELEGATION_SPAWN_CLAIMED'),
+    });
   });
 });
 

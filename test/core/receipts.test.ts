@@ -99,7 +99,9 @@ function activated(overrides: Partial<PrepareDelegationInput> = {}): DelegationR
 function completed(overrides: Partial<PrepareDelegationInput> = {}): DelegationReceipt {
   const receipt = activated(overrides);
   const agent = receipt.client === 'claude-code' ? 'claude' : receipt.client;
-  return receiptOf(completeDelegationStage(receipt, { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact, agent }, at(T0)));
+  return receiptOf(
+    completeDelegationStage(receipt, { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact, agent }, at(T0)),
+  );
 }
 
 function sealed(overrides: Partial<PrepareDelegationInput> = {}): DelegationReceipt {
@@ -111,7 +113,17 @@ describe('managedDelegationRole', () => {
   it('maps exactly the two managed agents', () => {
     expect(managedDelegationRole('agent-infra-lifecycle-executor')).toBe('executor');
     expect(managedDelegationRole('agent-infra-lifecycle-reviewer')).toBe('reviewer');
-    for (const other of ['general-purpose', 'agent-infra-lifecycle-', 'agent-infra-lifecycle-Executor', ' agent-infra-lifecycle-executor', 'toString', '__proto__', '', null, undefined]) {
+    for (const other of [
+      'general-purpose',
+      'agent-infra-lifecycle-',
+      'agent-infra-lifecycle-Executor',
+      ' agent-infra-lifecycle-executor',
+      'toString',
+      '__proto__',
+      '',
+      null,
+      undefined,
+    ]) {
       expect(managedDelegationRole(other)).toBeNull();
     }
   });
@@ -190,7 +202,9 @@ describe('the delegation lifecycle', () => {
       modelFallbackReason: null,
       activatedAt: T1,
     });
-    const done = receiptOf(completeDelegationStage(active, { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T1)));
+    const done = receiptOf(
+      completeDelegationStage(active, { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T1)),
+    );
     // baton: the completion time starts the stop grace (docs/architecture.md "Reconciliation").
     expect(done).toMatchObject({ status: 'stage-completed', agent: 'codex', stageCompletedAt: T1 });
     const changedPaths = [`.agents/workspace/active/${TASK}/review-code.md`];
@@ -214,7 +228,11 @@ describe('the delegation lifecycle', () => {
     });
     // 0.9.2's keys in its order, then baton's.
     expect(Object.keys(consumed)).toEqual([...KEY_ORDER, 'stageCompletedAt']);
-    expect(consumeDelegation(consumed, at(T3))).toEqual({ ok: false, code: 'DELEGATION_REPLAY', message: 'delegation delegation-1 was already consumed' });
+    expect(consumeDelegation(consumed, at(T3))).toEqual({
+      ok: false,
+      code: 'DELEGATION_REPLAY',
+      message: 'delegation delegation-1 was already consumed',
+    });
   });
 
   it('every transition returns a new frozen receipt and leaves its input untouched', () => {
@@ -227,14 +245,23 @@ describe('the delegation lifecycle', () => {
     expect(active).not.toBe(receipt);
     expect(Object.isFrozen(active)).toBe(true);
     const paths = ['a'];
-    const seal = receiptOf(sealDelegation(completed({ role: 'executor', stage: 'code', artifact: 'code.md' }), { childId: 'child-1', exitCode: 0, afterFingerprint: 'x', changedPaths: paths }, at(T2)));
+    const seal = receiptOf(
+      sealDelegation(
+        completed({ role: 'executor', stage: 'code', artifact: 'code.md' }),
+        { childId: 'child-1', exitCode: 0, afterFingerprint: 'x', changedPaths: paths },
+        at(T2),
+      ),
+    );
     paths.push('b');
     expect(seal.changedPaths).toEqual(['a']);
     expect(Object.isFrozen(seal.changedPaths)).toBe(true);
   });
 
-  it('keeps the key order and the unknown keys of a receipt read back from a file (as upstream\'s spread)', () => {
-    const scrambled = { future: { nested: [1] }, ...Object.fromEntries(Object.entries(prepared()).reverse()) } as unknown as DelegationReceipt;
+  it("keeps the key order and the unknown keys of a receipt read back from a file (as upstream's spread)", () => {
+    const scrambled = {
+      future: { nested: [1] },
+      ...Object.fromEntries(Object.entries(prepared()).reverse()),
+    } as unknown as DelegationReceipt;
     const activated = receiptOf(activateDelegation(scrambled, start(), at(T1)));
     expect(Object.keys(activated)).toEqual(Object.keys(scrambled));
     expect((activated as unknown as { future: unknown }).future).toEqual({ nested: [1] });
@@ -308,7 +335,9 @@ describe('activateDelegation', () => {
   });
 
   it('31: a different actual model with a reason is recorded', () => {
-    expect(receiptOf(activateDelegation(prepared(), start({ actualModel: 'fallback-model', modelFallbackReason: 'quota' }), at(T1)))).toMatchObject({
+    expect(
+      receiptOf(activateDelegation(prepared(), start({ actualModel: 'fallback-model', modelFallbackReason: 'quota' }), at(T1))),
+    ).toMatchObject({
       actualModel: 'fallback-model',
       modelFallbackReason: 'quota',
     });
@@ -316,7 +345,9 @@ describe('activateDelegation', () => {
 
   it('31: an equal model is recorded; no requested model accepts any actual model', () => {
     expect(receiptOf(activateDelegation(prepared(), start(), at(T1))).actualModel).toBe('review-model');
-    expect(receiptOf(activateDelegation(prepared({ requestedModel: null }), start({ actualModel: 'anything' }), at(T1))).actualModel).toBe('anything');
+    expect(receiptOf(activateDelegation(prepared({ requestedModel: null }), start({ actualModel: 'anything' }), at(T1))).actualModel).toBe(
+      'anything',
+    );
   });
 
   it('34: activating a non-prepared receipt → DELEGATION_STATE_INVALID', () => {
@@ -328,14 +359,24 @@ describe('activateDelegation', () => {
   });
 
   it('checks in §6.2 order: managed, state, role, identity, spawn mode, model', () => {
-    const everythingWrong = start({ nativeAgent: 'agent-infra-lifecycle-executor', childId: 'x', parentId: 'x', spawnMode: 'fork', actualModel: 'other' });
-    expect(activateDelegation(activated(), { ...everythingWrong, nativeAgent: 'general-purpose' }, at(T1))).toMatchObject({ code: 'DELEGATION_IGNORED' });
+    const everythingWrong = start({
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'x',
+      parentId: 'x',
+      spawnMode: 'fork',
+      actualModel: 'other',
+    });
+    expect(activateDelegation(activated(), { ...everythingWrong, nativeAgent: 'general-purpose' }, at(T1))).toMatchObject({
+      code: 'DELEGATION_IGNORED',
+    });
     expect(activateDelegation(activated(), everythingWrong, at(T1))).toMatchObject({ code: 'DELEGATION_STATE_INVALID' });
     expect(activateDelegation(prepared(), everythingWrong, at(T1))).toMatchObject({ code: 'DELEGATION_ROLE_MISMATCH' });
     expect(activateDelegation(prepared(), { ...everythingWrong, nativeAgent: 'agent-infra-lifecycle-reviewer' }, at(T1))).toMatchObject({
       code: 'DELEGATION_IDENTITY_INVALID',
     });
-    expect(activateDelegation(prepared(), { ...everythingWrong, nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'c' }, at(T1))).toMatchObject({
+    expect(
+      activateDelegation(prepared(), { ...everythingWrong, nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'c' }, at(T1)),
+    ).toMatchObject({
       code: 'DELEGATION_FORK_FORBIDDEN',
     });
   });
@@ -355,7 +396,9 @@ describe('completeDelegationStage', () => {
   });
 
   it('34: completing a prepared receipt → DELEGATION_STATE_INVALID', () => {
-    expect(completeDelegationStage(prepared(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T0))).toEqual({
+    expect(
+      completeDelegationStage(prepared(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T0)),
+    ).toEqual({
       ok: false,
       code: 'DELEGATION_STATE_INVALID',
       message: 'delegation delegation-1 is prepared, expected activated',
@@ -378,7 +421,9 @@ describe('completeDelegationStage', () => {
   });
 
   it('34: agent claude on a codex receipt → DELEGATION_AGENT_MISMATCH', () => {
-    expect(completeDelegationStage(activated(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'claude' }, at(T0))).toEqual({
+    expect(
+      completeDelegationStage(activated(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'claude' }, at(T0)),
+    ).toEqual({
       ok: false,
       code: 'DELEGATION_AGENT_MISMATCH',
       message: "stage agent 'claude' does not match client 'codex'",
@@ -437,7 +482,11 @@ describe('sealDelegation', () => {
   it('34: an executor may change arbitrary paths', () => {
     const receipt = completed({ role: 'executor', stage: 'code', artifact: 'code.md' });
     const changedPaths = ['src/index.ts', 'package.json', `.agents/workspace/active/${TASK}/code.md`];
-    expect(receiptOf(sealDelegation(receipt, stop({ changedPaths }), at(T2)))).toMatchObject({ status: 'sealed', changedPaths, sealedAt: T2 });
+    expect(receiptOf(sealDelegation(receipt, stop({ changedPaths }), at(T2)))).toMatchObject({
+      status: 'sealed',
+      changedPaths,
+      sealedAt: T2,
+    });
   });
 });
 
@@ -473,7 +522,11 @@ describe('abortDelegation (baton addition)', () => {
 
   it('a consumed receipt is a replay', () => {
     const consumed = receiptOf(consumeDelegation(sealed(), at(T3)));
-    expect(abortDelegation(consumed, at(T3))).toEqual({ ok: false, code: 'DELEGATION_REPLAY', message: 'delegation delegation-1 was already consumed' });
+    expect(abortDelegation(consumed, at(T3))).toEqual({
+      ok: false,
+      code: 'DELEGATION_REPLAY',
+      message: 'delegation delegation-1 was already consumed',
+    });
   });
 
   it.each(['aborted', 'expired'] as const)('an %s receipt cannot be aborted', (status) => {
@@ -487,27 +540,40 @@ describe('abortDelegation (baton addition)', () => {
 
   it('an aborted receipt accepts no further transition', () => {
     const aborted = receiptOf(abortDelegation(activated(), at(T3)));
-    expect(completeDelegationStage(aborted, { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T0))).toMatchObject({
+    expect(
+      completeDelegationStage(aborted, { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T0)),
+    ).toMatchObject({
       code: 'DELEGATION_STATE_INVALID',
       message: 'delegation delegation-1 is aborted, expected activated',
     });
-    expect(consumeDelegation(aborted, at(T3))).toMatchObject({ code: 'DELEGATION_STATE_INVALID', message: 'delegation delegation-1 is aborted, expected sealed' });
+    expect(consumeDelegation(aborted, at(T3))).toMatchObject({
+      code: 'DELEGATION_STATE_INVALID',
+      message: 'delegation delegation-1 is aborted, expected sealed',
+    });
     expect(activateDelegation(aborted, start(), at(T3))).toMatchObject({ code: 'DELEGATION_STATE_INVALID' });
   });
 });
 
 describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
   it('one tool call claims a prepared delegation; the same call again is idempotent; another is refused', () => {
-    const claimed = receiptOf(claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_1' }, at(T1)) as ReceiptOutcome);
+    const claimed = receiptOf(
+      claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_1' }, at(T1)) as ReceiptOutcome,
+    );
     expect(claimed.spawnClaim).toEqual({ toolCallId: 'toolu_1', claimedAt: T1 });
     expect(Object.keys(claimed).at(-1)).toBe('spawnClaim');
-    expect(claimDelegationSpawn(claimed, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_1' }, at(T2))).toEqual({ ok: true, receipt: claimed, unchanged: true });
+    expect(claimDelegationSpawn(claimed, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_1' }, at(T2))).toEqual({
+      ok: true,
+      receipt: claimed,
+      unchanged: true,
+    });
     expect(claimDelegationSpawn(claimed, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2))).toEqual({
       ok: false,
       code: 'DELEGATION_SPAWN_CLAIMED',
       message: `delegation delegation-1 was already claimed by tool call toolu_1 at ${T1}; one prepared delegation starts one subagent`,
     });
-    expect(claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-executor', toolCallId: 'x' }, at(T1))).toMatchObject({ code: 'DELEGATION_ROLE_MISMATCH' });
+    expect(claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-executor', toolCallId: 'x' }, at(T1))).toMatchObject({
+      code: 'DELEGATION_ROLE_MISMATCH',
+    });
     expect(claimDelegationSpawn(activated(), { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'x' }, at(T1))).toMatchObject({
       code: 'DELEGATION_STATE_INVALID',
       message: 'delegation delegation-1 is activated, expected prepared',
@@ -519,18 +585,26 @@ describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
   });
 
   it('releasing the claim of a blocked tool call leaves the receipt as it was before the claim; only that call, only while prepared', () => {
-    const claimed = receiptOf(claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_1' }, at(T1)) as ReceiptOutcome);
+    const claimed = receiptOf(
+      claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_1' }, at(T1)) as ReceiptOutcome,
+    );
     const released = receiptOf(releaseDelegationSpawn(claimed, { toolCallId: 'toolu_1' }));
     expect(released).toEqual(prepared());
     expect(Object.keys(released)).toEqual(Object.keys(prepared()));
-    expect(receiptOf(claimDelegationSpawn(released, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2)) as ReceiptOutcome).spawnClaim).toEqual({ toolCallId: 'toolu_2', claimedAt: T2 });
+    expect(
+      receiptOf(
+        claimDelegationSpawn(released, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2)) as ReceiptOutcome,
+      ).spawnClaim,
+    ).toEqual({ toolCallId: 'toolu_2', claimedAt: T2 });
     expect(releaseDelegationSpawn(claimed, { toolCallId: 'toolu_9' })).toEqual({
       ok: false,
       code: 'ORCHESTRATION_DELEGATION_MISSING',
       message: 'delegation delegation-1 is not claimed by tool call toolu_9; nothing to release',
     });
     expect(releaseDelegationSpawn(prepared(), { toolCallId: 'toolu_1' })).toMatchObject({ code: 'ORCHESTRATION_DELEGATION_MISSING' });
-    expect(releaseDelegationSpawn({ ...activated(), spawnClaim: { toolCallId: 'toolu_1', claimedAt: T1 } }, { toolCallId: 'toolu_1' })).toMatchObject({
+    expect(
+      releaseDelegationSpawn({ ...activated(), spawnClaim: { toolCallId: 'toolu_1', claimedAt: T1 } }, { toolCallId: 'toolu_1' }),
+    ).toMatchObject({
       code: 'DELEGATION_STATE_INVALID',
       message: 'delegation delegation-1 is activated, expected prepared',
     });
@@ -546,11 +620,17 @@ describe('extendSealedDelegation (baton: later turns of a sealed child)', () => 
     });
   });
 
-  it('an executor\'s later turn extends the changed paths and the after-fingerprint, keeping the seal time', () => {
+  it("an executor's later turn extends the changed paths and the after-fingerprint, keeping the seal time", () => {
     const receipt = sealed({ role: 'executor', stage: 'code', artifact: 'code.md' });
-    const extended = receiptOf(extendSealedDelegation(receipt, { childId: 'child-1', afterFingerprint: 'later', changedPaths: ['NOTES.md'] }));
+    const extended = receiptOf(
+      extendSealedDelegation(receipt, { childId: 'child-1', afterFingerprint: 'later', changedPaths: ['NOTES.md'] }),
+    );
     expect(extended).toMatchObject({ status: 'sealed', afterFingerprint: 'later', changedPaths: ['NOTES.md'], sealedAt: T2 });
-    expect(extendSealedDelegation(receipt, { childId: 'other', afterFingerprint: 'x', changedPaths: [] })).toMatchObject({ code: 'DELEGATION_STOP_INVALID' });
-    expect(extendSealedDelegation(completed(), { childId: 'child-1', afterFingerprint: 'x', changedPaths: [] })).toMatchObject({ code: 'DELEGATION_STATE_INVALID' });
+    expect(extendSealedDelegation(receipt, { childId: 'other', afterFingerprint: 'x', changedPaths: [] })).toMatchObject({
+      code: 'DELEGATION_STOP_INVALID',
+    });
+    expect(extendSealedDelegation(completed(), { childId: 'child-1', afterFingerprint: 'x', changedPaths: [] })).toMatchObject({
+      code: 'DELEGATION_STATE_INVALID',
+    });
   });
 });

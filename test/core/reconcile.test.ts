@@ -28,7 +28,12 @@ afterEach(() => fixture.cleanup());
 
 let counter = 0;
 const apply = (event: LifecycleEvent) =>
-  applyEventNow(event, { repoRoot: fixture.root, fingerprinter: workspace.fingerprinter, now: () => at(clock), newId: () => `id-${(counter += 1)}` });
+  applyEventNow(event, {
+    repoRoot: fixture.root,
+    fingerprinter: workspace.fingerprinter,
+    now: () => at(clock),
+    newId: () => `id-${(counter += 1)}`,
+  });
 
 function pending(taskId = TASK_ID): DelegationReceipt {
   const receipt = readRun(fixture.taskDir(taskId)).pendingDelegation;
@@ -55,8 +60,13 @@ async function activated(childId = 'child-1') {
   await prepared();
   clock += 1;
   const result = await apply({
-    intent: 'hook-start', taskRef: 'auto', client: 'claude-code',
-    nativeAgent: 'agent-infra-lifecycle-executor', childId, parentId: 'parent-1', spawnMode: 'fresh',
+    intent: 'hook-start',
+    taskRef: 'auto',
+    client: 'claude-code',
+    nativeAgent: 'agent-infra-lifecycle-executor',
+    childId,
+    parentId: 'parent-1',
+    spawnMode: 'fresh',
   });
   expect(result.error).toBeNull();
 }
@@ -65,16 +75,36 @@ async function stageCompleted() {
   await activated();
   clock += 2;
   workspace.write('src/app.js', 'v2\n');
-  const result = await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude-code' });
+  const result = await apply({
+    intent: 'complete-stage',
+    taskRef: TASK_ID,
+    stage: 'analysis',
+    round: 1,
+    artifact: 'analysis.md',
+    agent: 'claude-code',
+  });
   expect(result.error).toBeNull();
 }
 
 describe('dueReconciliation', () => {
   it('waits for each awaited event from the receipt time that starts it', async () => {
     await prepared();
-    expect(dueReconciliation(pending(), GRACES)).toEqual({ kind: 'not-started', since: at(0), graceMs: GRACES.spawnGraceMs, dueAt: Date.parse(at(5)) });
+    expect(dueReconciliation(pending(), GRACES)).toEqual({
+      kind: 'not-started',
+      since: at(0),
+      graceMs: GRACES.spawnGraceMs,
+      dueAt: Date.parse(at(5)),
+    });
     clock = 1;
-    await apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'c', parentId: 'p', spawnMode: 'fresh' });
+    await apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'c',
+      parentId: 'p',
+      spawnMode: 'fresh',
+    });
     expect(dueReconciliation(pending(), GRACES)).toMatchObject({ kind: 'stalled', since: at(1), dueAt: Date.parse(at(11)) });
     clock = 3;
     await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude-code' });
@@ -85,7 +115,13 @@ describe('dueReconciliation', () => {
   it('a spawn claim restarts the spawn clock', async () => {
     await prepared();
     clock = 4;
-    await apply({ intent: 'claim-spawn', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', toolCallId: 'tool-1' });
+    await apply({
+      intent: 'claim-spawn',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      toolCallId: 'tool-1',
+    });
     expect(dueReconciliation(pending(), GRACES)).toMatchObject({ kind: 'not-started', since: at(4), dueAt: Date.parse(at(9)) });
   });
 
@@ -119,7 +155,13 @@ describe('reconcile: a completed stage whose SubagentStop never came', () => {
     const again = await apply(event);
     expect(again.changed).toBe(false);
     expect(again.warnings?.[0]).toContain('nothing to reconcile');
-    const lateStop = await apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' });
+    const lateStop = await apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-1',
+    });
     expect(lateStop).toMatchObject({ status: 'running', changed: false, error: null });
     const advanced = await apply({ intent: 'advance', taskRef: TASK_ID });
     expect(advanced).toMatchObject({ status: 'running', error: null });
@@ -130,7 +172,13 @@ describe('reconcile: a completed stage whose SubagentStop never came', () => {
     await stageCompleted();
     clock = 13;
     const event = dueEvent()!;
-    await apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' });
+    await apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-1',
+    });
     const result = await apply(event);
     expect(result.changed).toBe(false);
     expect(pending().reconciliations).toBeUndefined();
@@ -141,8 +189,23 @@ describe('reconcile: a completed stage whose SubagentStop never came', () => {
     await apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     const reviewer = await apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(reviewer.next).toMatchObject({ role: 'reviewer', stage: 'review-analysis' });
-    await apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'r-1', parentId: 'p', spawnMode: 'fresh' });
-    await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'review-analysis', round: 1, artifact: 'review-analysis.md', agent: 'claude-code' });
+    await apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'r-1',
+      parentId: 'p',
+      spawnMode: 'fresh',
+    });
+    await apply({
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'review-analysis',
+      round: 1,
+      artifact: 'review-analysis.md',
+      agent: 'claude-code',
+    });
     workspace.write('src/app.js', 'changed by the reviewer\n');
     clock += 10;
     const result = await apply(dueEvent()!);
@@ -174,10 +237,25 @@ describe('reconcile: an activated child that never completes its stage', () => {
     await activated();
     clock = 11;
     await apply(dueEvent()!);
-    const completed = await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude-code' });
+    const completed = await apply({
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'analysis',
+      round: 1,
+      artifact: 'analysis.md',
+      agent: 'claude-code',
+    });
     expect(completed).toMatchObject({ status: 'running', error: null, run: { pause: null } });
-    expect(completed.warnings).toContain('the stage is completed, so the pause BATON_DELEGATION_STALLED is lifted; the stop seals the delegation and advance goes on');
-    await apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor', childId: 'child-1' });
+    expect(completed.warnings).toContain(
+      'the stage is completed, so the pause BATON_DELEGATION_STALLED is lifted; the stop seals the delegation and advance goes on',
+    );
+    await apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-1',
+    });
     expect(await apply({ intent: 'advance', taskRef: TASK_ID })).toMatchObject({ status: 'running', error: null });
   });
 });
@@ -201,14 +279,19 @@ describe('reconcile: a prepared delegation no subagent started for', () => {
     expect(await apply({ intent: 'begin-or-resume', taskRef: TASK_ID })).toMatchObject({ status: 'running', changed: true });
   });
 
-  it('a late SubagentStart for it is refused with 0.9.2\'s code and changes nothing', async () => {
+  it("a late SubagentStart for it is refused with 0.9.2's code and changes nothing", async () => {
     await prepared();
     clock = 5;
     await apply(dueEvent()!);
     const before = readRun(fixture.taskDir());
     const late = await apply({
-      intent: 'hook-start', taskRef: 'auto', client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor', childId: 'late-child', parentId: 'parent-1', spawnMode: 'fresh',
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'late-child',
+      parentId: 'parent-1',
+      spawnMode: 'fresh',
     });
     expect(late.status).toBe('failed');
     expect(late.error?.code).toBe('DELEGATION_STATE_INVALID');
@@ -223,7 +306,9 @@ describe('the clock, as the run page and baton runs show it', () => {
     await stageCompleted();
     const nowMs = Date.parse(at(6));
     expect(delegationClock(pending(), GRACES, nowMs)).toBe('waiting for SubagentStop since 3 min; sealed by baton at 10 min');
-    expect(delegationClock(pending(), { ...GRACES, stopGraceMs: 90_000 }, Date.parse(at(3)) + 45_000)).toBe('waiting for SubagentStop since 45 s; sealed by baton at 90 s');
+    expect(delegationClock(pending(), { ...GRACES, stopGraceMs: 90_000 }, Date.parse(at(3)) + 45_000)).toBe(
+      'waiting for SubagentStop since 45 s; sealed by baton at 90 s',
+    );
     const [row] = await listRuns(fixture.root, undefined, { graces: GRACES, nowMs });
     expect(row).toMatchObject({ clock: 'waiting for SubagentStop since 3 min; sealed by baton at 10 min', reconciled: null });
     clock = 13;
@@ -238,7 +323,9 @@ describe('the clock, as the run page and baton runs show it', () => {
     await activated();
     clock = 11;
     await apply(dueEvent()!);
-    expect(delegationClock(pending(), GRACES, Date.parse(at(12)))).toBe(`waiting for complete-stage since 11 min; run paused by baton at 10 min (${at(11)})`);
+    expect(delegationClock(pending(), GRACES, Date.parse(at(12)))).toBe(
+      `waiting for complete-stage since 11 min; run paused by baton at 10 min (${at(11)})`,
+    );
   });
 });
 
@@ -246,7 +333,14 @@ describe('the stalled pause is lifted only by its own cause going away', () => {
   it('another pause is not lifted by complete-stage', async () => {
     await activated();
     await apply({ intent: 'pause', taskRef: TASK_ID, code: 'HUMAN_HOLD', message: 'wait', recoverable: true });
-    const completed = await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude-code' });
+    const completed = await apply({
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'analysis',
+      round: 1,
+      artifact: 'analysis.md',
+      agent: 'claude-code',
+    });
     expect(completed.run?.pause?.code).toBe('HUMAN_HOLD');
   });
 });

@@ -25,16 +25,20 @@ describe('unboundReview', () => {
       input: 'analysis.md',
       reason: 'it has no "**Review Input**:" line',
     });
-    expect(unboundReview(dir, 'review-analysis', { name: 'review-analysis.md', content: approved('- **Review Input**: `plan.md`') })?.reason).toBe(
-      'its "**Review Input**:" line names no analysis artifact',
-    );
+    expect(
+      unboundReview(dir, 'review-analysis', { name: 'review-analysis.md', content: approved('- **Review Input**: `plan.md`') })?.reason,
+    ).toBe('its "**Review Input**:" line names no analysis artifact');
     writeArtifact(dir, 'analysis-r2.md', '# Analysis, again\n', 30);
-    expect(unboundReview(dir, 'review-analysis', { name: 'review-analysis-r2.md', content: approved('- **Review Input**: `analysis.md`') })).toEqual({
+    expect(
+      unboundReview(dir, 'review-analysis', { name: 'review-analysis-r2.md', content: approved('- **Review Input**: `analysis.md`') }),
+    ).toEqual({
       review: 'review-analysis-r2.md',
       input: 'analysis-r2.md',
       reason: 'its "**Review Input**:" line names analysis.md instead',
     });
-    expect(unboundReview(dir, 'review-analysis', { name: 'review-analysis-r2.md', content: approved('- **Review Input**: `analysis-r2.md`') })).toBeNull();
+    expect(
+      unboundReview(dir, 'review-analysis', { name: 'review-analysis-r2.md', content: approved('- **Review Input**: `analysis-r2.md`') }),
+    ).toBeNull();
   });
 
   it('says nothing when a rework round came after the review (the normal way to a new review round)', () => {
@@ -56,24 +60,55 @@ describe('a review that does not count, through the engine', () => {
     const prepared = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(prepared.next).toMatchObject({ stage: 'review-analysis', round: 1 });
     expect(prepared.warnings).toBeUndefined();
-    await h.apply({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'c-1', parentId: 'p-1', spawnMode: 'fresh' });
+    await h.apply({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'c-1',
+      parentId: 'p-1',
+      spawnMode: 'fresh',
+    });
     return h;
   }
 
   it('complete-stage --content accepts it with a warning; route, prepare and the listing give the reason next to round 2', async () => {
     const h = await reviewerActivated();
-    const completed = await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'review-analysis', round: 1, artifact: 'review-analysis.md', agent: 'claude', content: approved(null) });
-    expect(completed).toMatchObject({ status: 'running', changed: true, error: null, run: { pendingDelegation: { status: 'stage-completed' } } });
+    const completed = await h.apply({
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'review-analysis',
+      round: 1,
+      artifact: 'review-analysis.md',
+      agent: 'claude',
+      content: approved(null),
+    });
+    expect(completed).toMatchObject({
+      status: 'running',
+      changed: true,
+      error: null,
+      run: { pendingDelegation: { status: 'stage-completed' } },
+    });
     expect(completed.warnings).toEqual([
       'review-analysis.md will not count as the review of analysis.md: it has no "**Review Input**:" line; ' +
         'route will ask for another review (review-analysis-r2.md). A review counts when it names what it reviewed: "- **Review Input**: `analysis.md`"',
     ]);
-    await h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'c-1' });
+    await h.apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'c-1',
+    });
     expect((await h.apply({ intent: 'advance', taskRef: TASK_ID })).status).toBe('running');
 
     const reason = 'review-analysis.md does not count as the review of analysis.md: it has no "**Review Input**:" line';
     const routed = await h.apply({ intent: 'route', taskRef: TASK_ID });
-    expect(routed).toMatchObject({ status: 'running', error: null, next: { stage: 'review-analysis', round: 2, artifact: 'review-analysis-r2.md' } });
+    expect(routed).toMatchObject({
+      status: 'running',
+      error: null,
+      next: { stage: 'review-analysis', round: 2, artifact: 'review-analysis-r2.md' },
+    });
     expect(routed.warnings).toEqual([reason]);
     const [row] = await listRuns(fixture.root);
     expect(row).toMatchObject({ stage: 'review-analysis', round: 2, note: reason });
@@ -87,11 +122,22 @@ describe('a review that does not count, through the engine', () => {
   it('a review that names its input: no warning, no note', async () => {
     const h = await reviewerActivated();
     const completed = await h.apply({
-      intent: 'complete-stage', taskRef: TASK_ID, stage: 'review-analysis', round: 1, artifact: 'review-analysis.md', agent: 'claude',
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'review-analysis',
+      round: 1,
+      artifact: 'review-analysis.md',
+      agent: 'claude',
       content: approved('- **Review Input**: `analysis.md`'),
     });
     expect(completed.warnings).toBeUndefined();
-    await h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'c-1' });
+    await h.apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'c-1',
+    });
     await h.apply({ intent: 'advance', taskRef: TASK_ID });
     const routed = await h.apply({ intent: 'route', taskRef: TASK_ID });
     expect(routed.next).toMatchObject({ stage: 'plan', round: 1 });
@@ -102,7 +148,16 @@ describe('a review that does not count, through the engine', () => {
   it('complete-stage without --content reads the review the reviewer wrote', async () => {
     const h = await reviewerActivated();
     writeArtifact(dir, 'review-analysis.md', approved('- **Review Input**: `plan.md`'));
-    const completed = await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'review-analysis', round: 1, artifact: 'review-analysis.md', agent: 'claude' });
-    expect(completed.warnings?.[0]).toMatch(/^review-analysis\.md will not count as the review of analysis\.md: its "\*\*Review Input\*\*:" line names no analysis artifact;/);
+    const completed = await h.apply({
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'review-analysis',
+      round: 1,
+      artifact: 'review-analysis.md',
+      agent: 'claude',
+    });
+    expect(completed.warnings?.[0]).toMatch(
+      /^review-analysis\.md will not count as the review of analysis\.md: its "\*\*Review Input\*\*:" line names no analysis artifact;/,
+    );
   });
 });

@@ -12,9 +12,16 @@ import {
 } from '../../src/core/reviewSummary.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
 
-
-const NOT_FOUND_SECTION = { ok: false, code: 'REVIEW_SUMMARY_NOT_FOUND', message: 'review artifact must contain one review summary section' };
-const NOT_FOUND_LINES = { ok: false, code: 'REVIEW_SUMMARY_NOT_FOUND', message: 'review summary verdict or finding count line is missing or repeated' };
+const NOT_FOUND_SECTION = {
+  ok: false,
+  code: 'REVIEW_SUMMARY_NOT_FOUND',
+  message: 'review artifact must contain one review summary section',
+};
+const NOT_FOUND_LINES = {
+  ok: false,
+  code: 'REVIEW_SUMMARY_NOT_FOUND',
+  message: 'review summary verdict or finding count line is missing or repeated',
+};
 const PLACEHOLDER_INVALID = {
   ok: false,
   code: 'REVIEW_SUMMARY_PLACEHOLDER_INVALID',
@@ -58,9 +65,15 @@ describe('parseReviewSummary', () => {
 
   it('parses both example reviews', () => {
     const first = parseReviewSummary(fs.readFileSync(path.join(EXAMPLE_TASK_DIR, 'review-analysis.md'), 'utf8'));
-    expect(first).toMatchObject({ ok: true, summary: { verdict: 'Changes Requested', counts: { blocker: 0, major: 1, minor: 0 }, manualValidation: 0 } });
+    expect(first).toMatchObject({
+      ok: true,
+      summary: { verdict: 'Changes Requested', counts: { blocker: 0, major: 1, minor: 0 }, manualValidation: 0 },
+    });
     const second = parseReviewSummary(fs.readFileSync(path.join(EXAMPLE_TASK_DIR, 'review-analysis-r2.md'), 'utf8'));
-    expect(second).toMatchObject({ ok: true, summary: { verdict: 'Approved', counts: { blocker: 0, major: 0, minor: 0 }, manualValidation: 0 } });
+    expect(second).toMatchObject({
+      ok: true,
+      summary: { verdict: 'Approved', counts: { blocker: 0, major: 0, minor: 0 }, manualValidation: 0 },
+    });
   });
 
   it.each([
@@ -113,7 +126,11 @@ describe('parseReviewSummary', () => {
   });
 
   it('recognises English and Chinese placeholder sentences', () => {
-    expect(parseReviewSummary(en('Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors / **Manual validation**: 1'))).toMatchObject({
+    expect(
+      parseReviewSummary(
+        en('Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors / **Manual validation**: 1'),
+      ),
+    ).toMatchObject({
       ok: true,
       summary: { verdict: 'Approved', counts: null, manualValidation: 1, countState: 'placeholders' },
     });
@@ -127,15 +144,21 @@ describe('parseReviewSummary', () => {
     expect(parseReviewSummary('# Review\n\n- **Overall Verdict**: Approved\n')).toEqual(NOT_FOUND_SECTION);
     const twice = en('Approved', '0 blockers, 0 majors, 0 minors') + '\n## 审查摘要\n\n- **总体结论**：通过\n';
     expect(parseReviewSummary(twice)).toEqual(NOT_FOUND_SECTION);
-    expect(parseReviewSummary(en('Approved', '0 blockers, 0 majors, 0 minors').replace('## Review Summary', '### Review Summary'))).toEqual(NOT_FOUND_SECTION);
-    expect(parseReviewSummary(en('Approved', '0 blockers, 0 majors, 0 minors').replace('## Review Summary', '## review summary'))).toEqual(NOT_FOUND_SECTION);
+    expect(parseReviewSummary(en('Approved', '0 blockers, 0 majors, 0 minors').replace('## Review Summary', '### Review Summary'))).toEqual(
+      NOT_FOUND_SECTION,
+    );
+    expect(parseReviewSummary(en('Approved', '0 blockers, 0 majors, 0 minors').replace('## Review Summary', '## review summary'))).toEqual(
+      NOT_FOUND_SECTION,
+    );
     expect(parseReviewSummary('##\nReview Summary\n- **Overall Verdict**: Approved\n')).toEqual(NOT_FOUND_SECTION);
   });
 
   it('the section ends at the next H2 (### stays inside)', () => {
-    const after = '## Review Summary\n\n## Details\n\n- **Overall Verdict**: Approved\n- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors\n';
+    const after =
+      '## Review Summary\n\n## Details\n\n- **Overall Verdict**: Approved\n- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors\n';
     expect(parseReviewSummary(after)).toEqual(NOT_FOUND_LINES);
-    const nested = '## Review Summary\n\n### Verdict\n\n- **Overall Verdict**: Approved\n- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors\n';
+    const nested =
+      '## Review Summary\n\n### Verdict\n\n- **Overall Verdict**: Approved\n- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors\n';
     expect(parseReviewSummary(nested)).toMatchObject({ ok: true });
   });
 
@@ -143,10 +166,19 @@ describe('parseReviewSummary', () => {
     ['a missing verdict', en('Approved', '0 blockers, 0 majors, 0 minors').replace('- **Overall Verdict**: Approved\n', '')],
     ['an unknown verdict', en('LGTM', '0 blockers, 0 majors, 0 minors')],
     ['an empty verdict', en('', '0 blockers, 0 majors, 0 minors')],
-    ['a repeated verdict', en('Approved', '0 blockers, 0 majors, 0 minors').replace('- **Reviewer**: codex', '- **Overall Verdict**: Approved')],
+    [
+      'a repeated verdict',
+      en('Approved', '0 blockers, 0 majors, 0 minors').replace('- **Reviewer**: codex', '- **Overall Verdict**: Approved'),
+    ],
     ['an indented verdict', en('Approved', '0 blockers, 0 majors, 0 minors').replace('- **Overall Verdict**', '  - **Overall Verdict**')],
     ['a missing findings line', en('Approved', '0 blockers, 0 majors, 0 minors').replace(/- \*\*Findings.*\n/, '')],
-    ['a repeated findings line', en('Approved', '0 blockers, 0 majors, 0 minors').replace('- **Reviewer**: codex', '- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors')],
+    [
+      'a repeated findings line',
+      en('Approved', '0 blockers, 0 majors, 0 minors').replace(
+        '- **Reviewer**: codex',
+        '- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors',
+      ),
+    ],
     ['an indented findings line', en('Approved', '0 blockers, 0 majors, 0 minors').replace('- **Findings', '   - **Findings')],
   ])('REVIEW_SUMMARY_NOT_FOUND for %s', (_label, content) => {
     expect(parseReviewSummary(content)).toEqual(NOT_FOUND_LINES);
@@ -158,7 +190,10 @@ describe('parseReviewSummary', () => {
     ['negative counts', '-1 blockers, 0 majors, 0 minors'],
     ['unsafe integers', `${'9'.repeat(20)} blockers, 0 majors, 0 minors`],
     ['a half-way placeholder', '{unresolved-blockers} blockers, 0 majors, 0 minors'],
-    ['a placeholder repeated in the suffix', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors / {unresolved-major}'],
+    [
+      'a placeholder repeated in the suffix',
+      '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors / {unresolved-major}',
+    ],
     ['a misspelt placeholder', '{unresolved-blocker} blockers, {unresolved-major} majors, {unresolved-minor} minors'],
     ['a suffix without a slash', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors and more'],
     ['mixed languages', '{unresolved-blockers} 阻塞项，{unresolved-major} majors, {unresolved-minor} minors'],
@@ -170,7 +205,10 @@ describe('parseReviewSummary', () => {
 
 describe('finalizeReviewSummaryContent', () => {
   it('58: replaces English placeholders with the ledger counts, keeping the suffix', () => {
-    const content = en('Changes Requested', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors / **Manual validation**: 0');
+    const content = en(
+      'Changes Requested',
+      '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors / **Manual validation**: 0',
+    );
     const result = finalizeReviewSummaryContent(content, { blocker: 0, major: 1, minor: 0 });
     expect(result).toEqual({
       ok: true,
@@ -189,7 +227,10 @@ describe('finalizeReviewSummaryContent', () => {
   });
 
   it('58: keeps CRLF line endings when replacing', () => {
-    const content = en('Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors').replace(/\n/g, '\r\n');
+    const content = en('Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors').replace(
+      /\n/g,
+      '\r\n',
+    );
     const result = finalizeReviewSummaryContent(content, { blocker: 0, major: 0, minor: 0 });
     expect(result).toEqual({ ok: true, changed: true, content: en('Approved', '0 blockers, 0 majors, 0 minors').replace(/\n/g, '\r\n') });
   });
@@ -229,17 +270,29 @@ describe('checkReviewSummaryGate (scenario 57)', () => {
 
   it('57: placeholder summaries fail with REVIEW_FINDING_COUNTS_NOT_FINALIZED (en and zh)', () => {
     const expected = { ok: false, code: 'REVIEW_FINDING_COUNTS_NOT_FINALIZED', message: 'review summary finding counts are not finalized' };
-    expect(checkReviewSummaryGate(en('Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors'), ledger, 'code')).toEqual(expected);
-    expect(checkReviewSummaryGate(zh('通过', '{unresolved-blockers} 阻塞项，{unresolved-major} 主要，{unresolved-minor} 次要'), ledger, 'code')).toEqual(expected);
+    expect(
+      checkReviewSummaryGate(
+        en('Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors'),
+        ledger,
+        'code',
+      ),
+    ).toEqual(expected);
+    expect(
+      checkReviewSummaryGate(zh('通过', '{unresolved-blockers} 阻塞项，{unresolved-major} 主要，{unresolved-minor} 次要'), ledger, 'code'),
+    ).toEqual(expected);
   });
 
   it('57: numeric counts that differ from the stage ledger fail (en and zh)', () => {
     expect(checkReviewSummaryGate(en('Changes Requested', '0 blockers, 0 majors, 0 minors'), ledger, 'code')).toEqual({
       ok: false,
       code: 'REVIEW_SUMMARY_COUNT_MISMATCH',
-      message: 'review summary finding counts (0 blockers, 0 majors, 0 minors) do not match the unresolved code ledger findings (0 blockers, 1 majors, 0 minors)',
+      message:
+        'review summary finding counts (0 blockers, 0 majors, 0 minors) do not match the unresolved code ledger findings (0 blockers, 1 majors, 0 minors)',
     });
-    expect(checkReviewSummaryGate(zh('需要修改', '0 阻塞项，1 主要，1 次要'), ledger, 'code')).toMatchObject({ ok: false, code: 'REVIEW_SUMMARY_COUNT_MISMATCH' });
+    expect(checkReviewSummaryGate(zh('需要修改', '0 阻塞项，1 主要，1 次要'), ledger, 'code')).toMatchObject({
+      ok: false,
+      code: 'REVIEW_SUMMARY_COUNT_MISMATCH',
+    });
   });
 
   it('57: counts matching the unresolved stage findings pass (en and zh)', () => {
@@ -313,7 +366,10 @@ describe('latestReviewVerdict', () => {
       message: 'latest review-analysis round 4 (review-analysis-r4.md) cannot be read (EISDIR)',
     });
     write('review-analysis-r99999999999999999999.md', en('Approved', '0 blockers, 0 majors, 0 minors'));
-    expect(latestReviewVerdict(dir, 'review-analysis')).toEqual({ ok: false, message: 'latest review-analysis round 100000000000000000000 is out of range' });
+    expect(latestReviewVerdict(dir, 'review-analysis')).toEqual({
+      ok: false,
+      message: 'latest review-analysis round 100000000000000000000 is out of range',
+    });
   });
 
   it('throws when the task directory cannot be read', () => {

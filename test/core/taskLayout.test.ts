@@ -82,7 +82,10 @@ describe('the task layout', () => {
     expect(shortIdsByTask(root)).toEqual(new Map([['TASK-20260101-000001', '07']]));
     expect(resolveTaskRef('#7', { repoRoot: root })).toMatchObject({ ok: true, taskId: 'TASK-20260101-000001' });
     // A registry that resolution refuses gives a listing no short ids either.
-    fs.writeFileSync(shortIdRegistryPath(root), JSON.stringify({ version: 1, ids: { '07': 'TASK-20260101-000001', '08': 'TASK-20260101-000001' } }));
+    fs.writeFileSync(
+      shortIdRegistryPath(root),
+      JSON.stringify({ version: 1, ids: { '07': 'TASK-20260101-000001', '08': 'TASK-20260101-000001' } }),
+    );
     expect(shortIdsByTask(root)).toEqual(new Map());
     expect(resolveTaskRef('#7', { repoRoot: root })).toMatchObject({ ok: false, code: 'SHORT_ID_REGISTRY_DUPLICATE_TASK' });
   });

@@ -198,7 +198,11 @@ describe('resolveTaskRef: full ids and states', () => {
     expect(resolveTaskRef(OTHER, { repoRoot: repo })).toMatchObject({ ok: false, code: 'TASK_NOT_FOUND', taskId: OTHER });
     // A directory named task.md is found; reading it fails later (ORCHESTRATION_TASK_READ_FAILED).
     fs.mkdirSync(ws('active', OTHER, 'task.md'), { recursive: true });
-    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toMatchObject({ ok: true, state: 'active', taskMdPath: ws('active', OTHER, 'task.md') });
+    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toMatchObject({
+      ok: true,
+      state: 'active',
+      taskMdPath: ws('active', OTHER, 'task.md'),
+    });
   });
 
   it('a workspace without .agents/workspace finds nothing', () => {
@@ -277,7 +281,8 @@ describe('resolveTaskRef: short ids', () => {
     expect(resolveTaskRef('2', { repoRoot: repo })).toEqual({
       ok: false,
       code: 'SHORT_ID_NOT_FOUND',
-      message: "short id '#02' not found in active task registry (it may have been cleaned up after archival; check 'task-short-id.js list').",
+      message:
+        "short id '#02' not found in active task registry (it may have been cleaned up after archival; check 'task-short-id.js list').",
       repoRoot: repo,
       taskId: null,
     });
@@ -308,7 +313,8 @@ describe('resolveTaskRef: short ids', () => {
     expect(resolveTaskRef('2', { repoRoot: repo })).toEqual({
       ok: false,
       code: 'SHORT_ID_STALE',
-      message: "short id '#02' not found in active task registry (it may have been cleaned up after archival; check 'task-short-id.js list').",
+      message:
+        "short id '#02' not found in active task registry (it may have been cleaned up after archival; check 'task-short-id.js list').",
       repoRoot: repo,
       taskId: OTHER,
     });
@@ -373,7 +379,9 @@ describe('resolveTaskRef: short ids', () => {
     fs.mkdirSync(registry);
     const result = resolveTaskRef('1', { repoRoot: repo });
     expect(result).toMatchObject({ ok: false, code: 'SHORT_ID_REGISTRY_READ_FAILED', repoRoot: repo, taskId: null });
-    expect(result.ok ? '' : result.message).toMatch(new RegExp(`^cannot read registry ${registry.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*EISDIR`));
+    expect(result.ok ? '' : result.message).toMatch(
+      new RegExp(`^cannot read registry ${registry.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}: .*EISDIR`),
+    );
   });
 
   it('SHORT_ID_REGISTRY_INVALID_JSON for malformed JSON', () => {
@@ -394,7 +402,7 @@ describe('resolveTaskRef: short ids', () => {
     ['a short key', { version: 1, ids: { '1': TASK } }],
     ['a long key', { version: 1, ids: { '001': TASK } }],
     ['the reserved key', { version: 1, ids: { '00': TASK, '01': TASK } }],
-    ['a non-digit key', { version: 1, ids: { 'ab': TASK, '01': TASK } }],
+    ['a non-digit key', { version: 1, ids: { ab: TASK, '01': TASK } }],
     ['a non-TASK value', { version: 1, ids: { '01': 'not-a-task' } }],
     ['a number value', { version: 1, ids: { '01': 1 } }],
     ['a path-traversal value', { version: 1, ids: { '01': '../../../etc' } }],

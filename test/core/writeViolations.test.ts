@@ -2,7 +2,16 @@ import { describe, expect, it } from 'vitest';
 import { reviewerAllowedPaths } from '../../src/core/receipts.ts';
 import { ACTIVE_TASKS_PATH } from '../../src/core/taskLayout.ts';
 import type { OrchestrationResult } from '../../src/core/types.ts';
-import { TASK_ID, TASK_ID_2, engineHarness, memoryWorkspace, readRun, useTaskPerTest, writeArtifact, writeTask } from '../support/fixtures.ts';
+import {
+  TASK_ID,
+  TASK_ID_2,
+  engineHarness,
+  memoryWorkspace,
+  readRun,
+  useTaskPerTest,
+  writeArtifact,
+  writeTask,
+} from '../support/fixtures.ts';
 import type { EngineHarness, Fixture } from '../support/fixtures.ts';
 
 // The write restriction holds whatever the orchestrator does next (docs/lifecycle.md §6.3): a
@@ -32,7 +41,14 @@ async function sealedReview({ ws, h }: ReturnType<typeof world>, beforeStop: () 
   expect((await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).next).toMatchObject({ stage: 'review-analysis' });
   await h.apply({ intent: 'hook-start', taskRef: 'auto', ...reviewer, childId: 'r-1', parentId: 'p-1', spawnMode: 'fresh' });
   ws.write(REVIEW, 'approved\n');
-  await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'review-analysis', round: 1, artifact: 'review-analysis.md', agent: 'claude' });
+  await h.apply({
+    intent: 'complete-stage',
+    taskRef: TASK_ID,
+    stage: 'review-analysis',
+    round: 1,
+    artifact: 'review-analysis.md',
+    agent: 'claude',
+  });
   beforeStop();
   return h.apply({ intent: 'hook-stop', taskRef: 'auto', ...reviewer, childId: 'r-1' });
 }
@@ -84,7 +100,11 @@ describe('a resumed reviewer that edits code after its seal (issue: advance cons
 
     // The orchestrator advances, as its loop says: refused, nothing consumed, nothing rewritten.
     const refused = await advance(w.h);
-    expect(refused).toMatchObject({ status: 'paused', changed: false, error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', message: paused.pause?.message } });
+    expect(refused).toMatchObject({
+      status: 'paused',
+      changed: false,
+      error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', message: paused.pause?.message },
+    });
     expect(readRun(dir)).toEqual(paused);
     // Another pause over it changes nothing either: the violation, not the pause, holds the run.
     await w.h.apply({ intent: 'pause', taskRef: TASK_ID, code: 'ANYTHING', message: 'm', recoverable: true });
@@ -96,10 +116,17 @@ describe('a resumed reviewer that edits code after its seal (issue: advance cons
     w.ws.write('src/app.js', 'v1\n');
     const advanced = await advance(w.h);
     expect(advanced).toMatchObject({ status: 'running', changed: true, error: null });
-    expect(advanced.warnings).toEqual([`the workspace is back at the fingerprint baton recorded (${sealed.afterFingerprint}): DELEGATION_REVIEWER_WRITE_FORBIDDEN of child r-1 is resolved`]);
+    expect(advanced.warnings).toEqual([
+      `the workspace is back at the fingerprint baton recorded (${sealed.afterFingerprint}): DELEGATION_REVIEWER_WRITE_FORBIDDEN of child r-1 is resolved`,
+    ]);
     const run = readRun(dir);
     expect(run).toMatchObject({ status: 'running', pause: null, pendingDelegation: null, stepCount: 1 });
-    expect(run.receipts[0]).toMatchObject({ id: 'review-1', status: 'consumed', changedPaths: [REVIEW], afterFingerprint: sealed.afterFingerprint });
+    expect(run.receipts[0]).toMatchObject({
+      id: 'review-1',
+      status: 'consumed',
+      changedPaths: [REVIEW],
+      afterFingerprint: sealed.afterFingerprint,
+    });
     expect(run.violations?.[0]).toMatchObject({ resolvedAt: T, resolution: 'reverted' });
   });
 
@@ -126,7 +153,11 @@ describe('a resumed reviewer that edits code after its seal (issue: advance cons
     expect(first.status).toBe('paused');
     const before = readRun(dir).pendingDelegation!;
     expect(before.status).toBe('stage-completed');
-    expect(readRun(dir).violations?.[0]).toMatchObject({ baseline: before.beforeFingerprint, paths: ['src/app.js'], receiptId: 'review-1' });
+    expect(readRun(dir).violations?.[0]).toMatchObject({
+      baseline: before.beforeFingerprint,
+      paths: ['src/app.js'],
+      receiptId: 'review-1',
+    });
     const refused = await advance(w.h);
     expect(refused.error?.code).toBe('DELEGATION_REVIEWER_WRITE_FORBIDDEN');
     expect(readRun(dir).pause?.message).not.toContain('expected sealed');
@@ -143,7 +174,8 @@ describe('a resumed reviewer that edits code after its seal (issue: advance cons
     const aborted = await w.h.apply({ intent: 'abort', taskRef: TASK_ID, reason: 'the fix is fine, I reviewed it' });
     expect(aborted.run?.pause).toEqual({
       code: 'ORCHESTRATION_DELEGATION_ABORTED',
-      message: "the fix is fine, I reviewed it; the changes refused with DELEGATION_REVIEWER_WRITE_FORBIDDEN ('src/app.js') stay in the workspace by this decision",
+      message:
+        "the fix is fine, I reviewed it; the changes refused with DELEGATION_REVIEWER_WRITE_FORBIDDEN ('src/app.js') stay in the workspace by this decision",
       recoverable: true,
     });
     const run = readRun(dir);
@@ -168,14 +200,22 @@ describe('a child that writes after its delegation was consumed', () => {
     expect(readRun(dir).violations?.[0]).toMatchObject({ baseline: consumed.afterFingerprint, allowedPaths: [], paths: ['LATE.md'] });
 
     // The orchestrator resumes and prepares, as its loop says: both refused.
-    expect(await w.h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID })).toMatchObject({ status: 'paused', changed: false, error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
-    expect((await w.h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).error?.code).toBe('ORCHESTRATION_RUN_NOT_RUNNING');
+    expect(await w.h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID })).toMatchObject({
+      status: 'paused',
+      changed: false,
+      error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' },
+    });
+    expect((await w.h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).error?.code).toBe(
+      'ORCHESTRATION_RUN_NOT_RUNNING',
+    );
     // Another task would take the late writes into its before-fingerprint.
     writeTask(fixture, TASK_ID_2);
     await w.h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID_2 });
     const elsewhere = await w.h.apply({ intent: 'prepare', taskRef: TASK_ID_2, client: 'claude-code' });
     expect(elsewhere).toMatchObject({ status: 'failed', taskId: TASK_ID_2, error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
-    expect(elsewhere.error?.message).toMatch(new RegExp(`^task ${TASK_ID} has changes its write restriction refused \\(child e-1 ran a turn`));
+    expect(elsewhere.error?.message).toMatch(
+      new RegExp(`^task ${TASK_ID} has changes its write restriction refused \\(child e-1 ran a turn`),
+    );
     expect(readRun(fixture.taskDir(TASK_ID_2)).pendingDelegation).toBeNull();
 
     w.ws.remove('LATE.md');
@@ -184,7 +224,7 @@ describe('a child that writes after its delegation was consumed', () => {
     expect((await w.h.apply({ intent: 'prepare', taskRef: TASK_ID_2, client: 'claude-code' })).status).toBe('running');
   });
 
-  it('an advance of another task\'s delegation is refused while the late writes stand', async () => {
+  it("an advance of another task's delegation is refused while the late writes stand", async () => {
     const w = world();
     await consumedAnalysis(w);
     writeTask(fixture, TASK_ID_2);
@@ -203,7 +243,9 @@ describe('a child that writes after its delegation was consumed', () => {
     w.ws.write('LATE.md', 'late\n');
     await w.h.apply({ intent: 'hook-stop', taskRef: 'auto', ...executor, childId: 'e-1' });
     const kept = await w.h.apply({ intent: 'abort', taskRef: TASK_ID });
-    expect(kept.run?.pause?.message).toBe("aborted without a reason; the changes refused with DELEGATION_TURN_AFTER_CONSUMED ('LATE.md') stay in the workspace by this decision");
+    expect(kept.run?.pause?.message).toBe(
+      "aborted without a reason; the changes refused with DELEGATION_TURN_AFTER_CONSUMED ('LATE.md') stay in the workspace by this decision",
+    );
     expect(readRun(dir).violations?.[0]).toMatchObject({ resolution: 'kept' });
     expect((await w.h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID })).status).toBe('running');
     expect((await w.h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).status).toBe('running');

@@ -40,7 +40,9 @@ function sourceFiles(dir: string = SRC): string[] {
 /** The project modules a file imports (static and dynamic, types included), relative to src/. */
 function importsOf(file: string): string[] {
   const text = fs.readFileSync(file, 'utf8');
-  return [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'(\.{1,2}\/[^']+)'/gm)].map((match) => path.relative(SRC, path.resolve(path.dirname(file), match[1]!)));
+  return [...text.matchAll(/(?:\bfrom\s+|\bimport\s*\(\s*|^import\s+)'(\.{1,2}\/[^']+)'/gm)].map((match) =>
+    path.relative(SRC, path.resolve(path.dirname(file), match[1]!)),
+  );
 }
 
 const layerOf = (relative: string) => relative.split(path.sep)[0]!;
@@ -97,7 +99,10 @@ describe('docs/architecture.md "Layers"', () => {
   const files = sourceFiles();
 
   it('every folder of src/ is a layer with its rule', () => {
-    const layers = fs.readdirSync(SRC, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name);
+    const layers = fs
+      .readdirSync(SRC, { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name);
     expect(layers.sort()).toEqual(Object.keys(ALLOWED).sort());
   });
 
@@ -118,7 +123,16 @@ describe('docs/architecture.md "Layers"', () => {
 
   it('no file of src/ is part of an import cycle (type imports included)', () => {
     const graph = new Map(files.map((file) => [path.relative(SRC, file), importsOf(file)] as const));
-    expect(cycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']]);
+    expect(
+      cycles(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+          ['d', ['a']],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']]);
     expect(cycles(graph)).toEqual([]);
   });
 
@@ -130,18 +144,27 @@ describe('docs/architecture.md "Layers"', () => {
   });
 
   it('core reads only the client registry and the lifecycle facts of src/clients/', () => {
-    const reached = new Set(files.filter((file) => layerOf(path.relative(SRC, file)) === 'core').flatMap(importsOf).filter((target) => layerOf(target) === 'clients'));
+    const reached = new Set(
+      files
+        .filter((file) => layerOf(path.relative(SRC, file)) === 'core')
+        .flatMap(importsOf)
+        .filter((target) => layerOf(target) === 'clients'),
+    );
     expect([...reached].sort()).toEqual([path.join('clients', 'facts.ts'), path.join('clients', 'registry.ts')]);
   });
 
   it("the agent clients' ids are written only in their folders of src/clients/", () => {
-    const naming = files.filter((file) => /'(claude-code|codex)'|"(claude-code|codex)"/.test(fs.readFileSync(file, 'utf8'))).map((file) => path.relative(SRC, file));
+    const naming = files
+      .filter((file) => /'(claude-code|codex)'|"(claude-code|codex)"/.test(fs.readFileSync(file, 'utf8')))
+      .map((file) => path.relative(SRC, file));
     expect(naming.length).toBeGreaterThan(0);
     expect(naming.filter((file) => !file.startsWith(path.join('clients', '')))).toEqual([]);
   });
 
   it('no source file is over 450 lines', () => {
-    const long = files.map((file) => [path.relative(PROJECT_ROOT, file), fs.readFileSync(file, 'utf8').split('\n').length - 1] as const).filter(([, lines]) => lines > 450);
+    const long = files
+      .map((file) => [path.relative(PROJECT_ROOT, file), fs.readFileSync(file, 'utf8').split('\n').length - 1] as const)
+      .filter(([, lines]) => lines > 450);
     expect(long).toEqual([]);
   });
 });

@@ -12,7 +12,10 @@ const CODE_DIRS = ['src', 'test', 'bench', 'scripts'];
 
 /** The README, docs/ and the other hand-written READMEs (bench/results holds generated files). */
 function markdownFiles(): string[] {
-  const docs = fs.readdirSync(DOCS_DIR).filter((name) => name.endsWith('.md')).map((name) => path.join(DOCS_DIR, name));
+  const docs = fs
+    .readdirSync(DOCS_DIR)
+    .filter((name) => name.endsWith('.md'))
+    .map((name) => path.join(DOCS_DIR, name));
   const readmes = codeFiles().filter((file) => path.basename(file) === 'README.md');
   return [path.join(PROJECT_ROOT, 'README.md'), ...docs, ...readmes];
 }
@@ -49,7 +52,10 @@ function headingsOf(file: string): string[] {
 
 /** Relative links `[text](target)` outside code blocks and inline code. */
 function relativeLinksOf(file: string): string[] {
-  const text = fs.readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '').replace(/`[^`\n]*`/g, '');
+  const text = fs
+    .readFileSync(file, 'utf8')
+    .replace(/```[\s\S]*?```/g, '')
+    .replace(/`[^`\n]*`/g, '');
   return [...text.matchAll(/\]\(([^)\s]+)\)/g)].map((match) => match[1]!).filter((target) => !/^[a-z]+:/i.test(target));
 }
 
@@ -96,24 +102,33 @@ describe('documents cited by code comments', () => {
   it('no file cites a spec document that is not in docs/', () => {
     // The upper-case names the documents had before they moved to docs/ (lifecycle.md was cited as
     // its upper-case twin), and any upper-case document cited with a § section.
-    const formerNames = fs.readdirSync(DOCS_DIR).filter((name) => name !== 'README.md' && name.endsWith('.md')).map((name) => name.toUpperCase().replace(/\.MD$/, '.md'));
+    const formerNames = fs
+      .readdirSync(DOCS_DIR)
+      .filter((name) => name !== 'README.md' && name.endsWith('.md'))
+      .map((name) => name.toUpperCase().replace(/\.MD$/, '.md'));
     const offenders: string[] = [];
     for (const file of files) {
-      fs.readFileSync(file, 'utf8').split('\n').forEach((line, index) => {
-        const where = `${path.relative(PROJECT_ROOT, file)}:${index + 1}`;
-        for (const match of line.matchAll(/(?<![\w/.-])([A-Z][A-Z_-]+\.md)\b(\s*§)?/g)) {
-          if (formerNames.includes(match[1]!) || match[2]) offenders.push(`${where}: ${match[1]}`);
-        }
-        for (const match of line.matchAll(/\bdocs\/([\w.-]+\.md)/g)) {
-          if (!fs.existsSync(path.join(DOCS_DIR, match[1]!))) offenders.push(`${where}: docs/${match[1]} does not exist`);
-        }
-      });
+      fs.readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+          const where = `${path.relative(PROJECT_ROOT, file)}:${index + 1}`;
+          for (const match of line.matchAll(/(?<![\w/.-])([A-Z][A-Z_-]+\.md)\b(\s*§)?/g)) {
+            if (formerNames.includes(match[1]!) || match[2]) offenders.push(`${where}: ${match[1]}`);
+          }
+          for (const match of line.matchAll(/\bdocs\/([\w.-]+\.md)/g)) {
+            if (!fs.existsSync(path.join(DOCS_DIR, match[1]!))) offenders.push(`${where}: docs/${match[1]} does not exist`);
+          }
+        });
     }
     expect(offenders).toEqual([]);
   });
 
   it('every cited section of docs/lifecycle.md exists (§N and §N.M, ranges included)', () => {
-    const sections = new Set(headingsOf(path.join(DOCS_DIR, 'lifecycle.md')).map((heading) => /^(\d+(?:\.\d+)?)\.?\s/.exec(heading)?.[1]).filter(Boolean));
+    const sections = new Set(
+      headingsOf(path.join(DOCS_DIR, 'lifecycle.md'))
+        .map((heading) => /^(\d+(?:\.\d+)?)\.?\s/.exec(heading)?.[1])
+        .filter(Boolean),
+    );
     const missing: string[] = [];
     let cited = 0;
     for (const file of files) {
@@ -142,7 +157,8 @@ describe('documents cited by code comments', () => {
       }
       for (const match of text.matchAll(/docs\/architecture\.md,? decision (\d+)/g)) {
         cited += 1;
-        if (!new RegExp(`^${match[1]}\\. `, 'm').test(decisions)) missing.push(`${path.relative(PROJECT_ROOT, file)}: decision ${match[1]}`);
+        if (!new RegExp(`^${match[1]}\\. `, 'm').test(decisions))
+          missing.push(`${path.relative(PROJECT_ROOT, file)}: decision ${match[1]}`);
       }
     }
     expect(missing).toEqual([]);

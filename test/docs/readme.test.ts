@@ -30,7 +30,11 @@ describe('README.md', () => {
 
   it("its commands are baton's, with this package and the sentence baton new prints", async () => {
     const [first] = sections(README);
-    const commands = /```sh\n([\s\S]*?)```/.exec(first!.body)![1]!.split('\n').map((line) => line.replace(/\s+#.*$/, '').trim()).filter(Boolean);
+    const commands = /```sh\n([\s\S]*?)```/
+      .exec(first!.body)![1]!
+      .split('\n')
+      .map((line) => line.replace(/\s+#.*$/, '').trim())
+      .filter(Boolean);
     expect(commands[0]).toBe(`npm install -g ./baton-${VERSION}.tgz`);
     const batonCommands = commands.filter((command) => command.startsWith('baton '));
     expect(batonCommands.map((command) => command.split(' ')[1])).toEqual(['init', 'start', 'new']);

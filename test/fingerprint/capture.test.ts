@@ -2,17 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFingerprinter } from '../../src/fingerprint/index.ts';
-import {
-  cleanup,
-  commitAll,
-  git,
-  gitDiff,
-  gitFingerprint,
-  makeRepo,
-  snapshotIndex,
-  tempDir,
-  writeFiles,
-} from './helpers.ts';
+import { cleanup, commitAll, git, gitDiff, gitFingerprint, makeRepo, snapshotIndex, tempDir, writeFiles } from './helpers.ts';
 
 afterAll(cleanup);
 
@@ -45,7 +35,7 @@ describe('capture matches the git procedure', () => {
   });
 
   it('modified, deleted and untracked files; a tracked file replaced by a directory and vice versa', async () => {
-    const root = makeRepo({ 'a.txt': 'a\n', 'b/x.txt': 'x\n', 'b/y.txt': 'y\n', 'c': 'file\n', 'd/e.txt': 'e\n' });
+    const root = makeRepo({ 'a.txt': 'a\n', 'b/x.txt': 'x\n', 'b/y.txt': 'y\n', c: 'file\n', 'd/e.txt': 'e\n' });
     fs.writeFileSync(path.join(root, 'a.txt'), 'changed\n');
     fs.rmSync(path.join(root, 'b/y.txt'));
     fs.rmSync(path.join(root, 'c'));
@@ -57,18 +47,18 @@ describe('capture matches the git procedure', () => {
 
   it('git tree order: bytes, directories compared as "name/"', async () => {
     const root = makeRepo({
-      'foo': '1',
+      foo: '1',
       'foo.c': '2',
       'foo-bar/x': '3',
       'foo0/y': '4',
-      'fooz': '5',
+      fooz: '5',
       'bar/baz': '6',
       'bar.txt': '7',
-      'Bar': '8',
-      '_x': '9',
+      Bar: '8',
+      _x: '9',
       'a b': '10',
     });
-    writeFiles(root, { 'qux/1': 'q', 'qux.md': 'q', 'qux-': 'q', 'qux0': 'q' });
+    writeFiles(root, { 'qux/1': 'q', 'qux.md': 'q', 'qux-': 'q', qux0: 'q' });
     await expectSameAsGit(root);
   });
 
@@ -426,7 +416,10 @@ describe('side effects', () => {
     git(root, ['gc', '-q', '--prune=now']);
     const objects = path.join(root, '.git/objects');
     const countLoose = () =>
-      fs.readdirSync(objects).filter((d) => /^[0-9a-f]{2}$/.test(d)).reduce((n, d) => n + fs.readdirSync(path.join(objects, d)).length, 0);
+      fs
+        .readdirSync(objects)
+        .filter((d) => /^[0-9a-f]{2}$/.test(d))
+        .reduce((n, d) => n + fs.readdirSync(path.join(objects, d)).length, 0);
     const fp = await createFingerprinter().capture(root);
     expect(fp).toBe(git(root, ['rev-parse', 'HEAD^{tree}']).trim());
     expect(countLoose()).toBe(0);
@@ -503,26 +496,38 @@ describe('change detection and caching', () => {
       ['add ignored', () => writeFiles(root, { 'x.log': 'l', 'out/o.js': 'o' })],
       ['un-ignore via .gitignore edit', () => fs.writeFileSync(path.join(root, '.gitignore'), 'out/\n')],
       ['delete', () => fs.rmSync(path.join(root, 'b/d/e.txt'))],
-      ['file -> symlink', () => {
-        fs.rmSync(path.join(root, 'b/c.txt'));
-        fs.symlinkSync('../a.txt', path.join(root, 'b/c.txt'));
-      }],
-      ['retarget symlink', () => {
-        fs.rmSync(path.join(root, 'b/c.txt'));
-        fs.symlinkSync('../run.sh', path.join(root, 'b/c.txt'));
-      }],
-      ['dir -> file', () => {
-        fs.rmSync(path.join(root, 'new'), { recursive: true });
-        fs.writeFileSync(path.join(root, 'new'), 'file now');
-      }],
+      [
+        'file -> symlink',
+        () => {
+          fs.rmSync(path.join(root, 'b/c.txt'));
+          fs.symlinkSync('../a.txt', path.join(root, 'b/c.txt'));
+        },
+      ],
+      [
+        'retarget symlink',
+        () => {
+          fs.rmSync(path.join(root, 'b/c.txt'));
+          fs.symlinkSync('../run.sh', path.join(root, 'b/c.txt'));
+        },
+      ],
+      [
+        'dir -> file',
+        () => {
+          fs.rmSync(path.join(root, 'new'), { recursive: true });
+          fs.writeFileSync(path.join(root, 'new'), 'file now');
+        },
+      ],
       ['rename', () => fs.renameSync(path.join(root, 'a.txt'), path.join(root, 'renamed.txt'))],
       ['force-included workspace appears', () => writeFiles(root, { '.agents/workspace/active/t/x.log': 'forced' })],
       ['workspace file edited', () => writeFiles(root, { '.agents/workspace/active/t/x.log': 'forced 2' })],
       ['commit (index changes under the cache)', () => commitAll(root)],
       ['edit after commit', () => fs.writeFileSync(path.join(root, 'renamed.txt'), 'after commit')],
-      ['empty everything but .gitignore', () => {
-        for (const n of fs.readdirSync(root)) if (n !== '.git' && n !== '.gitignore') fs.rmSync(path.join(root, n), { recursive: true });
-      }],
+      [
+        'empty everything but .gitignore',
+        () => {
+          for (const n of fs.readdirSync(root)) if (n !== '.git' && n !== '.gitignore') fs.rmSync(path.join(root, n), { recursive: true });
+        },
+      ],
     ];
     for (const [label, step] of steps) {
       step();

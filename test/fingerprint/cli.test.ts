@@ -40,11 +40,9 @@ describe('baton fingerprint', () => {
     const expected = gitFingerprint(root); // computed with the real git, before the trap is set
     const bin = tempDir('baton-fake-git-');
     const marker = path.join(bin, 'git-was-called');
-    fs.writeFileSync(
-      path.join(bin, 'git'),
-      `#!/bin/sh\necho "fake git called: $*" >&2\necho "$*" >> '${marker}'\nexit 97\n`,
-      { mode: 0o755 },
-    );
+    fs.writeFileSync(path.join(bin, 'git'), `#!/bin/sh\necho "fake git called: $*" >&2\necho "$*" >> '${marker}'\nexit 97\n`, {
+      mode: 0o755,
+    });
     const env = { ...GIT_ENV, PATH: `${bin}${path.delimiter}${GIT_ENV.PATH ?? ''}` };
     // The trap works: a child calling `git` hits it.
     expect(spawnSync('git', ['--version'], { env }).status).toBe(97);

@@ -9,14 +9,14 @@ afterAll(cleanup);
 describe('diff matches git diff --name-only --no-renames', () => {
   it('additions, deletions, modifications, renames, mode and type changes, in git order', async () => {
     const root = makeRepo({
-      'foo': 'f',
+      foo: 'f',
       'foo.c': 'c',
       'foo-x/a': 'a',
       'keep/same.txt': 'same',
       'keep/deep/same2.txt': 'same',
       'dir2file/x': 'x',
       'mode.sh': 'm',
-      'link': 'regular file first',
+      link: 'regular file first',
       'rename-me.txt': 'content that moves',
       'ü/ä.txt': 'umlaut',
     });
@@ -48,10 +48,10 @@ describe('diff matches git diff --name-only --no-renames', () => {
     const sub = path.join(root, 'sub');
     fs.mkdirSync(sub);
     git(sub, ['init', '-q', '-b', 'main']);
-    writeFiles(sub, { 'x': '1' });
+    writeFiles(sub, { x: '1' });
     commitAll(sub);
     const two = await fp.capture(root);
-    writeFiles(sub, { 'x': '2' });
+    writeFiles(sub, { x: '2' });
     commitAll(sub);
     const three = await fp.capture(root);
     expect(await fp.diff(root, one, two)).toEqual(gitDiff(root, one, two));
@@ -86,7 +86,10 @@ describe('diff matches git diff --name-only --no-renames', () => {
     await expect(fp.diff(root, 'nope', tree)).rejects.toMatchObject({ name: 'InvalidFingerprintError', code: 'malformed' });
     await expect(fp.diff(root, tree, '0123456789abcdef0123456789abcdef01234567')).rejects.toMatchObject({ code: 'unknown' });
     await expect(fp.diff(root, tree, blob)).rejects.toBeInstanceOf(InvalidFingerprintError);
-    await expect(fp.diff(root, tree, blob)).rejects.toMatchObject({ code: 'not-a-tree', message: `invalid fingerprint ${blob}: ${blob} is a blob, not a tree` });
+    await expect(fp.diff(root, tree, blob)).rejects.toMatchObject({
+      code: 'not-a-tree',
+      message: `invalid fingerprint ${blob}: ${blob} is a blob, not a tree`,
+    });
     expect(await fp.diff(root, tree.toUpperCase(), tree)).toEqual([]);
   });
 });

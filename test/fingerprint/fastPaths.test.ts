@@ -33,7 +33,11 @@ describe('sameTime (stat time in ns against the index seconds + nanoseconds)', (
   });
 
   it('tells apart instants that differ by any amount, however small or large', () => {
-    const delta = fc.oneof(fc.bigInt({ min: -5000n, max: 5000n }), fc.bigInt({ min: -(1n << 40n), max: 1n << 40n }), fc.constantFrom(1n << 32n, -(1n << 32n), 4096n, -4096n));
+    const delta = fc.oneof(
+      fc.bigInt({ min: -5000n, max: 5000n }),
+      fc.bigInt({ min: -(1n << 40n), max: 1n << 40n }),
+      fc.constantFrom(1n << 32n, -(1n << 32n), 4096n, -4096n),
+    );
     fc.assert(
       fc.property(instant, delta, (ns, d) => {
         const other = ns + d;

@@ -42,9 +42,7 @@ describe('object database', () => {
       const obj = await db.read(oid);
       expect(obj.type).toBe('tree');
       expect(hashObject('tree', obj.content)).toBe(oid);
-      expect(parseTree(obj.content).map((e) => e.name)).toEqual(
-        git(root, ['ls-tree', '--name-only', oid]).split('\n').filter(Boolean),
-      );
+      expect(parseTree(obj.content).map((e) => e.name)).toEqual(git(root, ['ls-tree', '--name-only', oid]).split('\n').filter(Boolean));
     }
     expect(deltas).toBeGreaterThan(0);
     packs.close();
@@ -68,7 +66,9 @@ describe('tree format', () => {
       { name: '\uff01', mode: '100644', oid: empty },
     ]);
     const input = entries.map((e) => `${e.mode === '40000' ? '040000 tree' : `${e.mode} blob`} ${e.oid}\t${e.name}`).join('\n');
-    const oid = execFileSync('git', ['mktree', '--missing'], { cwd: root, env: GIT_ENV, input: `${input}\n` }).toString().trim();
+    const oid = execFileSync('git', ['mktree', '--missing'], { cwd: root, env: GIT_ENV, input: `${input}\n` })
+      .toString()
+      .trim();
     expect(hashObject('tree', serializeTreeWrapped(entries, false))).toBe(oid);
     expect(parseTree(serializeTreeWrapped(entries, false))).toEqual(entries);
     expect(entries.map((e) => e.name)).toEqual(['foo-bar', 'foo.c', 'foo', 'é', '\uff01', '😀']);

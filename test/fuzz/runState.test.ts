@@ -33,11 +33,17 @@ beforeEach(() => {
   fixture = tempRepo();
   writeTask(fixture, TASK_ID);
   writeTask(fixture, TASK_ID_2);
-  fs.writeFileSync(path.join(fixture.root, '.agents', 'workspace', 'active', '.short-ids.json'), JSON.stringify({ version: 1, ids: { '01': TASK_ID, '02': TASK_ID_2 } }));
+  fs.writeFileSync(
+    path.join(fixture.root, '.agents', 'workspace', 'active', '.short-ids.json'),
+    JSON.stringify({ version: 1, ids: { '01': TASK_ID, '02': TASK_ID_2 } }),
+  );
 });
 afterEach(() => fixture.cleanup());
 
-const text = fc.oneof(fc.constantFrom('x', 'child-1', 'child-2', 'parent', '', 'claude', 'analysis.md', 'commit'), fc.string({ maxLength: 10 }));
+const text = fc.oneof(
+  fc.constantFrom('x', 'child-1', 'child-2', 'parent', '', 'claude', 'analysis.md', 'commit'),
+  fc.string({ maxLength: 10 }),
+);
 const nullableText = fc.option(text, { nil: null });
 const receipt: fc.Arbitrary<DelegationReceipt> = fc.record({
   taskId: fc.constantFrom(TASK_ID, TASK_ID_2, 'other'),
@@ -77,27 +83,51 @@ const oddRun: fc.Arbitrary<OrchestrationRun> = fc.record({
   pendingDelegation: fc.option(receipt, { nil: null, freq: 2 }),
   receipts: fc.array(receipt, { maxLength: 3 }),
   pause: fc.option(fc.record({ code: text, message: text, recoverable: fc.boolean() }), { nil: null }),
-  commitAuthorization: fc.record({ issuedAt: fc.option(fc.constant(NOW), { nil: null }), consumedAt: fc.option(fc.constant(NOW), { nil: null }) }),
+  commitAuthorization: fc.record({
+    issuedAt: fc.option(fc.constant(NOW), { nil: null }),
+    consumedAt: fc.option(fc.constant(NOW), { nil: null }),
+  }),
   createdAt: fc.constant(NOW),
   updatedAt: fc.constant(NOW),
 }) as fc.Arbitrary<OrchestrationRun>;
 
 const anyJson = fc.jsonValue({ maxDepth: 2 });
 /** A valid run with one field replaced by any JSON value or removed (mostly schema-invalid). */
-const brokenRun = fc.tuple(oddRun, fc.constantFrom(
-  'schemaVersion', 'status', 'stepCount', 'maxSteps', 'pendingDelegation', 'receipts', 'pause', 'commitAuthorization', 'runId', 'nextStage',
-  'pendingDelegation.status', 'pendingDelegation.round', 'pendingDelegation.changedPaths', 'pendingDelegation.role', 'receipts.0', 'pause.recoverable',
-), anyJson, fc.boolean()).map(([run, field, value, remove]) => {
-  const copy = JSON.parse(JSON.stringify(run)) as Record<string, any>;
-  const parts = field.split('.');
-  let target: any = copy;
-  for (const part of parts.slice(0, -1)) target = target?.[part];
-  if (target && typeof target === 'object') {
-    if (remove) delete target[parts.at(-1)!];
-    else target[parts.at(-1)!] = value;
-  }
-  return `${JSON.stringify(copy, null, 2)}\n`;
-});
+const brokenRun = fc
+  .tuple(
+    oddRun,
+    fc.constantFrom(
+      'schemaVersion',
+      'status',
+      'stepCount',
+      'maxSteps',
+      'pendingDelegation',
+      'receipts',
+      'pause',
+      'commitAuthorization',
+      'runId',
+      'nextStage',
+      'pendingDelegation.status',
+      'pendingDelegation.round',
+      'pendingDelegation.changedPaths',
+      'pendingDelegation.role',
+      'receipts.0',
+      'pause.recoverable',
+    ),
+    anyJson,
+    fc.boolean(),
+  )
+  .map(([run, field, value, remove]) => {
+    const copy = JSON.parse(JSON.stringify(run)) as Record<string, any>;
+    const parts = field.split('.');
+    let target: any = copy;
+    for (const part of parts.slice(0, -1)) target = target?.[part];
+    if (target && typeof target === 'object') {
+      if (remove) delete target[parts.at(-1)!];
+      else target[parts.at(-1)!] = value;
+    }
+    return `${JSON.stringify(copy, null, 2)}\n`;
+  });
 const runFileText = fc.oneof(
   { weight: 3, arbitrary: oddRun.map((run) => serializeRun(run)) },
   { weight: 3, arbitrary: brokenRun },
@@ -113,130 +143,235 @@ const round = fc.integer({ min: 1, max: 3 });
 const artifact = fc.constantFrom('analysis.md', 'plan.md', 'commit', 'code-r2.md');
 const childId = fc.constantFrom('child-1', 'child-2', 'child-3');
 const event: fc.Arbitrary<LifecycleEvent> = fc.oneof(
-  fc.record({ intent: fc.constant('begin-or-resume' as const), taskRef, maxSteps: fc.option(fc.integer({ min: 1, max: 50 }), { nil: undefined }) }, { requiredKeys: ['intent', 'taskRef'] }),
+  fc.record(
+    { intent: fc.constant('begin-or-resume' as const), taskRef, maxSteps: fc.option(fc.integer({ min: 1, max: 50 }), { nil: undefined }) },
+    { requiredKeys: ['intent', 'taskRef'] },
+  ),
   fc.record({ intent: fc.constantFrom('route' as const, 'status' as const, 'advance' as const), taskRef }),
   fc.record({ intent: fc.constant('prepare' as const), taskRef, client: fc.constantFrom(...KNOWN_CLIENT_IDS) }),
-  fc.record({ intent: fc.constant('hook-start' as const), taskRef: fc.constant('auto'), client, nativeAgent: agent, childId, parentId: fc.constantFrom('parent', 'child-1'), spawnMode: fc.constantFrom('fresh', 'fork') }),
-  fc.record({ intent: fc.constant('hook-start' as const), taskRef, nativeAgent: agent, childId, parentId: fc.constantFrom('parent', 'child-1'), spawnMode: fc.constantFrom('fresh', 'fork') }),
+  fc.record({
+    intent: fc.constant('hook-start' as const),
+    taskRef: fc.constant('auto'),
+    client,
+    nativeAgent: agent,
+    childId,
+    parentId: fc.constantFrom('parent', 'child-1'),
+    spawnMode: fc.constantFrom('fresh', 'fork'),
+  }),
+  fc.record({
+    intent: fc.constant('hook-start' as const),
+    taskRef,
+    nativeAgent: agent,
+    childId,
+    parentId: fc.constantFrom('parent', 'child-1'),
+    spawnMode: fc.constantFrom('fresh', 'fork'),
+  }),
   fc.record({ intent: fc.constant('hook-stop' as const), taskRef: fc.constant('auto'), client, nativeAgent: agent, childId }),
   fc.record({ intent: fc.constant('hook-stop' as const), taskRef, childId, exitCode: fc.integer({ min: -1, max: 2 }) }),
   fc.record({ intent: fc.constant('stage-completed' as const), taskRef, agent: fc.constantFrom('claude', 'codex', 'x') }),
   fc.record({ intent: fc.constant('complete-stage' as const), taskRef, stage, round, artifact, agent: fc.constantFrom('claude', 'codex') }),
-  fc.record({ intent: fc.constant('validate-stage' as const), taskRef, stage, round, artifact, role: fc.constantFrom(...DELEGATION_ROLES) }),
-  fc.record({ intent: fc.constant('pause' as const), taskRef, code: fc.constantFrom('HOOK_FAILED', 'X'), message: text, recoverable: fc.boolean() }),
-  fc.record({ intent: fc.constant('abort' as const), taskRef, reason: fc.option(fc.constantFrom('gone', 'r'), { nil: undefined }) }, { requiredKeys: ['intent', 'taskRef'] }),
+  fc.record({
+    intent: fc.constant('validate-stage' as const),
+    taskRef,
+    stage,
+    round,
+    artifact,
+    role: fc.constantFrom(...DELEGATION_ROLES),
+  }),
+  fc.record({
+    intent: fc.constant('pause' as const),
+    taskRef,
+    code: fc.constantFrom('HOOK_FAILED', 'X'),
+    message: text,
+    recoverable: fc.boolean(),
+  }),
+  fc.record(
+    { intent: fc.constant('abort' as const), taskRef, reason: fc.option(fc.constantFrom('gone', 'r'), { nil: undefined }) },
+    { requiredKeys: ['intent', 'taskRef'] },
+  ),
 );
 
 const runFile = (taskId: string) => path.join(fixture.taskDir(taskId), 'orchestration.json');
 const allowedWrite = (file: string) =>
-  path.basename(file) === 'orchestration.json' && path.dirname(path.dirname(file)) === path.join(fixture.root, '.agents', 'workspace', 'active');
+  path.basename(file) === 'orchestration.json' &&
+  path.dirname(path.dirname(file)) === path.join(fixture.root, '.agents', 'workspace', 'active');
 
 describe('run-state files', () => {
-  it('parseRunText never throws: a run or an invalid-state message naming the file', () => {
-    fc.assert(
-      fc.property(runFileText, (content) => {
-        const read = parseRunText(content, '/x/orchestration.json');
-        if (read.kind === 'invalid') expect(read.message).toContain('/x/orchestration.json');
-        else expect(read.kind).toBe('ok');
-      }),
-      params(3000),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'parseRunText never throws: a run or an invalid-state message naming the file',
+    () => {
+      fc.assert(
+        fc.property(runFileText, (content) => {
+          const read = parseRunText(content, '/x/orchestration.json');
+          if (read.kind === 'invalid') expect(read.message).toContain('/x/orchestration.json');
+          else expect(read.kind).toBe('ok');
+        }),
+        params(3000),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 
-  it('the engine never throws on any run state, refuses corrupt targets and writes only valid run files', async () => {
-    await fc.assert(
-      fc.asyncProperty(runFileText, fc.option(runFileText, { nil: null }), event, fc.boolean(), async (content, otherContent, lifecycleEvent, approved) => {
-        fs.rmSync(fixture.taskDir(TASK_ID), { recursive: true, force: true });
-        writeTask(fixture, TASK_ID);
-        if (approved) writeApprovedThroughCode(fixture.taskDir(TASK_ID));
-        fs.writeFileSync(runFile(TASK_ID), content);
-        if (otherContent === null) fs.rmSync(runFile(TASK_ID_2), { force: true });
-        else fs.writeFileSync(runFile(TASK_ID_2), otherContent);
-        const before = snapshotTree(fixture.root);
-        let ids = 0;
-        const outcome = await applyEvent(lifecycleEvent, {
-          repoRoot: fixture.root,
-          fingerprinter: fakeFingerprinter({ capture: () => 'after-tree', diff: () => ['src/a.ts', '.agents/workspace/active/x/y.md'] }),
-          now: () => NOW,
-          newId: () => `id-${(ids += 1)}`,
-        });
-        const { result } = outcome;
-        expect(['running', 'paused', 'completed', 'failed']).toContain(result.status);
-        if (result.status === 'failed') expect(result.error?.code).toMatch(/^[A-Z_]+$/);
-        const targetCorrupt = parseRunText(content, runFile(TASK_ID)).kind === 'invalid';
-        for (const write of outcome.writes) {
-          expect(allowedWrite(write.path), write.path).toBe(true);
-          expect(parseRunText(write.content, write.path).kind, write.content).toBe('ok');
-          if (targetCorrupt) expect(write.path).not.toBe(runFile(TASK_ID));
-        }
-        if (targetCorrupt && [TASK_ID, '01'].includes(lifecycleEvent.taskRef)) {
-          // A command on a task whose run file is corrupt fails (mostly ORCHESTRATION_STATE_INVALID;
-          // checks that come first, such as an unsupported client, may answer instead).
-          expect(result.status, JSON.stringify(result)).toBe('failed');
-        }
-        if (targetCorrupt && lifecycleEvent.taskRef === 'auto' && 'nativeAgent' in lifecycleEvent && lifecycleEvent.nativeAgent !== 'general-purpose') {
-          // Scans skip a corrupt run file and say so.
-          expect(result.warnings?.some((warning) => warning.includes('skipped corrupt run state'))).toBe(true);
-        }
-        commitWrites(outcome.writes);
-        for (const changed of changedPaths(before, snapshotTree(fixture.root))) {
-          expect(allowedWrite(path.join(fixture.root, changed)), changed).toBe(true);
-        }
-      }),
-      params(1500),
-    );
-  }, FUZZ_TIMEOUT);
+  it(
+    'the engine never throws on any run state, refuses corrupt targets and writes only valid run files',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          runFileText,
+          fc.option(runFileText, { nil: null }),
+          event,
+          fc.boolean(),
+          async (content, otherContent, lifecycleEvent, approved) => {
+            fs.rmSync(fixture.taskDir(TASK_ID), { recursive: true, force: true });
+            writeTask(fixture, TASK_ID);
+            if (approved) writeApprovedThroughCode(fixture.taskDir(TASK_ID));
+            fs.writeFileSync(runFile(TASK_ID), content);
+            if (otherContent === null) fs.rmSync(runFile(TASK_ID_2), { force: true });
+            else fs.writeFileSync(runFile(TASK_ID_2), otherContent);
+            const before = snapshotTree(fixture.root);
+            let ids = 0;
+            const outcome = await applyEvent(lifecycleEvent, {
+              repoRoot: fixture.root,
+              fingerprinter: fakeFingerprinter({
+                capture: () => 'after-tree',
+                diff: () => ['src/a.ts', '.agents/workspace/active/x/y.md'],
+              }),
+              now: () => NOW,
+              newId: () => `id-${(ids += 1)}`,
+            });
+            const { result } = outcome;
+            expect(['running', 'paused', 'completed', 'failed']).toContain(result.status);
+            if (result.status === 'failed') expect(result.error?.code).toMatch(/^[A-Z_]+$/);
+            const targetCorrupt = parseRunText(content, runFile(TASK_ID)).kind === 'invalid';
+            for (const write of outcome.writes) {
+              expect(allowedWrite(write.path), write.path).toBe(true);
+              expect(parseRunText(write.content, write.path).kind, write.content).toBe('ok');
+              if (targetCorrupt) expect(write.path).not.toBe(runFile(TASK_ID));
+            }
+            if (targetCorrupt && [TASK_ID, '01'].includes(lifecycleEvent.taskRef)) {
+              // A command on a task whose run file is corrupt fails (mostly ORCHESTRATION_STATE_INVALID;
+              // checks that come first, such as an unsupported client, may answer instead).
+              expect(result.status, JSON.stringify(result)).toBe('failed');
+            }
+            if (
+              targetCorrupt &&
+              lifecycleEvent.taskRef === 'auto' &&
+              'nativeAgent' in lifecycleEvent &&
+              lifecycleEvent.nativeAgent !== 'general-purpose'
+            ) {
+              // Scans skip a corrupt run file and say so.
+              expect(result.warnings?.some((warning) => warning.includes('skipped corrupt run state'))).toBe(true);
+            }
+            commitWrites(outcome.writes);
+            for (const changed of changedPaths(before, snapshotTree(fixture.root))) {
+              expect(allowedWrite(path.join(fixture.root, changed)), changed).toBe(true);
+            }
+          },
+        ),
+        params(1500),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });
 
 describe('job envelopes', () => {
-  const valid = () => JSON.parse(JSON.stringify(envelopeFor({ intent: 'pause', taskRef: TASK_ID, code: 'X', message: 'm', recoverable: true }, repoIdentity(fixture.root), 'cli', 'c-fuzz')));
-  const envelopeField = fc.constantFrom('v', 'eventId', 'repo', 'repo.id', 'repo.root', 'source', 'intent', 'taskRef', 'args', 'args.code', 'args.recoverable', 'enqueuedAt', 'extra');
+  const valid = () =>
+    JSON.parse(
+      JSON.stringify(
+        envelopeFor(
+          { intent: 'pause', taskRef: TASK_ID, code: 'X', message: 'm', recoverable: true },
+          repoIdentity(fixture.root),
+          'cli',
+          'c-fuzz',
+        ),
+      ),
+    );
+  const envelopeField = fc.constantFrom(
+    'v',
+    'eventId',
+    'repo',
+    'repo.id',
+    'repo.root',
+    'source',
+    'intent',
+    'taskRef',
+    'args',
+    'args.code',
+    'args.recoverable',
+    'enqueuedAt',
+    'extra',
+  );
   const hostileValue = fc.oneof(
     anyJson,
-    fc.constantFrom('../../..', '/etc', 'auto', 'c-x:y', '123', 'h-' + 'a'.repeat(200), 'TASK-20260101-000001/../../..', 'advance', 'begin-or-resume', 'hook-stop'),
+    fc.constantFrom(
+      '../../..',
+      '/etc',
+      'auto',
+      'c-x:y',
+      '123',
+      'h-' + 'a'.repeat(200),
+      'TASK-20260101-000001/../../..',
+      'advance',
+      'begin-or-resume',
+      'hook-stop',
+    ),
   );
 
-  it('parseEnvelope never throws; the processor refuses what is malformed or foreign and touches nothing else', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.oneof(anyJson, fc.array(fc.tuple(envelopeField, hostileValue, fc.boolean()), { minLength: 1, maxLength: 3 })), async (mutation) => {
-        let data: unknown = mutation;
-        if (Array.isArray(mutation) && mutation.every((entry) => Array.isArray(entry) && entry.length === 3 && typeof entry[0] === 'string')) {
-          const envelope = valid();
-          for (const [field, value, remove] of mutation as [string, unknown, boolean][]) {
-            const parts = field.split('.');
-            let target = envelope;
-            for (const part of parts.slice(0, -1)) target = target?.[part];
-            if (target && typeof target === 'object') {
-              if (remove) delete target[parts.at(-1)!];
-              else target[parts.at(-1)!] = value;
+  it(
+    'parseEnvelope never throws; the processor refuses what is malformed or foreign and touches nothing else',
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.oneof(anyJson, fc.array(fc.tuple(envelopeField, hostileValue, fc.boolean()), { minLength: 1, maxLength: 3 })),
+          async (mutation) => {
+            let data: unknown = mutation;
+            if (
+              Array.isArray(mutation) &&
+              mutation.every((entry) => Array.isArray(entry) && entry.length === 3 && typeof entry[0] === 'string')
+            ) {
+              const envelope = valid();
+              for (const [field, value, remove] of mutation as [string, unknown, boolean][]) {
+                const parts = field.split('.');
+                let target = envelope;
+                for (const part of parts.slice(0, -1)) target = target?.[part];
+                if (target && typeof target === 'object') {
+                  if (remove) delete target[parts.at(-1)!];
+                  else target[parts.at(-1)!] = value;
+                }
+              }
+              data = envelope;
             }
-          }
-          data = envelope;
-        }
-        const check = parseEnvelope(data);
-        if (!check.ok) expect(check.message).toMatch(/^malformed /);
-        const identity = repoIdentity(fixture.root);
-        const repository = servedRepository(identity.id, identity.root, fakeFingerprinter(), path.join(fixture.root, '.git', 'baton'));
-        const before = snapshotTree(fixture.root, (relative) => relative.startsWith(path.join('.git', 'baton')));
-        try {
-          const processed = await processJobData(repository, data);
-          expect(check.ok).toBe(true);
-          expect(['running', 'paused', 'completed', 'failed']).toContain(processed.result.status);
-        } catch (error) {
-          if (check.ok) {
-            // A valid envelope may only be refused for naming another repository.
-            expect(error).toBeInstanceOf(UnrecoverableError);
-            expect((error as Error).message).toContain('refused, nothing was changed');
-          } else {
-            expect(error).toBeInstanceOf(UnrecoverableError);
-            expect((error as Error).message).toContain('nothing was changed');
-          }
-        }
-        for (const changed of changedPaths(before, snapshotTree(fixture.root, (relative) => relative.startsWith(path.join('.git', 'baton'))))) {
-          expect(allowedWrite(path.join(fixture.root, changed)), changed).toBe(true);
-        }
-      }),
-      params(1000),
-    );
-  }, FUZZ_TIMEOUT);
+            const check = parseEnvelope(data);
+            if (!check.ok) expect(check.message).toMatch(/^malformed /);
+            const identity = repoIdentity(fixture.root);
+            const repository = servedRepository(identity.id, identity.root, fakeFingerprinter(), path.join(fixture.root, '.git', 'baton'));
+            const before = snapshotTree(fixture.root, (relative) => relative.startsWith(path.join('.git', 'baton')));
+            try {
+              const processed = await processJobData(repository, data);
+              expect(check.ok).toBe(true);
+              expect(['running', 'paused', 'completed', 'failed']).toContain(processed.result.status);
+            } catch (error) {
+              if (check.ok) {
+                // A valid envelope may only be refused for naming another repository.
+                expect(error).toBeInstanceOf(UnrecoverableError);
+                expect((error as Error).message).toContain('refused, nothing was changed');
+              } else {
+                expect(error).toBeInstanceOf(UnrecoverableError);
+                expect((error as Error).message).toContain('nothing was changed');
+              }
+            }
+            for (const changed of changedPaths(
+              before,
+              snapshotTree(fixture.root, (relative) => relative.startsWith(path.join('.git', 'baton'))),
+            )) {
+              expect(allowedWrite(path.join(fixture.root, changed)), changed).toBe(true);
+            }
+          },
+        ),
+        params(1000),
+      );
+    },
+    FUZZ_TIMEOUT,
+  );
 });

@@ -48,7 +48,14 @@ export function changedPaths(before: TreeSnapshot, after: TreeSnapshot): string[
 /** Edits of a text: insert, delete or replace a slice, duplicate or drop a line, truncate. */
 export function mutatedText(base: string): fc.Arbitrary<string> {
   const edit = fc.oneof(
-    fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), text: fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('\n', '---\n', '|', ':', '**', '`', '\r\n', '#', '\u2028', '\0', '## ', ' / ')) }),
+    fc.record({
+      kind: fc.constant('insert' as const),
+      at: fc.nat(),
+      text: fc.oneof(
+        fc.string({ maxLength: 12 }),
+        fc.constantFrom('\n', '---\n', '|', ':', '**', '`', '\r\n', '#', '\u2028', '\0', '## ', ' / '),
+      ),
+    }),
     fc.record({ kind: fc.constant('delete' as const), at: fc.nat(), length: fc.integer({ min: 1, max: 20 }) }),
     fc.record({ kind: fc.constant('line-dup' as const), at: fc.nat() }),
     fc.record({ kind: fc.constant('line-drop' as const), at: fc.nat() }),

@@ -18,8 +18,21 @@ function payload(value: unknown): HookPayload {
   return parsed.payload;
 }
 
-const claudeStart = { agent_id: 'claude-child', agent_type: 'agent-infra-lifecycle-reviewer', cwd: '/repo', hook_event_name: 'SubagentStart', session_id: 'claude-parent', transcript_path: '/t.jsonl' };
-const claudeStop = { ...claudeStart, hook_event_name: 'SubagentStop', agent_transcript_path: '/a.jsonl', last_assistant_message: 'done', stop_hook_active: false };
+const claudeStart = {
+  agent_id: 'claude-child',
+  agent_type: 'agent-infra-lifecycle-reviewer',
+  cwd: '/repo',
+  hook_event_name: 'SubagentStart',
+  session_id: 'claude-parent',
+  transcript_path: '/t.jsonl',
+};
+const claudeStop = {
+  ...claudeStart,
+  hook_event_name: 'SubagentStop',
+  agent_transcript_path: '/a.jsonl',
+  last_assistant_message: 'done',
+  stop_hook_active: false,
+};
 
 describe('decideHook', () => {
   it('53: an unrelated subagent is ignored', () => {
@@ -30,9 +43,23 @@ describe('decideHook', () => {
     const start = decideHook('claude-code', payload(claudeStart), undefined, { invocationId: 'one' });
     expect(start.kind).toBe('event');
     if (start.kind !== 'event') return;
-    expect(start.event).toEqual({ intent: 'hook-start', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'claude-child', parentId: 'claude-parent', spawnMode: 'fresh' });
+    expect(start.event).toEqual({
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'claude-child',
+      parentId: 'claude-parent',
+      spawnMode: 'fresh',
+    });
     const stop = decideHook('claude-code', payload(claudeStop));
-    expect(stop.kind === 'event' && stop.event).toEqual({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'claude-child' });
+    expect(stop.kind === 'event' && stop.event).toEqual({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: 'claude-child',
+    });
   });
 
   it('event ids carry the turn: Codex turn_id, else one id per hook invocation (Claude Code resumes repeat every id)', () => {
@@ -52,7 +79,7 @@ describe('decideHook', () => {
     expect(same).toEqual(decideHook('claude-code', payload(claudeStop), undefined, { invocationId: 'x' }));
   });
 
-  it('child id precedence is upstream\'s: child_id, then agent_id, then thread_id', () => {
+  it("child id precedence is upstream's: child_id, then agent_id, then thread_id", () => {
     const both = decideHook('codex', payload({ ...claudeStop, child_id: 'from-child-id', thread_id: 'from-thread' }));
     expect(both.kind === 'event' && both.event.intent === 'hook-stop' && both.event.childId).toBe('from-child-id');
     const { agent_id: _drop, ...noAgent } = claudeStop;
@@ -68,16 +95,27 @@ describe('decideHook', () => {
   });
 
   it('unmanaged agents are ignored whatever their fields hold; managed ones are validated strictly', () => {
-    expect(decideHook('codex', payload({ ...claudeStart, agent_type: 'general-purpose', model: { id: 'x' }, agent_id: 7 }))).toEqual({ kind: 'ignore' });
+    expect(decideHook('codex', payload({ ...claudeStart, agent_type: 'general-purpose', model: { id: 'x' }, agent_id: 7 }))).toEqual({
+      kind: 'ignore',
+    });
     const managed = decideHook('codex', payload({ ...claudeStart, model: { id: 'x' } }));
-    expect(managed).toEqual({ kind: 'error', message: 'Lifecycle delegation hook payload is not a hook event object (model: Invalid input: expected string, received object)' });
+    expect(managed).toEqual({
+      kind: 'error',
+      message: 'Lifecycle delegation hook payload is not a hook event object (model: Invalid input: expected string, received object)',
+    });
   });
 
   it('Codex payloads carry the actual model', () => {
     const start = decideHook('codex', payload(JSON.parse(fs.readFileSync(`${EXAMPLES}/codex/SubagentStart.json`, 'utf8'))));
     expect(start.kind === 'event' && start.event).toEqual({
-      intent: 'hook-start', taskRef: 'auto', client: 'codex', nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: '019a3c60-child-thread', parentId: '019a3c55-codex-session', spawnMode: 'fresh', actualModel: 'gpt-5-codex',
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'codex',
+      nativeAgent: 'agent-infra-lifecycle-reviewer',
+      childId: '019a3c60-child-thread',
+      parentId: '019a3c55-codex-session',
+      spawnMode: 'fresh',
+      actualModel: 'gpt-5-codex',
     });
     const stop = decideHook('codex', payload(JSON.parse(fs.readFileSync(`${EXAMPLES}/codex/SubagentStop.json`, 'utf8'))));
     expect(stop.kind === 'event' && stop.event.intent).toBe('hook-stop');
@@ -86,39 +124,76 @@ describe('decideHook', () => {
   it('--event overrides the payload kind; unknown kinds are an error', () => {
     const forced = decideHook('codex', payload({ ...claudeStart, hook_event_name: 'whatever' }), 'subagent-stop');
     expect(forced.kind === 'event' && forced.event.intent).toBe('hook-stop');
-    expect(decideHook('claude-code', payload({ ...claudeStart, hook_event_name: 'Notification' }))).toEqual({ kind: 'error', message: 'Managed lifecycle hook event has an unknown type' });
+    expect(decideHook('claude-code', payload({ ...claudeStart, hook_event_name: 'Notification' }))).toEqual({
+      kind: 'error',
+      message: 'Managed lifecycle hook event has an unknown type',
+    });
   });
 
   it('a managed event without a child id is an error (never exit 2, which would keep a stopping child running)', () => {
     const { agent_id: _drop, ...noChild } = claudeStop;
-    expect(decideHook('claude-code', payload(noChild))).toEqual({ kind: 'error', message: 'Managed lifecycle hook event has no child identity (agent_id)' });
+    expect(decideHook('claude-code', payload(noChild))).toEqual({
+      kind: 'error',
+      message: 'Managed lifecycle hook event has no child identity (agent_id)',
+    });
   });
 
   it('PreToolUse on the spawning tool asks for a spawn check; other tools are ignored', () => {
     const pre = JSON.parse(fs.readFileSync(`${EXAMPLES}/claude-code/PreToolUse-Task.json`, 'utf8'));
-    expect(decideHook('claude-code', payload({ ...pre, tool_use_id: 'toolu_1' }))).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-executor', toolCallId: 'toolu_1' });
+    expect(decideHook('claude-code', payload({ ...pre, tool_use_id: 'toolu_1' }))).toEqual({
+      kind: 'spawn-check',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      toolCallId: 'toolu_1',
+    });
     expect(decideHook('claude-code', payload({ ...pre, tool_name: 'Bash' }))).toEqual({ kind: 'ignore' });
     expect(decideHook('claude-code', payload({ ...pre, tool_input: { subagent_type: 'Explore' } }))).toEqual({ kind: 'ignore' });
-    expect(decideHook('codex', payload({ hook_event_name: 'PreToolUse', tool_name: 'spawn_agent', tool_use_id: 'call_9', tool_input: { agent_type: 'agent-infra-lifecycle-reviewer' } }))).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'call_9' });
+    expect(
+      decideHook(
+        'codex',
+        payload({
+          hook_event_name: 'PreToolUse',
+          tool_name: 'spawn_agent',
+          tool_use_id: 'call_9',
+          tool_input: { agent_type: 'agent-infra-lifecycle-reviewer' },
+        }),
+      ),
+    ).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'call_9' });
   });
 
   it('forked and worktree-isolated lifecycle spawns are refused at PreToolUse with a reason', () => {
-    const v2 = { hook_event_name: 'PreToolUse', tool_name: 'collaborationspawn_agent', tool_use_id: 'call_1', tool_input: { agent_type: 'agent-infra-lifecycle-executor', message: 'go' } };
+    const v2 = {
+      hook_event_name: 'PreToolUse',
+      tool_name: 'collaborationspawn_agent',
+      tool_use_id: 'call_1',
+      tool_input: { agent_type: 'agent-infra-lifecycle-executor', message: 'go' },
+    };
     const refusedDefault = decideHook('codex', payload(v2));
     expect(refusedDefault).toEqual({
       kind: 'spawn-refused',
-      reason: "baton: DELEGATION_FORK_FORBIDDEN: spawn mode 'fork' is not fresh: fork_turns is not set, so the child would inherit the whole parent conversation. Spawn agent-infra-lifecycle-executor fresh (fork_turns: \"none\").",
+      reason:
+        'baton: DELEGATION_FORK_FORBIDDEN: spawn mode \'fork\' is not fresh: fork_turns is not set, so the child would inherit the whole parent conversation. Spawn agent-infra-lifecycle-executor fresh (fork_turns: "none").',
     });
     expect(decideHook('codex', payload({ ...v2, tool_input: { ...v2.tool_input, fork_turns: 'all' } })).kind).toBe('spawn-refused');
     expect(decideHook('codex', payload({ ...v2, tool_input: { ...v2.tool_input, fork_turns: 'none' } })).kind).toBe('spawn-check');
-    expect(decideHook('codex', payload({ ...v2, tool_name: 'spawn_agent', tool_input: { agent_type: 'agent-infra-lifecycle-executor', fork_context: true } })).kind).toBe('spawn-refused');
-    expect(decideHook('codex', payload({ ...v2, tool_name: 'spawn_agent', tool_input: { agent_type: 'agent-infra-lifecycle-executor' } })).kind).toBe('spawn-check');
+    expect(
+      decideHook(
+        'codex',
+        payload({ ...v2, tool_name: 'spawn_agent', tool_input: { agent_type: 'agent-infra-lifecycle-executor', fork_context: true } }),
+      ).kind,
+    ).toBe('spawn-refused');
+    expect(
+      decideHook('codex', payload({ ...v2, tool_name: 'spawn_agent', tool_input: { agent_type: 'agent-infra-lifecycle-executor' } })).kind,
+    ).toBe('spawn-check');
     expect(spawnFork('spawn_agent', { fork_context: false })).toBeNull();
     const pre = JSON.parse(fs.readFileSync(`${EXAMPLES}/claude-code/PreToolUse-Task.json`, 'utf8'));
-    const worktree = decideHook('claude-code', payload({ ...pre, tool_name: 'Agent', tool_input: { ...pre.tool_input, isolation: 'worktree' } }));
+    const worktree = decideHook(
+      'claude-code',
+      payload({ ...pre, tool_name: 'Agent', tool_input: { ...pre.tool_input, isolation: 'worktree' } }),
+    );
     expect(worktree).toEqual({
       kind: 'spawn-refused',
-      reason: "baton: DELEGATION_ISOLATION_FORBIDDEN: isolation 'worktree' would run agent-infra-lifecycle-executor outside this repository's workspace, where baton cannot measure its changes. Spawn it without isolation.",
+      reason:
+        "baton: DELEGATION_ISOLATION_FORBIDDEN: isolation 'worktree' would run agent-infra-lifecycle-executor outside this repository's workspace, where baton cannot measure its changes. Spawn it without isolation.",
     });
   });
 
@@ -148,10 +223,16 @@ describe('parseHookInput', () => {
     expect(parseHookInput(Buffer.from(''))).toEqual({ ok: true, payload: {} });
   });
   it('over 64 KiB is refused', () => {
-    expect(parseHookInput(Buffer.alloc(64 * 1024 + 1, 32))).toEqual({ ok: false, message: 'Lifecycle delegation hook input exceeds 64 KiB' });
+    expect(parseHookInput(Buffer.alloc(64 * 1024 + 1, 32))).toEqual({
+      ok: false,
+      message: 'Lifecycle delegation hook input exceeds 64 KiB',
+    });
   });
   it('non-object JSON is refused; field types are checked only for managed events (decideHook)', () => {
-    expect(parseHookInput(Buffer.from('[1,2]'))).toEqual({ ok: false, message: 'Lifecycle delegation hook payload is not a hook event object' });
+    expect(parseHookInput(Buffer.from('[1,2]'))).toEqual({
+      ok: false,
+      message: 'Lifecycle delegation hook payload is not a hook event object',
+    });
     expect(parseHookInput(Buffer.from('{"agent_id": 7}')).ok).toBe(true);
     const typed = decideHook('claude-code', payload({ ...claudeStart, agent_id: 7 }));
     expect(typed).toEqual({ kind: 'error', message: expect.stringContaining('agent_id') });

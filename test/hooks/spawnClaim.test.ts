@@ -34,7 +34,10 @@ describe('claimSpawn with Redis unreachable', () => {
     });
     const spooled = () =>
       spooledFiles(repo.root).map((name) => {
-        const envelope = JSON.parse(fs.readFileSync(path.join(spoolDir(repo.root), name), 'utf8')) as { intent: string; args: { toolCallId?: string } };
+        const envelope = JSON.parse(fs.readFileSync(path.join(spoolDir(repo.root), name), 'utf8')) as {
+          intent: string;
+          args: { toolCallId?: string };
+        };
         return `${envelope.intent} ${envelope.args.toolCallId}`;
       });
 
@@ -48,13 +51,44 @@ describe('claimSpawn with Redis unreachable', () => {
     fs.writeFileSync(
       path.join(repo.taskDir, 'orchestration.json'),
       `${JSON.stringify({
-        schemaVersion: 1, taskId: path.basename(repo.taskDir), runId: 'run-1', status: 'running', nextStage: 'analysis', stepCount: 0, maxSteps: 24, baseline: '',
+        schemaVersion: 1,
+        taskId: path.basename(repo.taskDir),
+        runId: 'run-1',
+        status: 'running',
+        nextStage: 'analysis',
+        stepCount: 0,
+        maxSteps: 24,
+        baseline: '',
         pendingDelegation: {
-          taskId: path.basename(repo.taskDir), runId: 'run-1', role: 'executor', stage: 'analysis', round: 1, artifact: 'analysis.md', client: 'codex', requestedModel: null,
-          beforeFingerprint: 'before', id: 'receipt-1', actualModel: null, modelFallbackReason: null, parentId: null, childId: null, spawnMode: null, agent: null,
-          status: 'prepared', afterFingerprint: null, changedPaths: [], createdAt: 'T', activatedAt: null, sealedAt: null, consumedAt: null,
+          taskId: path.basename(repo.taskDir),
+          runId: 'run-1',
+          role: 'executor',
+          stage: 'analysis',
+          round: 1,
+          artifact: 'analysis.md',
+          client: 'codex',
+          requestedModel: null,
+          beforeFingerprint: 'before',
+          id: 'receipt-1',
+          actualModel: null,
+          modelFallbackReason: null,
+          parentId: null,
+          childId: null,
+          spawnMode: null,
+          agent: null,
+          status: 'prepared',
+          afterFingerprint: null,
+          changedPaths: [],
+          createdAt: 'T',
+          activatedAt: null,
+          sealedAt: null,
+          consumedAt: null,
         },
-        receipts: [], pause: null, commitAuthorization: { issuedAt: null, consumedAt: null }, createdAt: 'T', updatedAt: 'T',
+        receipts: [],
+        pause: null,
+        commitAuthorization: { issuedAt: null, consumedAt: null },
+        createdAt: 'T',
+        updatedAt: 'T',
       })}\n`,
     );
     expect(await claimSpawn(new HookReport(), claim('call_2'), 'advice')).toBe(0);

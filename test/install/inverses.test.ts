@@ -9,7 +9,9 @@ import { mergeSettings, withoutBatonHooks } from '../../src/install/settings.ts'
 // The inverses `baton uninstall` relies on for a file changed since init (docs/adopting.md
 // "Uninstall"): each takes out exactly baton's part and gives back the user's text.
 
-const userText = fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '#', '-', '<', '!') }).filter((text) => !text.includes(BLOCK_BEGIN) && !text.includes(BLOCK_END));
+const userText = fc
+  .string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '#', '-', '<', '!') })
+  .filter((text) => !text.includes(BLOCK_BEGIN) && !text.includes(BLOCK_END));
 
 describe('the instructions block', () => {
   it('comes out again, leaving the user text (a final newline added where the append needed one)', () => {
@@ -47,7 +49,13 @@ describe('the .gitignore line', () => {
 describe("baton's hook entries", () => {
   it("come out of merged settings, leaving the user's hooks and keys", () => {
     const client = clientAdapter('codex')!;
-    const user = { model: 'x', hooks: { Stop: [{ hooks: [{ type: 'command', command: 'echo bye' }] }], SubagentStart: [{ matcher: 'mine', hooks: [{ type: 'command', command: 'echo hi' }] }] } };
+    const user = {
+      model: 'x',
+      hooks: {
+        Stop: [{ hooks: [{ type: 'command', command: 'echo bye' }] }],
+        SubagentStart: [{ matcher: 'mine', hooks: [{ type: 'command', command: 'echo hi' }] }],
+      },
+    };
     const merged = mergeSettings(user, client, (args) => ['baton', ...args].join(' '));
     expect(merged.hooks!.SubagentStart).toHaveLength(2);
     expect(withoutBatonHooks(merged)).toEqual(user);
@@ -74,7 +82,9 @@ describe('the stage guidance', () => {
       const text = stageSkill(name, codex, 'baton');
       expect(text).toMatch(/^- \*\*Review Input\*\*: `<the (analysis|plan|code) file you reviewed>`$/m);
       expect(text).toContain('- **Findings (AI-actionable)**: <B> blockers, <M> majors, <N> minors / **Manual validation**: <V>');
-      expect(text).toContain(`baton task <task-id> complete-stage --stage ${name} --round <round> --artifact <artifact> --agent codex --content - <<'BATON_ARTIFACT'`);
+      expect(text).toContain(
+        `baton task <task-id> complete-stage --stage ${name} --round <round> --artifact <artifact> --agent codex --content - <<'BATON_ARTIFACT'`,
+      );
     }
     expect(stageSkill('commit', codex, 'baton')).toContain('baton task <task-id> stage-completed --agent codex');
   });

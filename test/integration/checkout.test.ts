@@ -27,7 +27,12 @@ describe('checkout id changes under a running worker', () => {
       .toContain(
         `${repo.root}: checkout id changed from ${before} to ${after} (re-cloned, or .git/baton/checkout.json removed); now serving queue baton-${after}; queue baton-${before} is orphaned with 0 waiting event(s)`,
       );
-    const paused = jsonOf(await runBaton(['task', '01', 'pause', '--code', 'AFTER_RECLONE', '--message', 'm', '--recoverable', 'true'], { env, cwd: repo.root }));
+    const paused = jsonOf(
+      await runBaton(['task', '01', 'pause', '--code', 'AFTER_RECLONE', '--message', 'm', '--recoverable', 'true'], {
+        env,
+        cwd: repo.root,
+      }),
+    );
     expect(paused).toMatchObject({ status: 'paused', changed: true });
     expect(readRun(repo.taskDir).pause?.code).toBe('AFTER_RECLONE');
   }, 40_000);

@@ -23,21 +23,47 @@ beforeAll(async () => {
 }, 60_000);
 
 const task = async (args: string[], input?: string) => {
-  const run = await runBaton(['task', TASK_ID, ...args, '--timeout', '20000'], { env, cwd: repo.root, ...(input !== undefined ? { input } : {}) });
+  const run = await runBaton(['task', TASK_ID, ...args, '--timeout', '20000'], {
+    env,
+    cwd: repo.root,
+    ...(input !== undefined ? { input } : {}),
+  });
   return { ...run, json: jsonOf(run) };
 };
 const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) =>
   // BATON_HOOK_VERBOSE=1: the hook waits for its event's result, so the run file can be read right after.
-  runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
+  runBaton(['hook', 'claude-code'], {
+    env: { ...env, BATON_HOOK_VERBOSE: '1' },
+    cwd: repo.root,
+    input: nativePayload('claude-code', phase, role, childId, repo.root),
+  });
 const run = () => JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
 const complete = (stage: string, artifact: string, input: string, extra: string[] = []) =>
-  task(['complete-stage', '--stage', stage, '--round', '1', '--artifact', artifact, '--agent', 'claude', '--content', '-', ...extra], input);
+  task(
+    ['complete-stage', '--stage', stage, '--round', '1', '--artifact', artifact, '--agent', 'claude', '--content', '-', ...extra],
+    input,
+  );
 
 describe('baton task complete-stage --content -', () => {
   it('refuses --content with any value but - and on other intents, as usage errors', async () => {
-    const value = await task(['complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--content', 'analysis.md']);
+    const value = await task([
+      'complete-stage',
+      '--stage',
+      'analysis',
+      '--round',
+      '1',
+      '--artifact',
+      'analysis.md',
+      '--agent',
+      'claude',
+      '--content',
+      'analysis.md',
+    ]);
     expect(value.code).toBe(2);
-    expect(value.json.error).toEqual({ code: 'ORCHESTRATION_PAYLOAD_INVALID', message: "--content must be '-': the artifact's content is read from standard input" });
+    expect(value.json.error).toEqual({
+      code: 'ORCHESTRATION_PAYLOAD_INVALID',
+      message: "--content must be '-': the artifact's content is read from standard input",
+    });
     const other = await task(['advance', '--content', '-']);
     expect(other.code).toBe(2);
     expect(other.json.error.message).toBe("option '--content' is only accepted by complete-stage");
@@ -59,7 +85,11 @@ describe('baton task complete-stage --content -', () => {
     const analysis = '# Analysis\n\nThe retry budget is unbounded; cap it at 3.\n';
     const completed = await complete('analysis', 'analysis.md', analysis);
     expect(completed.code, completed.stderr).toBe(0);
-    expect(completed.json).toMatchObject({ status: 'running', changed: true, run: { pendingDelegation: { status: 'stage-completed', agent: 'claude' } } });
+    expect(completed.json).toMatchObject({
+      status: 'running',
+      changed: true,
+      run: { pendingDelegation: { status: 'stage-completed', agent: 'claude' } },
+    });
     expect(fs.readFileSync(path.join(repo.taskDir, 'analysis.md'), 'utf8')).toBe(analysis);
     // Written through the worker's journal, like the run file (exactly once on a redelivery).
     const journalDir = path.join(repo.root, '.git', 'baton', 'journal');
@@ -71,8 +101,12 @@ describe('baton task complete-stage --content -', () => {
     const early = await task(['advance']);
     expect(early.json.status).toBe('paused');
     expect(early.json.run.pause.code).toBe('DELEGATION_STATE_INVALID');
-    expect(early.json.run.pause.message).toContain('is stage-completed, expected sealed; its subagent has not finished: wait for the subagent to return');
-    expect(early.json.run.pause.message).toContain(`check with 'baton task ${TASK_ID} status' until run.pendingDelegation.status is 'sealed', then advance again`);
+    expect(early.json.run.pause.message).toContain(
+      'is stage-completed, expected sealed; its subagent has not finished: wait for the subagent to return',
+    );
+    expect(early.json.run.pause.message).toContain(
+      `check with 'baton task ${TASK_ID} status' until run.pendingDelegation.status is 'sealed', then advance again`,
+    );
     expect(early.json.run.pause.message).toContain(`'baton task ${TASK_ID} abort --reason`);
     // …and doing what it says works: the late stop seals, advance resumes the run.
     expect((await hook('SubagentStop', 'executor', 'child-a')).code).toBe(0);

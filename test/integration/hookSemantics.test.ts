@@ -32,9 +32,26 @@ const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID
 type Client = 'claude-code' | 'codex';
 // BATON_HOOK_VERBOSE=1 makes the hook wait for its event's result (on stderr), so the test can read
 // the run file right after; stdout stays empty either way.
-const hook = (client: Client, phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string, extra: Record<string, unknown> = {}, verbose = true): Promise<CliRun> =>
-  runBaton(['hook', client], { env: verbose ? { ...env, BATON_HOOK_VERBOSE: '1' } : env, cwd: repo.root, input: JSON.stringify({ ...JSON.parse(nativePayload(client, phase, role, childId, repo.root)), ...extra }) });
-const spawn = (client: Client, toolCallId: string, type = 'agent-infra-lifecycle-executor', input: Record<string, unknown> = {}, runEnv = env) =>
+const hook = (
+  client: Client,
+  phase: 'SubagentStart' | 'SubagentStop',
+  role: string,
+  childId: string,
+  extra: Record<string, unknown> = {},
+  verbose = true,
+): Promise<CliRun> =>
+  runBaton(['hook', client], {
+    env: verbose ? { ...env, BATON_HOOK_VERBOSE: '1' } : env,
+    cwd: repo.root,
+    input: JSON.stringify({ ...JSON.parse(nativePayload(client, phase, role, childId, repo.root)), ...extra }),
+  });
+const spawn = (
+  client: Client,
+  toolCallId: string,
+  type = 'agent-infra-lifecycle-executor',
+  input: Record<string, unknown> = {},
+  runEnv = env,
+) =>
   runBaton(['hook', client], {
     env: runEnv,
     cwd: repo.root,
@@ -44,20 +61,30 @@ const spawn = (client: Client, toolCallId: string, type = 'agent-infra-lifecycle
       hook_event_name: 'PreToolUse',
       tool_name: client === 'claude-code' ? 'Agent' : 'spawn_agent',
       tool_use_id: toolCallId,
-      tool_input: client === 'claude-code' ? { subagent_type: type, prompt: 'x', description: 'd', ...input } : { agent_type: type, message: 'x', ...input },
+      tool_input:
+        client === 'claude-code'
+          ? { subagent_type: type, prompt: 'x', description: 'd', ...input }
+          : { agent_type: type, message: 'x', ...input },
     }),
   });
 const run = () => JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
 
 /** route → prepare → start → stage work → complete-stage → stop (no advance); returns the stage. */
-async function runStage(client: Client, childId: string, extra: (turn: number) => Record<string, unknown> = () => ({})): Promise<StageNext> {
+async function runStage(
+  client: Client,
+  childId: string,
+  extra: (turn: number) => Record<string, unknown> = () => ({}),
+): Promise<StageNext> {
   const next = (await task('route')).next as StageNext;
   expect((await task('prepare', '--client', client)).status).toBe('running');
   const started = await hook(client, 'SubagentStart', next.role, childId, extra(1));
   expect(started).toMatchObject({ code: 0, stdout: '' });
   doStageWork(repo.root, repo.taskDir, next);
   const agent = client === 'claude-code' ? 'claude' : 'codex';
-  expect((await task('complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', agent)).status).toBe('running');
+  expect(
+    (await task('complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', agent))
+      .status,
+  ).toBe('running');
   const stopped = await hook(client, 'SubagentStop', next.role, childId, extra(1));
   expect(stopped).toMatchObject({ code: 0, stdout: '' });
   return next;
@@ -71,7 +98,9 @@ describe('output contract', () => {
     await task('prepare', '--client', 'codex');
     expect(await hook('codex', 'SubagentStart', next.role, 'child-1', {}, false)).toMatchObject({ code: 0, stdout: '', stderr: '' });
     doStageWork(repo.root, repo.taskDir, next);
-    expect((await task('complete-stage', '--stage', next.stage, '--round', '1', '--artifact', next.artifact, '--agent', 'codex')).status).toBe('running');
+    expect(
+      (await task('complete-stage', '--stage', next.stage, '--round', '1', '--artifact', next.artifact, '--agent', 'codex')).status,
+    ).toBe('running');
     expect(await hook('codex', 'SubagentStop', next.role, 'child-1', {}, false)).toMatchObject({ code: 0, stdout: '', stderr: '' });
     const advanced = await task('advance');
     expect(advanced.status).toBe('running');
@@ -106,7 +135,9 @@ describe('spawn claim (PreToolUse)', () => {
     // A long budget: a claim left in the queue would still be within its lifetime when the worker comes.
     const blocked = await spawn('codex', 'call_1', undefined, {}, { ...env, BATON_HOOK_BUDGET_MS: '60000' });
     expect(blocked.code).toBe(2);
-    expect(blocked.stderr).toMatch(/^baton: the spawn of agent-infra-lifecycle-executor was not claimed, so it is blocked: no worker serves .*, so the claim-spawn event h-[0-9a-f]{40} was not applied; it was withdrawn before any worker took it: it is never applied, so nothing holds the delegation\. Start the repository's worker \(baton worker --repo .*, or baton start\) and spawn again\.\n$/);
+    expect(blocked.stderr).toMatch(
+      /^baton: the spawn of agent-infra-lifecycle-executor was not claimed, so it is blocked: no worker serves .*, so the claim-spawn event h-[0-9a-f]{40} was not applied; it was withdrawn before any worker took it: it is never applied, so nothing holds the delegation\. Start the repository's worker \(baton worker --repo .*, or baton start\) and spawn again\.\n$/,
+    );
     worker = await harness.startWorker(['--repo', repo.root], { env });
     const next = await spawn('codex', 'call_2');
     expect(next.code, next.stderr).toBe(0);
@@ -121,8 +152,12 @@ describe('spawn claim (PreToolUse)', () => {
     await task('prepare', '--client', 'codex');
     const blocked = await spawn('codex', 'call_1', undefined, {}, { ...env, BATON_HOOK_BUDGET_MS: '2000' });
     expect(blocked.code).toBe(2);
-    expect(blocked.stderr).toContain('was not applied within the hook budget (2000 ms); a worker took it at that moment and gave no result within 1000 ms more: it may still be applied');
-    expect(blocked.stderr).toContain('its release was queued behind the claim, so the claim does not hold the delegation once the worker applies both');
+    expect(blocked.stderr).toContain(
+      'was not applied within the hook budget (2000 ms); a worker took it at that moment and gave no result within 1000 ms more: it may still be applied',
+    );
+    expect(blocked.stderr).toContain(
+      'its release was queued behind the claim, so the claim does not hold the delegation once the worker applies both',
+    );
     // The frozen worker did apply the claim: it holds until the release is applied.
     expect(run().pendingDelegation?.spawnClaim?.toolCallId).toBe('call_1');
     worker.child.kill('SIGCONT');
@@ -160,7 +195,14 @@ describe('spawn claim (PreToolUse)', () => {
     const fork = await runBaton(['hook', 'codex'], {
       env,
       cwd: repo.root,
-      input: JSON.stringify({ session_id: 's', cwd: repo.root, hook_event_name: 'PreToolUse', tool_name: 'collaborationspawn_agent', tool_use_id: 'c1', tool_input: { agent_type: 'agent-infra-lifecycle-executor', message: 'x' } }),
+      input: JSON.stringify({
+        session_id: 's',
+        cwd: repo.root,
+        hook_event_name: 'PreToolUse',
+        tool_name: 'collaborationspawn_agent',
+        tool_use_id: 'c1',
+        tool_input: { agent_type: 'agent-infra-lifecycle-executor', message: 'x' },
+      }),
     });
     expect(fork.code).toBe(2);
     expect(fork.stderr).toContain("DELEGATION_FORK_FORBIDDEN: spawn mode 'fork' is not fresh");
@@ -173,7 +215,7 @@ describe('spawn claim (PreToolUse)', () => {
 });
 
 describe('linked worktrees', () => {
-  it('a hook running in a linked worktree sends its event to the main repository\'s queue and says so', async () => {
+  it("a hook running in a linked worktree sends its event to the main repository's queue and says so", async () => {
     await setUp('worktree');
     await task('begin-or-resume');
     await task('prepare', '--client', 'codex');
@@ -181,7 +223,11 @@ describe('linked worktrees', () => {
     git(repo.root, ['worktree', 'add', '-q', '--detach', linked]);
     try {
       const payload = { ...JSON.parse(nativePayload('codex', 'SubagentStart', 'executor', 'wt-child', linked)) };
-      const started = await runBaton(['hook', 'codex'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: linked, input: JSON.stringify(payload) });
+      const started = await runBaton(['hook', 'codex'], {
+        env: { ...env, BATON_HOOK_VERBOSE: '1' },
+        cwd: linked,
+        input: JSON.stringify(payload),
+      });
       expect(started.code, started.stderr).toBe(0);
       expect(JSON.parse(started.stdout)).toEqual({
         systemMessage: `baton: ${linked} is a linked worktree of ${repo.root}; the event goes to ${repo.root}'s queue, but changes made in the worktree are not measured there`,
@@ -255,7 +301,9 @@ describe('later turns of a child', () => {
     const status = await task('status');
     expect(status.run.status).toBe('paused');
     expect(status.run.pause.code).toBe('DELEGATION_TURN_AFTER_CONSUMED');
-    expect(status.run.pause.message).toMatch(/^child exec-1 ran a turn after its delegation \S+ \(analysis round 1\) was consumed and changed 'LATE\.md'; these changes belong to no delegation; the run cannot be resumed/);
+    expect(status.run.pause.message).toMatch(
+      /^child exec-1 ran a turn after its delegation \S+ \(analysis round 1\) was consumed and changed 'LATE\.md'; these changes belong to no delegation; the run cannot be resumed/,
+    );
     expect(status.run.receipts[0].changedPaths).not.toContain('LATE.md');
     // begin-or-resume would let the next prepare take LATE.md into its before-fingerprint: refused.
     expect(await task('begin-or-resume')).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
@@ -277,7 +325,11 @@ describe('duplicates versus new events', () => {
     expect(reused, reused.stderr).toMatchObject({ code: 0, stdout: '' });
     const status = await task('status');
     expect(status.run.status).toBe('paused');
-    expect(status.run.pause).toEqual({ code: 'DELEGATION_IDENTITY_REUSED', message: 'native child identity was already used by this run', recoverable: true });
+    expect(status.run.pause).toEqual({
+      code: 'DELEGATION_IDENTITY_REUSED',
+      message: 'native child identity was already used by this run',
+      recoverable: true,
+    });
   });
 });
 
@@ -290,7 +342,11 @@ describe('which Redis', () => {
     await task('begin-or-resume');
     await task('prepare', '--client', 'codex');
     const { REDIS_URL: _url, BATON_PREFIX: _prefix, ...bare } = env;
-    const started = await runBaton(['hook', 'codex'], { env: { ...bare, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('codex', 'SubagentStart', 'executor', 'c-1', repo.root) });
+    const started = await runBaton(['hook', 'codex'], {
+      env: { ...bare, BATON_HOOK_VERBOSE: '1' },
+      cwd: repo.root,
+      input: nativePayload('codex', 'SubagentStart', 'executor', 'c-1', repo.root),
+    });
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toBe('');
     expect(run().pendingDelegation).toMatchObject({ status: 'activated', childId: 'c-1' });
@@ -302,7 +358,11 @@ describe('which Redis', () => {
   it('with no endpoint recorded and no REDIS_URL, the hook spools the event and says what to do', async () => {
     await setUp('no-endpoint', false);
     const { REDIS_URL: _url, BATON_PREFIX: _prefix, ...bare } = env;
-    const started = await runBaton(['hook', 'codex'], { env: bare, cwd: repo.root, input: nativePayload('codex', 'SubagentStart', 'executor', 'c-1', repo.root) });
+    const started = await runBaton(['hook', 'codex'], {
+      env: bare,
+      cwd: repo.root,
+      input: nativePayload('codex', 'SubagentStart', 'executor', 'c-1', repo.root),
+    });
     expect(started.code).toBe(0);
     // The one hook-output field both clients accept on every event, shown to the user.
     const output = JSON.parse(started.stdout);

@@ -11,9 +11,11 @@ const harness = useWorkerHarness();
 describe('baton task + baton hook: full lifecycle', () => {
   it('drives analysis → review → plan → review → code → review → commit to a completed run', async () => {
     const { repo, env, worker } = await harness.serve('life');
-    const { steps, final } = await driveLifecycle({ root: repo.root, taskRef: '01', env: { ...env }, taskArgs: [] }).catch(async (error) => {
-      throw new Error(`${(error as Error).message}\nworker output:\n${worker.output()}`);
-    });
+    const { steps, final } = await driveLifecycle({ root: repo.root, taskRef: '01', env: { ...env }, taskArgs: [] }).catch(
+      async (error) => {
+        throw new Error(`${(error as Error).message}\nworker output:\n${worker.output()}`);
+      },
+    );
     expect(steps).toEqual([
       'analysis r1 → running',
       'review-analysis r1 → running',

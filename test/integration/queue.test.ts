@@ -42,7 +42,9 @@ afterEach(async () => {
 });
 
 async function worker(extraArgs: string[] = [], extraEnv: Record<string, string> = {}) {
-  const started = await startWorkerProcess(['--repo', repo.root, '--lock-duration', '1500', '--stalled-interval', '500', ...extraArgs], { env: { ...env, ...extraEnv } });
+  const started = await startWorkerProcess(['--repo', repo.root, '--lock-duration', '1500', '--stalled-interval', '500', ...extraArgs], {
+    env: { ...env, ...extraEnv },
+  });
   workers.push(started);
   return started;
 }
@@ -101,9 +103,10 @@ describe('one job at a time per repository, in enqueue order', () => {
     for (let index = 0; index < count; index += 1) {
       const eventId = `c-order-${String(index).padStart(4, '0')}`;
       ids.push(eventId);
-      const event = index === 0
-        ? { intent: 'begin-or-resume' as const, taskRef: TASK_ID }
-        : { intent: 'pause' as const, taskRef: TASK_ID, code: `STEP_${index}`, message: `step ${index}`, recoverable: true };
+      const event =
+        index === 0
+          ? { intent: 'begin-or-resume' as const, taskRef: TASK_ID }
+          : { intent: 'pause' as const, taskRef: TASK_ID, code: `STEP_${index}`, message: `step ${index}`, recoverable: true };
       await q.add(event.intent, envelopeFor(event, identity, 'cli', eventId), { jobId: eventId, attempts: 1 });
       // Bursts of ten with pauses between them: in a burst both workers race for the next job
       // (global concurrency must hold one back); between bursts both sit idle, so either can win.
@@ -134,9 +137,16 @@ describe('one job at a time per repository, in enqueue order', () => {
     await worker();
     const q = queue();
     const identity = repoIdentity(repo.root);
-    await q.add('begin-or-resume', envelopeFor({ intent: 'begin-or-resume', taskRef: TASK_ID }, identity, 'cli', 'c-a'), { jobId: 'c-a', attempts: 1 });
+    await q.add('begin-or-resume', envelopeFor({ intent: 'begin-or-resume', taskRef: TASK_ID }, identity, 'cli', 'c-a'), {
+      jobId: 'c-a',
+      attempts: 1,
+    });
     await q.add('junk', { v: 1, eventId: 'c-bad', intent: 'advance' }, { jobId: 'c-bad', attempts: 1 });
-    await q.add('pause', envelopeFor({ intent: 'pause', taskRef: TASK_ID, code: 'AFTER', message: 'm', recoverable: true }, identity, 'cli', 'c-b'), { jobId: 'c-b', attempts: 1 });
+    await q.add(
+      'pause',
+      envelopeFor({ intent: 'pause', taskRef: TASK_ID, code: 'AFTER', message: 'm', recoverable: true }, identity, 'cli', 'c-b'),
+      { jobId: 'c-b', attempts: 1 },
+    );
     const deadline = Date.now() + 10_000;
     while ((await q.getCompletedCount()) < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     const [a, bad, b] = await Promise.all(['c-a', 'c-bad', 'c-b'].map((id) => q.getJob(id)));
@@ -155,7 +165,12 @@ describe('one job at a time per repository, in enqueue order', () => {
     const q = queue();
     const identity = repoIdentity(repo.root);
     // Another machine's checkout at the same path: same root, another checkout id.
-    const foreign = envelopeFor({ intent: 'begin-or-resume', taskRef: TASK_ID }, { id: '0123456789abcdef', root: identity.root, host: 'machine-b' }, 'cli', 'c-forged');
+    const foreign = envelopeFor(
+      { intent: 'begin-or-resume', taskRef: TASK_ID },
+      { id: '0123456789abcdef', root: identity.root, host: 'machine-b' },
+      'cli',
+      'c-forged',
+    );
     const job = await q.add('begin-or-resume', foreign, { jobId: 'c-forged', attempts: 1 });
     const deadline = Date.now() + 10_000;
     while (!(await job.isFailed()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
@@ -165,7 +180,12 @@ describe('one job at a time per repository, in enqueue order', () => {
     );
     expect(fs.existsSync(path.join(repo.taskDir, 'orchestration.json'))).toBe(false);
     // This checkout's id with an older root (enqueued before the checkout was moved): applied.
-    const moved = envelopeFor({ intent: 'begin-or-resume', taskRef: TASK_ID }, { id: identity.id, root: '/old/place/of/app' }, 'cli', 'c-moved');
+    const moved = envelopeFor(
+      { intent: 'begin-or-resume', taskRef: TASK_ID },
+      { id: identity.id, root: '/old/place/of/app' },
+      'cli',
+      'c-moved',
+    );
     const applied = await q.add('begin-or-resume', moved, { jobId: 'c-moved', attempts: 1 });
     const until = Date.now() + 10_000;
     while (!(await applied.isCompleted()) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
@@ -211,7 +231,12 @@ describe('effectively once', () => {
     expect(JSON.parse(written).pendingDelegation.status).toBe('prepared');
     // A later event queued while no worker runs must still be applied after the interrupted one.
     const q = queue();
-    const later = envelopeFor({ intent: 'pause', taskRef: TASK_ID, code: 'LATER', message: 'after the crash', recoverable: true }, repoIdentity(repo.root), 'cli', 'c-later');
+    const later = envelopeFor(
+      { intent: 'pause', taskRef: TASK_ID, code: 'LATER', message: 'after the crash', recoverable: true },
+      repoIdentity(repo.root),
+      'cli',
+      'c-later',
+    );
     await q.add('pause', later, { jobId: 'c-later', attempts: 1 });
     await worker();
     const result = jsonOf(await pending);
@@ -249,20 +274,29 @@ describe('hooks', () => {
     await task('prepare', '--client', 'claude-code');
     await Promise.all(workers.splice(0).map((w) => w.stop('SIGTERM')));
     // Heartbeats are removed on a clean stop.
-    const run = await runBaton(['hook', 'claude-code'], { env, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root), cwd: repo.root });
+    const run = await runBaton(['hook', 'claude-code'], {
+      env,
+      input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root),
+      cwd: repo.root,
+    });
     expect(run.code).toBe(0);
     expect(run.ms).toBeLessThan(4_000);
     expect(run.stderr).toContain('no worker serves');
     expect(readRun(repo.taskDir).pendingDelegation?.status).toBe('prepared');
     await worker();
     const deadline = Date.now() + 10_000;
-    while (readRun(repo.taskDir).pendingDelegation?.status !== 'activated' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (readRun(repo.taskDir).pendingDelegation?.status !== 'activated' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     expect(readRun(repo.taskDir).pendingDelegation).toMatchObject({ status: 'activated', childId: 'child-1', parentId: 'parent-session' });
   }, 40_000);
 
   it('unmanaged subagents exit 0 silently; invalid JSON exits 1 with the upstream message', async () => {
     setUp();
-    const unmanaged = await runBaton(['hook', 'claude-code'], { env, input: JSON.stringify({ hook_event_name: 'SubagentStart', agent_type: 'general-purpose', agent_id: 'x', session_id: 'y' }), cwd: repo.root });
+    const unmanaged = await runBaton(['hook', 'claude-code'], {
+      env,
+      input: JSON.stringify({ hook_event_name: 'SubagentStart', agent_type: 'general-purpose', agent_id: 'x', session_id: 'y' }),
+      cwd: repo.root,
+    });
     expect(unmanaged).toMatchObject({ code: 0, stdout: '', stderr: '' });
     const invalid = await runBaton(['hook', 'claude-code'], { env, input: '{', cwd: repo.root });
     expect(invalid.code).toBe(1);
@@ -282,7 +316,13 @@ describe('hooks', () => {
       runBaton(['hook', 'claude-code'], {
         env,
         cwd: repo.root,
-        input: JSON.stringify({ session_id: 's', cwd: repo.root, hook_event_name: 'PreToolUse', tool_name: 'Task', tool_input: { subagent_type: type, prompt: 'x' } }),
+        input: JSON.stringify({
+          session_id: 's',
+          cwd: repo.root,
+          hook_event_name: 'PreToolUse',
+          tool_name: 'Task',
+          tool_input: { subagent_type: type, prompt: 'x' },
+        }),
       });
     const blocked = await spawn('agent-infra-lifecycle-executor');
     expect(blocked.code).toBe(2);

@@ -43,10 +43,15 @@ async function startWorker(args: readonly string[] = GRACE): Promise<WorkerProce
   return worker;
 }
 
-const task = async (ref: string, ...args: string[]) => jsonOf(await runBaton(['task', ref, ...args, '--timeout', '20000'], { env, cwd: repo.root }));
+const task = async (ref: string, ...args: string[]) =>
+  jsonOf(await runBaton(['task', ref, ...args, '--timeout', '20000'], { env, cwd: repo.root }));
 /** A native hook event; BATON_HOOK_VERBOSE makes the hook wait for its result, so the run file is current after it. */
 const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string): Promise<CliRun> =>
-  runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) });
+  runBaton(['hook', 'claude-code'], {
+    env: { ...env, BATON_HOOK_VERBOSE: '1' },
+    cwd: repo.root,
+    input: nativePayload('claude-code', phase, role, childId, repo.root),
+  });
 const runOf = (taskDir = repo.taskDir) => JSON.parse(fs.readFileSync(path.join(taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
 
 async function until<T>(read: () => T, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
@@ -67,7 +72,18 @@ async function startStage(complete: boolean): Promise<StageNext> {
   expect(await hook('SubagentStart', next.role, 'child-1')).toMatchObject({ code: 0, stdout: '' });
   if (complete) {
     doStageWork(repo.root, repo.taskDir, next);
-    const completed = await task(TASK_ID, 'complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', 'claude');
+    const completed = await task(
+      TASK_ID,
+      'complete-stage',
+      '--stage',
+      next.stage,
+      '--round',
+      String(next.round),
+      '--artifact',
+      next.artifact,
+      '--agent',
+      'claude',
+    );
     expect(completed.run.pendingDelegation.status).toBe('stage-completed');
   }
   return next;
@@ -89,9 +105,14 @@ describe('reconciliation through a worker process', () => {
     await setUp('rec-seal');
     const worker = await startBaton(['worker', '--repo', repo.root, ...GRACE, '--dashboard', '--port', '0'], { env, ready: / ready:/ });
     services.push(worker);
-    const api = async () => (await (await fetch(new URL(`api/runs/${repoIdentity(repo.root).id}/${TASK_ID}`, dashboardUrlOf(worker)))).json()) as any;
+    const api = async () =>
+      (await (await fetch(new URL(`api/runs/${repoIdentity(repo.root).id}/${TASK_ID}`, dashboardUrlOf(worker)))).json()) as any;
     const next = await startStage(true);
-    const sealed = await until(() => runOf().pendingDelegation, (receipt) => receipt?.status === 'sealed', 'the seal');
+    const sealed = await until(
+      () => runOf().pendingDelegation,
+      (receipt) => receipt?.status === 'sealed',
+      'the seal',
+    );
     expect(sealed?.reconciliations).toEqual([expect.objectContaining({ kind: 'sealed', graceMs: 2000 })]);
     expect(sealed?.changedPaths).toContain(`.agents/workspace/active/${TASK_ID}/${next.artifact}`);
     expect(Date.parse(sealed!.sealedAt!) - Date.parse(sealed!.stageCompletedAt!)).toBeGreaterThanOrEqual(2000);
@@ -116,7 +137,11 @@ describe('reconciliation through a worker process', () => {
     await setUp('rec-stall');
     await startWorker();
     await startStage(false);
-    const run = await until(() => runOf(), (value) => value.status === 'paused', 'the pause');
+    const run = await until(
+      () => runOf(),
+      (value) => value.status === 'paused',
+      'the pause',
+    );
     expect(run.pause).toMatchObject({ code: 'BATON_DELEGATION_STALLED', recoverable: true });
     expect(run.pause?.message).toContain(`baton task ${TASK_ID} abort --reason`);
     expect(run.pendingDelegation).toMatchObject({ status: 'activated', reconciliations: [{ kind: 'stalled' }] });
@@ -134,7 +159,11 @@ describe('reconciliation through a worker process', () => {
     await task(TASK_ID, 'prepare', '--client', 'claude-code');
     await task('02', 'begin-or-resume');
     expect((await task('02', 'prepare', '--client', 'codex')).error?.code).toBe('ORCHESTRATION_DELEGATION_BUSY');
-    const run = await until(() => runOf(), (value) => value.pendingDelegation === null, 'the give-up');
+    const run = await until(
+      () => runOf(),
+      (value) => value.pendingDelegation === null,
+      'the give-up',
+    );
     expect(run.pause).toMatchObject({ code: 'BATON_DELEGATION_NOT_STARTED', recoverable: true });
     expect(run.pause?.message).toContain(`baton task ${TASK_ID} begin-or-resume`);
     expect(run.receipts.at(-1)).toMatchObject({ status: 'aborted', reconciliations: [{ kind: 'not-started' }] });
@@ -156,7 +185,11 @@ describe('reconciliation through a worker process', () => {
     // Restarted, twice over: two workers serve the checkout now.
     await startWorker(['--stop-grace', '4s', '--spawn-grace', '4s']);
     await startWorker(['--stop-grace', '4s', '--spawn-grace', '4s']);
-    const sealed = await until(() => runOf().pendingDelegation, (receipt) => receipt?.status === 'sealed', 'the seal');
+    const sealed = await until(
+      () => runOf().pendingDelegation,
+      (receipt) => receipt?.status === 'sealed',
+      'the seal',
+    );
     expect(Date.parse(sealed!.sealedAt!) - Date.parse(sealed!.stageCompletedAt!)).toBeGreaterThanOrEqual(4000);
     // Two more scan periods: nothing else is queued or recorded.
     await new Promise((resolve) => setTimeout(resolve, 2500));

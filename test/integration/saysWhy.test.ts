@@ -27,11 +27,18 @@ beforeAll(async () => {
 }, 60_000);
 
 const task = async (args: string[], input?: string) => {
-  const run = await runBaton(['task', '01', ...args, '--timeout', '20000'], { env, cwd: repo.root, ...(input !== undefined ? { input } : {}) });
+  const run = await runBaton(['task', '01', ...args, '--timeout', '20000'], {
+    env,
+    cwd: repo.root,
+    ...(input !== undefined ? { input } : {}),
+  });
   return { ...run, json: jsonOf(run) };
 };
 const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) =>
-  expect((await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) })).code).toBe(0);
+  expect(
+    (await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', phase, role, childId, repo.root) }))
+      .code,
+  ).toBe(0);
 const runFile = () => JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
 const runsRow = async () => {
   const listed = await runBaton(['runs', '--json', '--repo', repo.root], { env });
@@ -42,7 +49,8 @@ const runPage = async () => (await fetch(new URL(`/runs/${repoIdentity(repo.root
 const runsTable = async () => (await runBaton(['runs', '--repo', repo.root], { env })).stdout;
 
 /** An approved review with a valid summary and no **Review Input** line: the trap. */
-const REVIEW_WITHOUT_INPUT = '# Review\n\n## Review Summary\n\n- **Overall Verdict**: Approved\n- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors / **Manual validation**: 0\n';
+const REVIEW_WITHOUT_INPUT =
+  '# Review\n\n## Review Summary\n\n- **Overall Verdict**: Approved\n- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors / **Manual validation**: 0\n';
 
 describe('baton says why', () => {
   it('a mistyped complete-stage pauses with the values; begin-or-resume says why the run stays paused', async () => {
@@ -50,12 +58,17 @@ describe('baton says why', () => {
     expect((await task(['prepare', '--client', 'claude-code'])).json.next).toMatchObject({ stage: 'analysis', round: 1 });
     // The run page of a prepared delegation says what happens next, not only how to abort it.
     const prepared = await runPage();
-    expect(prepared).toContain('<p data-waiting>Next: spawn agent-infra-lifecycle-executor for analysis r1 (a fresh subagent, in the foreground); waiting for its SubagentStart.</p>');
+    expect(prepared).toContain(
+      '<p data-waiting>Next: spawn agent-infra-lifecycle-executor for analysis r1 (a fresh subagent, in the foreground); waiting for its SubagentStart.</p>',
+    );
     // Its clock, with the worker's recorded graces (the defaults here; docs/architecture.md "Reconciliation").
     expect(prepared).toMatch(/<div data-clock><span>clock<\/span>waiting for SubagentStart since \d+ s; given up by baton at 5 min<\/div>/);
     expect((await runsRow()).clock).toMatch(/^waiting for SubagentStart since \d+ s; given up by baton at 5 min$/);
     await hook('SubagentStart', 'executor', 'child-a');
-    const typo = await task(['complete-stage', '--stage', 'plan', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--content', '-'], '# Analysis\n');
+    const typo = await task(
+      ['complete-stage', '--stage', 'plan', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--content', '-'],
+      '# Analysis\n',
+    );
     expect(typo.json.status).toBe('paused');
     expect(typo.json.run.pause).toEqual({
       code: 'DELEGATION_STAGE_MISMATCH',
@@ -69,13 +82,26 @@ describe('baton says why', () => {
     expect(resumed.json).toMatchObject({ status: 'paused', changed: false, error: null });
     const receipt = runFile().pendingDelegation!;
     expect(resumed.json.warnings).toEqual([
-      expect.stringMatching(/^the run is paused \(DELEGATION_STAGE_MISMATCH: stage completion identity does not match the active delegation \(expected --stage analysis/),
+      expect.stringMatching(
+        /^the run is paused \(DELEGATION_STAGE_MISMATCH: stage completion identity does not match the active delegation \(expected --stage analysis/,
+      ),
     ]);
-    expect(resumed.json.warnings[0]).toContain(`begin-or-resume does not resume it while delegation ${receipt.id} is pending (activated: agent-infra-lifecycle-executor (child child-a) works on analysis r1; waiting for its complete-stage)`);
-    expect(resumed.json.warnings[0]).toContain(`To go on without that delegation: baton task 01 abort --reason 'give up delegation ${receipt.id}', then baton task 01 begin-or-resume`);
+    expect(resumed.json.warnings[0]).toContain(
+      `begin-or-resume does not resume it while delegation ${receipt.id} is pending (activated: agent-infra-lifecycle-executor (child child-a) works on analysis r1; waiting for its complete-stage)`,
+    );
+    expect(resumed.json.warnings[0]).toContain(
+      `To go on without that delegation: baton task 01 abort --reason 'give up delegation ${receipt.id}', then baton task 01 begin-or-resume`,
+    );
 
     // The right values complete the stage; an advance before the stop pauses; the stop then seals.
-    expect((await task(['complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--content', '-'], '# Analysis\n\nCap retries at 3.\n')).json.run.pendingDelegation.status).toBe('stage-completed');
+    expect(
+      (
+        await task(
+          ['complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--content', '-'],
+          '# Analysis\n\nCap retries at 3.\n',
+        )
+      ).json.run.pendingDelegation.status,
+    ).toBe('stage-completed');
     const early = await task(['advance']);
     expect(early.json.run.pause.message).toMatch(/^delegation \S+ is stage-completed, expected sealed;/);
     expect((await runsRow()).pause.outdated).toBeNull();
@@ -84,18 +110,40 @@ describe('baton says why', () => {
 
     // The pause message still says stage-completed: baton runs marks it out of date.
     const row = await runsRow();
-    expect(row.pause).toMatchObject({ code: 'DELEGATION_STATE_INVALID', outdated: `out of date: delegation ${receipt.id} is sealed now, so advance goes on` });
+    expect(row.pause).toMatchObject({
+      code: 'DELEGATION_STATE_INVALID',
+      outdated: `out of date: delegation ${receipt.id} is sealed now, so advance goes on`,
+    });
     expect(await runsTable()).toContain(`is stage-completed, expected sealed;`);
     expect(await runsTable()).toContain(`[out of date: delegation ${receipt.id} is sealed now, so advance goes on]`);
-    expect((await task(['begin-or-resume'])).json.warnings[0]).toContain(`[out of date: delegation ${receipt.id} is sealed now, so advance goes on]`);
-    expect(await runPage()).toContain(`<strong class="outdated" data-outdated>(out of date: delegation ${receipt.id} is sealed now, so advance goes on)</strong>`);
+    expect((await task(['begin-or-resume'])).json.warnings[0]).toContain(
+      `[out of date: delegation ${receipt.id} is sealed now, so advance goes on]`,
+    );
+    expect(await runPage()).toContain(
+      `<strong class="outdated" data-outdated>(out of date: delegation ${receipt.id} is sealed now, so advance goes on)</strong>`,
+    );
     expect((await task(['advance'])).json).toMatchObject({ status: 'running', run: { pause: null, stepCount: 1 } });
   }, 120_000);
 
   it('a review without a Review Input line: accepted with a warning; route and baton runs say why round 2 comes', async () => {
     expect((await task(['prepare', '--client', 'claude-code'])).json.next).toMatchObject({ stage: 'review-analysis', round: 1 });
     await hook('SubagentStart', 'reviewer', 'child-r');
-    const completed = await task(['complete-stage', '--stage', 'review-analysis', '--round', '1', '--artifact', 'review-analysis.md', '--agent', 'claude', '--content', '-'], REVIEW_WITHOUT_INPUT);
+    const completed = await task(
+      [
+        'complete-stage',
+        '--stage',
+        'review-analysis',
+        '--round',
+        '1',
+        '--artifact',
+        'review-analysis.md',
+        '--agent',
+        'claude',
+        '--content',
+        '-',
+      ],
+      REVIEW_WITHOUT_INPUT,
+    );
     expect(completed.code, completed.stdout).toBe(0);
     expect(completed.json).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: { status: 'stage-completed' } } });
     expect(completed.json.warnings).toEqual([
@@ -108,15 +156,23 @@ describe('baton says why', () => {
 
     const why = 'review-analysis.md does not count as the review of analysis.md: it has no "**Review Input**:" line';
     const routed = await task(['route']);
-    expect(routed.json).toMatchObject({ status: 'running', next: { stage: 'review-analysis', round: 2, artifact: 'review-analysis-r2.md' }, warnings: [why] });
+    expect(routed.json).toMatchObject({
+      status: 'running',
+      next: { stage: 'review-analysis', round: 2, artifact: 'review-analysis-r2.md' },
+      warnings: [why],
+    });
     expect(await runsRow()).toMatchObject({ stage: 'review-analysis', round: 2, note: why, pause: null });
     const table = await runsTable();
-    expect(table.split('\n').find((line) => line.startsWith(TASK_ID))).toMatch(new RegExp(`review-analysis\\s+2\\s+.*${why.replace(/[.*()]/g, '\\$&')}$`));
+    expect(table.split('\n').find((line) => line.startsWith(TASK_ID))).toMatch(
+      new RegExp(`review-analysis\\s+2\\s+.*${why.replace(/[.*()]/g, '\\$&')}$`),
+    );
 
     // The dashboard: the runs list and the run page give the reason next to round 2 (HTML-escaped).
     const escaped = why.replace(/"/g, '&quot;');
     const page = await runPage();
-    expect(page).toMatch(new RegExp(`<span>stage</span>review-analysis round 2 <span class="note" data-note>— ${escaped.replace(/[.*()]/g, '\\$&')}</span>`));
+    expect(page).toMatch(
+      new RegExp(`<span>stage</span>review-analysis round 2 <span class="note" data-note>— ${escaped.replace(/[.*()]/g, '\\$&')}</span>`),
+    );
     expect(page).toContain(`<div class="note" data-note>${escaped}</div>`);
     expect(page).toContain('verdict: Approved');
     const api = (await (await fetch(new URL('/api/runs', dashboard))).json()) as { repositories: { runs: { note: string | null }[] }[] };

@@ -20,7 +20,11 @@ describe('Redis down', () => {
     await task('prepare', '--client', 'claude-code');
 
     await redis.stop();
-    const start = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root) });
+    const start = await runBaton(['hook', 'claude-code'], {
+      env,
+      cwd: repo.root,
+      input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root),
+    });
     expect(start.code).toBe(0);
     expect(start.ms).toBeLessThan(2_000 + 1_000);
     expect(start.stderr).toContain('Redis unreachable');
@@ -31,11 +35,27 @@ describe('Redis down', () => {
     await redis.start();
     fs.writeFileSync(`${repo.taskDir}/analysis.md`, '# A\n');
     // complete-stage needs the activation first: the CLI drains the spool before adding its own job.
-    const completed = await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude', '--timeout', '15000');
+    const completed = await task(
+      'complete-stage',
+      '--stage',
+      'analysis',
+      '--round',
+      '1',
+      '--artifact',
+      'analysis.md',
+      '--agent',
+      'claude',
+      '--timeout',
+      '15000',
+    );
     expect(completed.status, JSON.stringify(completed)).toBe('running');
     expect(spooledFiles(repo.root)).toHaveLength(0);
     // BATON_HOOK_VERBOSE=1: wait for the result, so the run file can be read right after.
-    const stop = await runBaton(['hook', 'claude-code'], { env: { ...env, BATON_HOOK_VERBOSE: '1' }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStop', 'executor', 'child-1', repo.root) });
+    const stop = await runBaton(['hook', 'claude-code'], {
+      env: { ...env, BATON_HOOK_VERBOSE: '1' },
+      cwd: repo.root,
+      input: nativePayload('claude-code', 'SubagentStop', 'executor', 'child-1', repo.root),
+    });
     expect(stop.code, stop.stderr).toBe(0);
     expect(stop.stdout).toBe('');
     expect(readRun(repo.taskDir).pendingDelegation).toMatchObject({ status: 'sealed', childId: 'child-1', parentId: 'parent-session' });
@@ -52,14 +72,22 @@ describe('Redis down', () => {
     // pauses DELEGATION_STATE_INVALID; in the wrong order the stop would find nothing and the start
     // would leave the receipt activated.
     for (const phase of ['SubagentStart', 'SubagentStop'] as const) {
-      const run = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', phase, 'executor', 'child-1', repo.root) });
+      const run = await runBaton(['hook', 'claude-code'], {
+        env,
+        cwd: repo.root,
+        input: nativePayload('claude-code', phase, 'executor', 'child-1', repo.root),
+      });
       expect(run.code).toBe(0);
     }
     expect(spooledFiles(repo.root)).toHaveLength(2);
     await redis.start();
     const deadline = Date.now() + 15_000;
     while (readRun(repo.taskDir).status !== 'paused' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(readRun(repo.taskDir).pause).toEqual({ code: 'DELEGATION_STATE_INVALID', message: expect.stringContaining('is activated, expected stage-completed'), recoverable: true });
+    expect(readRun(repo.taskDir).pause).toEqual({
+      code: 'DELEGATION_STATE_INVALID',
+      message: expect.stringContaining('is activated, expected stage-completed'),
+      recoverable: true,
+    });
     expect(spooledFiles(repo.root)).toHaveLength(0);
   }, 60_000);
 });

@@ -83,7 +83,9 @@ function expectWithdrawn(run: CliRun, timeoutMs: number): string {
   expect(run.code, run.stdout + run.stderr).toBe(1);
   const { error } = jsonOf(run);
   expect(error.code).toBe('BATON_TIMEOUT');
-  expect(error.message).toMatch(new RegExp(`^no result within ${timeoutMs} ms; job (c-[0-9a-f-]{36}) was withdrawn before any worker took it: nothing was applied$`));
+  expect(error.message).toMatch(
+    new RegExp(`^no result within ${timeoutMs} ms; job (c-[0-9a-f-]{36}) was withdrawn before any worker took it: nothing was applied$`),
+  );
   return /job (c-[0-9a-f-]+)/.exec(error.message)![1]!;
 }
 
@@ -128,23 +130,31 @@ describe('baton task --timeout with a worker that does not answer (built bundle)
     expect(readRun(repo.taskDir)).toMatchObject({ status: 'running', pause: null });
   }, 90_000);
 
-  it.each(['node', 'bun', 'deno'] as const)('queue paused from the dashboard, command on %s: BATON_TIMEOUT, withdrawn, nothing applied on resume', async (name) => {
-    await setUp(`timeout-paused-${name}`);
-    expect((await applied(TASK_ID, 'begin-or-resume')).status).toBe('running');
-    const before = snapshot();
-    const queue = new Queue(queueName(), { connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions, prefix, skipVersionCheck: true });
-    try {
-      await queue.pause();
-      const run = await baton(['task', TASK_ID, ...PAUSE, '--timeout', '1500'], RUNTIMES[name]);
-      const jobId = expectWithdrawn(run, 1500);
-      expect(await queue.getJob(jobId)).toBeUndefined();
-      await queue.resume();
-      await drained();
-      expect(snapshot()).toEqual(before);
-    } finally {
-      await queue.close();
-    }
-  }, 90_000);
+  it.each(['node', 'bun', 'deno'] as const)(
+    'queue paused from the dashboard, command on %s: BATON_TIMEOUT, withdrawn, nothing applied on resume',
+    async (name) => {
+      await setUp(`timeout-paused-${name}`);
+      expect((await applied(TASK_ID, 'begin-or-resume')).status).toBe('running');
+      const before = snapshot();
+      const queue = new Queue(queueName(), {
+        connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions,
+        prefix,
+        skipVersionCheck: true,
+      });
+      try {
+        await queue.pause();
+        const run = await baton(['task', TASK_ID, ...PAUSE, '--timeout', '1500'], RUNTIMES[name]);
+        const jobId = expectWithdrawn(run, 1500);
+        expect(await queue.getJob(jobId)).toBeUndefined();
+        await queue.resume();
+        await drained();
+        expect(snapshot()).toEqual(before);
+      } finally {
+        await queue.close();
+      }
+    },
+    90_000,
+  );
 
   it('a worker that took the job and froze: BATON_TIMEOUT says it is being applied, and it is', async () => {
     // The worker stops itself (SIGSTOP) while applying `pause`, after journaling it and before
@@ -158,7 +168,14 @@ describe('baton task --timeout with a worker that does not answer (built bundle)
     const client = await RepositoryQueueClient.connect({ redisUrl, prefix }, identity, 2_000);
     const jobId = eventIdForKey('taken-by-a-frozen-worker');
     try {
-      await client.enqueue(envelopeFor({ intent: 'pause', taskRef: TASK_ID, code: 'LATE', message: 'should not land late', recoverable: true }, identity, 'cli', jobId));
+      await client.enqueue(
+        envelopeFor(
+          { intent: 'pause', taskRef: TASK_ID, code: 'LATE', message: 'should not land late', recoverable: true },
+          identity,
+          'cli',
+          jobId,
+        ),
+      );
     } finally {
       await client.close();
     }

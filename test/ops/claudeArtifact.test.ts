@@ -46,7 +46,13 @@ describe('a Claude Code subagent hands its artifact to baton', () => {
     expect((await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--command', BATON, '--trust'], { env })).code).toBe(0);
     const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
     expect((await task('begin-or-resume')).status).toBe('running');
-    expect((await task('route')).next).toMatchObject({ action: 'analyze-task', stage: 'analysis', round: 1, artifact: 'analysis.md', role: 'executor' });
+    expect((await task('route')).next).toMatchObject({
+      action: 'analyze-task',
+      stage: 'analysis',
+      round: 1,
+      artifact: 'analysis.md',
+      role: 'executor',
+    });
     expect((await task('prepare', '--client', 'claude-code')).status).toBe('running');
 
     const analysis = '# Analysis\n\nThe retry budget is unbounded; cap it at 3.\n';
@@ -88,18 +94,30 @@ describe('a Claude Code subagent hands its artifact to baton', () => {
     expect(run.code, run.stderr).toBe(0);
 
     const text = (content: unknown): string =>
-      typeof content === 'string' ? content : Array.isArray(content) ? content.map((block: { text?: string }) => block.text ?? '').join('\n') : '';
+      typeof content === 'string'
+        ? content
+        : Array.isArray(content)
+          ? content.map((block: { text?: string }) => block.text ?? '').join('\n')
+          : '';
     const childResults = run.recorded.toolResults.filter((entry) => entry.role === 'child').map((entry) => text(entry.result.content));
     expect(childResults).toHaveLength(2);
     expect(childResults[0]).toContain('Subagents should return findings as text');
-    expect(JSON.parse(childResults[1]!)).toMatchObject({ status: 'running', run: { pendingDelegation: { status: 'stage-completed', agent: 'claude' } } });
+    expect(JSON.parse(childResults[1]!)).toMatchObject({
+      status: 'running',
+      run: { pendingDelegation: { status: 'stage-completed', agent: 'claude' } },
+    });
     // The main agent got the subagent's answer as the Agent tool's result: it waited (foreground).
     const parentResults = run.recorded.toolResults.filter((entry) => entry.role === 'parent').map((entry) => text(entry.result.content));
     expect(parentResults.join('\n')).toContain('Analysis recorded.');
 
     expect(fs.readFileSync(path.join(repo.taskDir, 'analysis.md'), 'utf8')).toBe(analysis);
     const readRun = () => JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
-    expect(readRun().pendingDelegation).toMatchObject({ status: 'sealed', agent: 'claude', spawnMode: 'fresh', childId: expect.any(String) });
+    expect(readRun().pendingDelegation).toMatchObject({
+      status: 'sealed',
+      agent: 'claude',
+      spawnMode: 'fresh',
+      childId: expect.any(String),
+    });
     expect(readRun().pendingDelegation?.changedPaths).toContain(`.agents/workspace/active/${TASK_ID}/analysis.md`);
     const advanced = await task('advance');
     expect(advanced).toMatchObject({ status: 'running', run: { stepCount: 1, pendingDelegation: null } });

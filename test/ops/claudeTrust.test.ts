@@ -47,7 +47,10 @@ describe('baton install-hooks claude-code with the real Claude Code', () => {
         home,
         workDir: home,
         prompt: 'drive the task',
-        script: { parent: [{ tool: 'Bash', input: { command, description: 'hand the artifact to baton' } }, { text: 'done' }], child: [{ text: 'done' }] },
+        script: {
+          parent: [{ tool: 'Bash', input: { command, description: 'hand the artifact to baton' } }, { text: 'done' }],
+          child: [{ text: 'done' }],
+        },
         env: { REDIS_URL: 'unix:///nonexistent/redis.sock' },
       });
     const untrusted = await claude();
@@ -55,7 +58,9 @@ describe('baton install-hooks claude-code with the real Claude Code', () => {
     const first = JSON.stringify(untrusted.recorded.requests.find((request) => request.role === 'parent')?.body ?? {});
     expect(first).toContain('## Agent-infra task lifecycle (driven by baton)');
     expect(first).toContain(`${BATON} task <task> prepare --client claude-code`);
-    expect(untrusted.stderr).toContain('Ignoring 1 permissions.allow entry from .claude/settings.json: this workspace has not been trusted');
+    expect(untrusted.stderr).toContain(
+      'Ignoring 1 permissions.allow entry from .claude/settings.json: this workspace has not been trusted',
+    );
     expect(untrusted.recorded.toolResults.map((entry) => entry.result)).toEqual([
       expect.objectContaining({ tool_use_id: 'toolu_parent_1', is_error: true, content: 'This command requires approval' }),
     ]);

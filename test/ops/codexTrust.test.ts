@@ -93,7 +93,20 @@ socket.on('error', (e) => report(e.code));
 `;
   // Through `| cat`: under the sandbox's seccomp filter, node cannot write to the socketpair Node's
   // spawn gives as stdout (found here: it printed nothing), while cat's plain write() works.
-  const [command, args] = codexArgv(['sandbox', '-c', 'sandbox_mode="workspace-write"', '--', '/bin/sh', '-c', '"$@" | cat', 'sh', process.execPath, '-e', probe, path.join(socketDir, 'redis.sock')]);
+  const [command, args] = codexArgv([
+    'sandbox',
+    '-c',
+    'sandbox_mode="workspace-write"',
+    '--',
+    '/bin/sh',
+    '-c',
+    '"$@" | cat',
+    'sh',
+    process.execPath,
+    '-e',
+    probe,
+    path.join(socketDir, 'redis.sock'),
+  ]);
   const run = await runProcess(command, args, { cwd, env: codexEnv(), timeoutMs: 30_000 });
   if (run.stdout.trim() === '') throw new Error(`codex sandbox printed nothing (exit ${run.code}): ${run.stderr}`);
   return run.stdout.trim();
@@ -114,7 +127,10 @@ describe('baton install-hooks codex with the real Codex', () => {
     fs.writeFileSync(path.join(codexHome, 'config.toml'), USER_CONFIG);
     // A hook of the user's in front of baton's PreToolUse group: baton's key is pre_tool_use:1:0.
     fs.mkdirSync(path.join(repo.root, '.codex'));
-    fs.writeFileSync(path.join(repo.root, '.codex', 'hooks.json'), `${JSON.stringify({ hooks: { PreToolUse: [{ matcher: '^shell$', hooks: [{ type: 'command', command: 'echo mine' }] }] } }, null, 2)}\n`);
+    fs.writeFileSync(
+      path.join(repo.root, '.codex', 'hooks.json'),
+      `${JSON.stringify({ hooks: { PreToolUse: [{ matcher: '^shell$', hooks: [{ type: 'command', command: 'echo mine' }] }] } }, null, 2)}\n`,
+    );
     const env = { ...process.env, CODEX_HOME: codexHome };
 
     const plain = await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env });
@@ -168,7 +184,8 @@ describe('baton install-hooks codex with the real Codex', () => {
 
   it('keeps a project sandbox section of the user, adding only what baton needs', async () => {
     fs.mkdirSync(path.join(repo.root, '.codex'));
-    const mine = '# project settings\nmodel_reasoning_effort = "high"\n\n[sandbox_workspace_write]\nwritable_roots = ["/srv/cache"] # shared cache\n';
+    const mine =
+      '# project settings\nmodel_reasoning_effort = "high"\n\n[sandbox_workspace_write]\nwritable_roots = ["/srv/cache"] # shared cache\n';
     fs.writeFileSync(path.join(repo.root, '.codex', 'config.toml'), mine);
     const run = await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env: { ...process.env, CODEX_HOME: codexHome } });
     expect(run.code, run.stderr).toBe(0);
@@ -180,7 +197,9 @@ describe('baton install-hooks codex with the real Codex', () => {
       sandbox_workspace_write: { writable_roots: ['/srv/cache', '../.agents', '../.git'], network_access: true },
     });
     fs.rmSync(path.join(repo.root, '.codex', 'config.toml'));
-    const skipped = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--no-sandbox-config'], { env: { ...process.env, CODEX_HOME: codexHome } });
+    const skipped = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--no-sandbox-config'], {
+      env: { ...process.env, CODEX_HOME: codexHome },
+    });
     expect(skipped.code, skipped.stderr).toBe(0);
     expect(skipped.stdout).not.toMatch(/^  \w+ +\.codex\/config\.toml$/m);
     expect(fs.existsSync(path.join(repo.root, '.codex', 'config.toml'))).toBe(false);
@@ -192,14 +211,21 @@ describe('baton install-hooks codex with the real Codex', () => {
   }, 60_000);
 
   it("a child's `baton task … complete-stage --content -` works inside Codex's sandbox once installed and trusted, and fails without", async () => {
-    const env = batonEnv({ redisUrl: inject('redisUrl'), prefix: uniquePrefix('codex-sandbox') }, { CODEX_HOME: codexHome, BATON_HOOK_BUDGET_MS: '8000' });
+    const env = batonEnv(
+      { redisUrl: inject('redisUrl'), prefix: uniquePrefix('codex-sandbox') },
+      { CODEX_HOME: codexHome, BATON_HOOK_BUDGET_MS: '8000' },
+    );
     const worker = await startWorkerProcess(['--repo', repo.root], { env });
     try {
       const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
       expect((await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env })).code).toBe(0);
       expect((await task('begin-or-resume')).status).toBe('running');
       expect((await task('prepare', '--client', 'codex')).status).toBe('running');
-      const started = await runBaton(['hook', 'codex', '--event', 'subagent-start'], { env, cwd: repo.root, input: nativePayload('codex', 'SubagentStart', 'executor', 'codex-child', repo.root) });
+      const started = await runBaton(['hook', 'codex', '--event', 'subagent-start'], {
+        env,
+        cwd: repo.root,
+        input: nativePayload('codex', 'SubagentStart', 'executor', 'codex-child', repo.root),
+      });
       expect(started.code, started.stderr).toBe(0);
       const analysis = '# Analysis\n\nWritten from inside the Codex sandbox.\n';
       const contentFile = path.join(socketDir, 'analysis.txt');
@@ -209,8 +235,34 @@ describe('baton install-hooks codex with the real Codex', () => {
       const inSandbox = async () => {
         const run = await runProcess(
           process.execPath,
-          [CODEX, 'sandbox', '-c', 'sandbox_mode="workspace-write"', '--', '/bin/sh', '-c', '"$@" < "$CONTENT" | cat', 'sh',
-            process.execPath, BATON_BIN, 'task', TASK_ID, 'complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'codex', '--content', '-', '--timeout', '20000'],
+          [
+            CODEX,
+            'sandbox',
+            '-c',
+            'sandbox_mode="workspace-write"',
+            '--',
+            '/bin/sh',
+            '-c',
+            '"$@" < "$CONTENT" | cat',
+            'sh',
+            process.execPath,
+            BATON_BIN,
+            'task',
+            TASK_ID,
+            'complete-stage',
+            '--stage',
+            'analysis',
+            '--round',
+            '1',
+            '--artifact',
+            'analysis.md',
+            '--agent',
+            'codex',
+            '--content',
+            '-',
+            '--timeout',
+            '20000',
+          ],
           { cwd: repo.root, env: { ...env, CONTENT: contentFile, RUST_LOG: 'error' }, timeoutMs: 60_000 },
         );
         return jsonOf(run);
@@ -221,15 +273,21 @@ describe('baton install-hooks codex with the real Codex', () => {
       expect(fs.existsSync(path.join(repo.taskDir, 'analysis.md'))).toBe(false);
       expect((await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--trust'], { env })).code).toBe(0);
       const completed = await inSandbox();
-      expect(completed, JSON.stringify(completed)).toMatchObject({ status: 'running', changed: true, run: { pendingDelegation: { status: 'stage-completed', agent: 'codex' } } });
+      expect(completed, JSON.stringify(completed)).toMatchObject({
+        status: 'running',
+        changed: true,
+        run: { pendingDelegation: { status: 'stage-completed', agent: 'codex' } },
+      });
       expect(fs.readFileSync(path.join(repo.taskDir, 'analysis.md'), 'utf8')).toBe(analysis);
     } finally {
       await worker.stop('SIGKILL');
     }
   }, 120_000);
 
-  it("the orchestrator instructions in AGENTS.md are in the prompt Codex builds (codex debug prompt-input)", async () => {
-    const installed = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--trust'], { env: { ...process.env, CODEX_HOME: codexHome } });
+  it('the orchestrator instructions in AGENTS.md are in the prompt Codex builds (codex debug prompt-input)', async () => {
+    const installed = await runBaton(['install-hooks', 'codex', '--repo', repo.root, '--trust'], {
+      env: { ...process.env, CODEX_HOME: codexHome },
+    });
     expect(installed.code, installed.stderr).toBe(0);
     const [command, args] = codexArgv(['debug', 'prompt-input', 'drive the task']);
     const rendered = await runProcess(command, args, { cwd: repo.root, env: codexEnv(), timeoutMs: 30_000 });

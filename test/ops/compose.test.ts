@@ -10,10 +10,21 @@ import { findRedisServer } from '../../src/redisServer/launch.ts';
 // compose.yaml (no Docker engine here: the file is parsed and checked), and the worker's warning
 // when Redis is configured to evict or not to persist (what compose.yaml's Redis avoids).
 
-type Service = { image?: string; command?: string[]; environment?: Record<string, string>; volumes?: string[]; ports?: string[]; user?: string; depends_on?: Record<string, unknown> };
+type Service = {
+  image?: string;
+  command?: string[];
+  environment?: Record<string, string>;
+  volumes?: string[];
+  ports?: string[];
+  user?: string;
+  depends_on?: Record<string, unknown>;
+};
 
 describe('compose.yaml', () => {
-  const compose = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'compose.yaml'), 'utf8')) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+  const compose = parse(fs.readFileSync(path.join(PROJECT_ROOT, 'compose.yaml'), 'utf8')) as {
+    services: Record<string, Service>;
+    volumes: Record<string, unknown>;
+  };
 
   it('runs Redis as a queue store: append-only, noeviction, data on a volume, reachable on loopback only', () => {
     const redis = compose.services.redis!;

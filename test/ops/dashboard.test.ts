@@ -53,7 +53,19 @@ beforeAll(async () => {
   fs.mkdirSync(path.dirname(journalRecord), { recursive: true });
   fs.writeFileSync(journalRecord, 'not a journal record');
   const pause = await runBaton(
-    ['task', '01', 'pause', '--code', 'BATON_DASHBOARD_TEST', '--message', 'paused by a job retried from the dashboard', '--recoverable', 'true', '--idempotency-key', failingKey],
+    [
+      'task',
+      '01',
+      'pause',
+      '--code',
+      'BATON_DASHBOARD_TEST',
+      '--message',
+      'paused by a job retried from the dashboard',
+      '--recoverable',
+      'true',
+      '--idempotency-key',
+      failingKey,
+    ],
     { env, cwd: repo.root },
   );
   expect(jsonOf(pause).error?.code, pause.stdout).toBe('BATON_JOB_FAILED');
@@ -76,7 +88,10 @@ async function openQueue(page: Page, url: string, status: 'completed' | 'failed'
   const link = page.getByRole('link', { name: repo.root }).first();
   await link.waitFor({ timeout: 15_000 });
   await link.click();
-  await page.getByRole('link', { name: new RegExp(`^${status}`, 'i') }).first().click();
+  await page
+    .getByRole('link', { name: new RegExp(`^${status}`, 'i') })
+    .first()
+    .click();
   await page.waitForURL(new RegExp(`status=${status}`), { timeout: 10_000 });
 }
 
@@ -191,7 +206,9 @@ describe('baton dashboard beyond loopback', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toContain('without a token');
     expect(run.stderr).toContain('BATON_DASHBOARD_TOKEN');
-    const worker = await runBaton(['worker', '--repo', repo.root, '--dashboard', '--host', '0.0.0.0'], { env: { ...env, BATON_DASHBOARD_TOKEN: '' } });
+    const worker = await runBaton(['worker', '--repo', repo.root, '--dashboard', '--host', '0.0.0.0'], {
+      env: { ...env, BATON_DASHBOARD_TOKEN: '' },
+    });
     expect(worker.code).toBe(2);
     expect(worker.stderr).toContain('without a token');
   });
@@ -222,7 +239,10 @@ describe('baton dashboard beyond loopback', () => {
 
     // 0.0.0.0 as well: reached through 127.0.0.1, still 401 without the token. The token comes from
     // BATON_DASHBOARD_TOKEN here, as on a shared machine (a --token value shows in the process list).
-    const everywhere = await startBaton(['dashboard', '--host', '0.0.0.0', '--port', '0'], { env: { ...env, BATON_DASHBOARD_TOKEN: token }, ready: URL_PATTERN });
+    const everywhere = await startBaton(['dashboard', '--host', '0.0.0.0', '--port', '0'], {
+      env: { ...env, BATON_DASHBOARD_TOKEN: token },
+      ready: URL_PATTERN,
+    });
     services.push(everywhere);
     const local = dashboardUrlOf(everywhere);
     expect((await fetch(new URL('api/queues', local))).status).toBe(401);
@@ -232,11 +252,15 @@ describe('baton dashboard beyond loopback', () => {
 
   it('with a token and --allow-writes: a script writes with the bearer header and no Origin; the cookie alone does not', async () => {
     const token = 'tok-5d1e0c7b';
-    const service = await startBaton(['dashboard', '--host', '127.0.0.2', '--port', '0', '--allow-writes'], { env: { ...env, BATON_DASHBOARD_TOKEN: token }, ready: URL_PATTERN });
+    const service = await startBaton(['dashboard', '--host', '127.0.0.2', '--port', '0', '--allow-writes'], {
+      env: { ...env, BATON_DASHBOARD_TOKEN: token },
+      ready: URL_PATTERN,
+    });
     services.push(service);
     const url = dashboardUrlOf(service);
     const name = encodeURIComponent(`${repo.root} · ${queueNameFor(repoIdentity(repo.root).id)}`);
-    const write = (action: string, headers: Record<string, string>) => fetch(new URL(`api/queues/${name}/${action}`, url), { method: 'PUT', headers }).then((response) => response.status);
+    const write = (action: string, headers: Record<string, string>) =>
+      fetch(new URL(`api/queues/${name}/${action}`, url), { method: 'PUT', headers }).then((response) => response.status);
     expect(await write('pause', { cookie: `baton_dashboard_token=${token}` })).toBe(403);
     expect(await queue.isPaused()).toBe(false);
     expect(await write('pause', { authorization: `Bearer ${token}` })).toBe(200);
@@ -249,13 +273,18 @@ describe('baton dashboard beyond loopback', () => {
 
 describe('dashboards follow new repositories', () => {
   const queueRoots = async (url: string): Promise<string[]> =>
-    ((await (await fetch(new URL('api/queues', url))).json()) as { queues: { displayName: string }[] }).queues.map((entry) => entry.displayName);
+    ((await (await fetch(new URL('api/queues', url))).json()) as { queues: { displayName: string }[] }).queues.map(
+      (entry) => entry.displayName,
+    );
 
   it('`baton worker --discover --dashboard` and `baton dashboard` show a repository that appears later', async () => {
     const later = gitRepoWithTask();
     try {
       const laterEnv = batonEnv({ redisUrl, prefix: uniquePrefix('dash-later') });
-      const worker = await startBaton(['worker', '--discover', '--allow-root', path.dirname(later.root), '--dashboard', '--port', '0'], { env: laterEnv, ready: / ready:/ });
+      const worker = await startBaton(['worker', '--discover', '--allow-root', path.dirname(later.root), '--dashboard', '--port', '0'], {
+        env: laterEnv,
+        ready: / ready:/,
+      });
       services.push(worker);
       const standalone = await startBaton(['dashboard', '--port', '0', '--refresh', '200'], { env: laterEnv, ready: URL_PATTERN });
       services.push(standalone);
@@ -264,7 +293,9 @@ describe('dashboards follow new repositories', () => {
       // An empty run view says how to get a first run.
       const empty = await (await fetch(new URL('/runs', dashboardUrlOf(standalone)))).text();
       expect(empty).toContain('No repository yet');
-      expect(empty).toContain("<p data-hint>To see one, run &#39;baton demo&#39; (a complete lifecycle in a temporary repository). In your project: &#39;baton init&#39; wires your agent client once");
+      expect(empty).toContain(
+        '<p data-hint>To see one, run &#39;baton demo&#39; (a complete lifecycle in a temporary repository). In your project: &#39;baton init&#39; wires your agent client once',
+      );
       const begun = await runBaton(['task', '01', 'begin-or-resume'], { env: laterEnv, cwd: later.root });
       expect(jsonOf(begun).status, begun.stdout + begun.stderr).toBe('running');
       await expect.poll(() => queueRoots(dashboardUrlOf(worker)), { timeout: 10_000 }).toEqual([`${later.root} (${os.hostname()})`]);

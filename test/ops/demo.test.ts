@@ -22,7 +22,13 @@ describe('baton demo', () => {
     expect(run.stdout).toMatch(/dashboard +http:\/\/127\.0\.0\.1:\d+\//);
     const stages = lines.filter((line) => /^ {2}\[\d\] /.test(line));
     expect(stages.map((line) => /\] (\S+ r\d)/.exec(line)?.[1])).toEqual([
-      'analysis r1', 'review-analysis r1', 'plan r1', 'review-plan r1', 'code r1', 'review-code r1', 'commit r1',
+      'analysis r1',
+      'review-analysis r1',
+      'plan r1',
+      'review-plan r1',
+      'code r1',
+      'review-code r1',
+      'commit r1',
     ]);
     expect(stages.every((line) => line.includes('SubagentStart hook') && line.includes('SubagentStop hook'))).toBe(true);
     expect(stages.at(-1)).toContain('advance → completed');

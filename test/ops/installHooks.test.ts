@@ -38,7 +38,8 @@ function snapshot(root: string): Map<string, { bytes: string; mtimeMs: number }>
   };
   for (const dir of ['.claude', '.codex']) if (fs.existsSync(path.join(root, dir))) walk(path.join(root, dir));
   for (const file of ['CLAUDE.md', 'AGENTS.md']) {
-    if (fs.existsSync(path.join(root, file))) files.set(file, { bytes: fs.readFileSync(path.join(root, file), 'utf8'), mtimeMs: fs.statSync(path.join(root, file)).mtimeMs });
+    if (fs.existsSync(path.join(root, file)))
+      files.set(file, { bytes: fs.readFileSync(path.join(root, file), 'utf8'), mtimeMs: fs.statSync(path.join(root, file)).mtimeMs });
   }
   return files;
 }
@@ -108,7 +109,9 @@ describe('baton install-hooks claude-code', () => {
     expect(executor).toContain('Never run a review-* skill');
     // The artifact goes to baton on stdin, with the installed command.
     for (const profile of [executor, reviewer]) {
-      expect(profile).toContain(`${baton} task <task> complete-stage --stage <stage> --round <round> --artifact <artifact> --agent claude --content - <<'BATON_ARTIFACT'`);
+      expect(profile).toContain(
+        `${baton} task <task> complete-stage --stage <stage> --round <round> --artifact <artifact> --agent claude --content - <<'BATON_ARTIFACT'`,
+      );
       expect(profile).toContain("Claude Code refuses a subagent's Write of report-like files such as `analysis.md`");
     }
     expect(executor).toContain(`${baton} task <task> stage-completed --agent claude`);
@@ -129,7 +132,10 @@ describe('baton install-hooks claude-code', () => {
     expect(first.startsWith(`${mine}\n<!-- baton:orchestrator:begin -->\n`)).toBe(true);
     // An older block in the middle of the file, with user text after it: replaced in place.
     const block = first.slice(mine.length + 1);
-    fs.writeFileSync(path.join(repo.root, 'CLAUDE.md'), `${mine}\n<!-- baton:orchestrator:begin -->\nold text\n<!-- baton:orchestrator:end -->\n\n## Later\n\nMore rules.\n`);
+    fs.writeFileSync(
+      path.join(repo.root, 'CLAUDE.md'),
+      `${mine}\n<!-- baton:orchestrator:begin -->\nold text\n<!-- baton:orchestrator:end -->\n\n## Later\n\nMore rules.\n`,
+    );
     const again = await install(['claude-code', '--repo', repo.root]);
     expect(again.stdout).toMatch(/updated\s+CLAUDE\.md/);
     expect(fs.readFileSync(path.join(repo.root, 'CLAUDE.md'), 'utf8')).toBe(`${mine}\n${block}\n## Later\n\nMore rules.\n`);
@@ -181,13 +187,30 @@ describe('baton install-hooks claude-code', () => {
     const hookCommand: string = settings.hooks.PreToolUse[0].hooks[0].command;
     const runHook = (payload: object) => {
       const started = performance.now();
-      const result = spawnSync('/bin/sh', ['-c', hookCommand], { cwd: repo.root, input: JSON.stringify(payload), encoding: 'utf8', env: { ...process.env, PATH: `${shims}:${process.env.PATH}`, REDIS_URL: 'unix:///nonexistent/redis.sock' } });
+      const result = spawnSync('/bin/sh', ['-c', hookCommand], {
+        cwd: repo.root,
+        input: JSON.stringify(payload),
+        encoding: 'utf8',
+        env: { ...process.env, PATH: `${shims}:${process.env.PATH}`, REDIS_URL: 'unix:///nonexistent/redis.sock' },
+      });
       return { ...result, ms: performance.now() - started };
     };
-    const other = runHook({ hook_event_name: 'SubagentStart', agent_id: 'x', agent_type: 'general-purpose', session_id: 's', cwd: repo.root });
+    const other = runHook({
+      hook_event_name: 'SubagentStart',
+      agent_id: 'x',
+      agent_type: 'general-purpose',
+      session_id: 's',
+      cwd: repo.root,
+    });
     expect(other.status, other.stderr).toBe(0);
     expect(other.ms).toBeLessThan(2_000);
-    const spawn = runHook({ hook_event_name: 'PreToolUse', tool_name: 'Task', tool_input: { subagent_type: 'agent-infra-lifecycle-executor' }, session_id: 's', cwd: repo.root });
+    const spawn = runHook({
+      hook_event_name: 'PreToolUse',
+      tool_name: 'Task',
+      tool_input: { subagent_type: 'agent-infra-lifecycle-executor' },
+      session_id: 's',
+      cwd: repo.root,
+    });
     expect(spawn.status).toBe(2);
     expect(spawn.stderr).toContain('no lifecycle delegation is prepared');
   });
@@ -204,8 +227,12 @@ describe('baton install-hooks codex', () => {
     const hooks = JSON.parse(fs.readFileSync(path.join(repo.root, '.codex', 'hooks.json'), 'utf8')).hooks;
     expect(hooks.SessionStart).toEqual(user.hooks.SessionStart);
     const lifecycle = '^agent-infra-lifecycle-(executor|reviewer)$';
-    expect(hooks.SubagentStart).toEqual([{ matcher: lifecycle, hooks: [{ type: 'command', command: command('codex', '--event', 'subagent-start'), timeout: 10 }] }]);
-    expect(hooks.SubagentStop).toEqual([{ matcher: lifecycle, hooks: [{ type: 'command', command: command('codex', '--event', 'subagent-stop'), timeout: 10 }] }]);
+    expect(hooks.SubagentStart).toEqual([
+      { matcher: lifecycle, hooks: [{ type: 'command', command: command('codex', '--event', 'subagent-start'), timeout: 10 }] },
+    ]);
+    expect(hooks.SubagentStop).toEqual([
+      { matcher: lifecycle, hooks: [{ type: 'command', command: command('codex', '--event', 'subagent-stop'), timeout: 10 }] },
+    ]);
     expect(hooks.PreToolUse).toHaveLength(1);
     expect(new RegExp(hooks.PreToolUse[0].matcher).test('spawn_agent')).toBe(true);
     expect(new RegExp(hooks.PreToolUse[0].matcher).test('collaborationspawn_agent')).toBe(true);
@@ -213,7 +240,9 @@ describe('baton install-hooks codex', () => {
     expect(hooks.PreToolUse[0].hooks[0].command).toBe(command('codex', '--event', 'pre-tool'));
     for (const role of ['executor', 'reviewer']) {
       const toml = fs.readFileSync(path.join(repo.root, '.codex', 'agents', `agent-infra-lifecycle-${role}.toml`), 'utf8');
-      expect(toml).toMatch(new RegExp(`^name = "agent-infra-lifecycle-${role}"\\ndescription = ".+"\\ndeveloper_instructions = '''\\n[^]+'''\\n$`));
+      expect(toml).toMatch(
+        new RegExp(`^name = "agent-infra-lifecycle-${role}"\\ndescription = ".+"\\ndeveloper_instructions = '''\\n[^]+'''\\n$`),
+      );
     }
     const before = snapshot(repo.root);
     const again = await install(['codex', '--repo', repo.root]);

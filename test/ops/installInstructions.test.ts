@@ -37,10 +37,12 @@ describe('the orchestrator instructions and profiles', () => {
       const named = new Set<string>();
       for (const text of texts) {
         for (const match of text.matchAll(/ task <task> ([a-z-]+)/g)) named.add(match[1]!);
-        for (const match of text.matchAll(/`([a-z]+(?:-[a-z]+)*)`/g)) if ((LIFECYCLE_INTENTS as readonly string[]).includes(match[1]!)) named.add(match[1]!);
+        for (const match of text.matchAll(/`([a-z]+(?:-[a-z]+)*)`/g))
+          if ((LIFECYCLE_INTENTS as readonly string[]).includes(match[1]!)) named.add(match[1]!);
       }
       // The loop names begin-or-resume, route, prepare, advance, abort; the profiles complete-stage and stage-completed.
-      for (const intent of ['begin-or-resume', 'route', 'prepare', 'advance', 'abort', 'complete-stage', 'stage-completed', 'status']) expect(named).toContain(intent);
+      for (const intent of ['begin-or-resume', 'route', 'prepare', 'advance', 'abort', 'complete-stage', 'stage-completed', 'status'])
+        expect(named).toContain(intent);
       for (const intent of named) expect(LIFECYCLE_INTENTS).toContain(intent);
       // The closing line lists every intent once.
       const listing = orchestratorInstructions(client, BATON).split('Intents: ')[1]!;
@@ -79,10 +81,21 @@ describe('baton install-hooks --agent-infra-shim', () => {
   it('answers task-orchestration as baton task does, and hands other subcommands to the next agent-infra-internal on PATH', async () => {
     repo = tempRepo();
     writeTask(repo);
-    fs.writeFileSync(path.join(repo.root, '.agents', 'workspace', 'active', '.short-ids.json'), `${JSON.stringify({ version: 1, ids: { '01': TASK_ID } })}\n`);
-    const env = { ...process.env, CODEX_HOME: path.join(repo.root, 'codex-home'), CLAUDE_CONFIG_DIR: path.join(repo.root, 'claude-home'), REDIS_URL: 'unix:///nonexistent/redis.sock' };
+    fs.writeFileSync(
+      path.join(repo.root, '.agents', 'workspace', 'active', '.short-ids.json'),
+      `${JSON.stringify({ version: 1, ids: { '01': TASK_ID } })}\n`,
+    );
+    const env = {
+      ...process.env,
+      CODEX_HOME: path.join(repo.root, 'codex-home'),
+      CLAUDE_CONFIG_DIR: path.join(repo.root, 'claude-home'),
+      REDIS_URL: 'unix:///nonexistent/redis.sock',
+    };
     // This checkout's baton, named explicitly: the test's PATH need not have a `baton`.
-    const installed = await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--agent-infra-shim', '--no-instructions', '--command', BATON], { env });
+    const installed = await runBaton(
+      ['install-hooks', 'claude-code', '--repo', repo.root, '--agent-infra-shim', '--no-instructions', '--command', BATON],
+      { env },
+    );
     expect(installed.code, installed.stderr).toBe(0);
     const shimDir = path.join(repo.root, '.git', 'baton', 'bin');
     expect(installed.stdout).toMatch(/created\s+\.git\/baton\/bin\/agent-infra-internal/);
@@ -96,7 +109,12 @@ describe('baton install-hooks --agent-infra-shim', () => {
     const pathEnv = { ...env, PATH: `${shimDir}:${other}:${process.env.PATH}` };
     const viaShim = (args: string[]) => runProcess('agent-infra-internal', args, { cwd: repo.root, env: pathEnv });
 
-    for (const args of [['01', 'status'], ['01', 'route'], ['01', 'launch'], ['01', 'prepare']]) {
+    for (const args of [
+      ['01', 'status'],
+      ['01', 'route'],
+      ['01', 'launch'],
+      ['01', 'prepare'],
+    ]) {
       const shimmed = await viaShim(['task-orchestration', ...args]);
       const direct = await runBaton(['task', ...args], { cwd: repo.root, env });
       expect({ code: shimmed.code, stdout: shimmed.stdout }).toEqual({ code: direct.code, stdout: direct.stdout });

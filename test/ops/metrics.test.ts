@@ -49,7 +49,8 @@ async function scrape(url: string): Promise<{ text: string; samples: Sample[]; c
 }
 
 function value(samples: Sample[], name: string, labels: Record<string, string>): number | undefined {
-  return samples.find((sample) => sample.name === name && Object.entries(labels).every(([key, wanted]) => sample.labels[key] === wanted))?.value;
+  return samples.find((sample) => sample.name === name && Object.entries(labels).every(([key, wanted]) => sample.labels[key] === wanted))
+    ?.value;
 }
 
 beforeAll(async () => {
@@ -77,7 +78,10 @@ beforeAll(async () => {
   const failingKey = 'metrics-failing';
   const record = path.join(served.root, '.git', 'baton', 'journal', `${eventIdForKey(failingKey)}.json`);
   fs.writeFileSync(record, 'not a journal record');
-  const failing = await runBaton(['task', '02', 'pause', '--code', 'X', '--message', 'y', '--recoverable', 'true', '--idempotency-key', failingKey], { env, cwd: served.root });
+  const failing = await runBaton(
+    ['task', '02', 'pause', '--code', 'X', '--message', 'y', '--recoverable', 'true', '--idempotency-key', failingKey],
+    { env, cwd: served.root },
+  );
   expect(jsonOf(failing).error?.code).toBe('BATON_JOB_FAILED');
 
   // A second repository: known to Redis (inline commands), no worker, a delegation prepared and
@@ -93,7 +97,10 @@ beforeAll(async () => {
   });
   expect(spooled.code, spooled.stderr).toBe(0);
   const spoolDir = path.join(unserved.root, '.git', 'baton', 'spool');
-  expect(fs.existsSync(spoolDir) ? fs.readdirSync(spoolDir).filter((name) => name.endsWith('.json')) : [], `${spooled.stdout}${spooled.stderr}`).toHaveLength(1);
+  expect(
+    fs.existsSync(spoolDir) ? fs.readdirSync(spoolDir).filter((name) => name.endsWith('.json')) : [],
+    `${spooled.stdout}${spooled.stderr}`,
+  ).toHaveLength(1);
 }, 120_000);
 
 afterAll(async () => {
@@ -121,12 +128,16 @@ describe('/metrics', () => {
     expect(applied('advance', 'completed')).toBe(1);
     expect(applied('abort', 'paused')).toBe(1);
     expect(value(samples, 'baton_events_failed_total', { ...repo, intent: 'pause' })).toBe(1);
-    const total = samples.filter((sample) => sample.name === 'baton_events_applied_total' && sample.labels.repository === served.root).reduce((sum, sample) => sum + sample.value, 0);
+    const total = samples
+      .filter((sample) => sample.name === 'baton_events_applied_total' && sample.labels.repository === served.root)
+      .reduce((sum, sample) => sum + sample.value, 0);
     expect(total).toBe(40);
     // Every applied job is in the latency histogram; buckets are cumulative and end at the count.
     expect(value(samples, 'baton_event_latency_seconds_count', repo)).toBe(total);
     expect(value(samples, 'baton_event_latency_seconds_bucket', { ...repo, le: '+Inf' })).toBe(total);
-    const buckets = samples.filter((sample) => sample.name === 'baton_event_latency_seconds_bucket' && sample.labels.repository === served.root).map((sample) => sample.value);
+    const buckets = samples
+      .filter((sample) => sample.name === 'baton_event_latency_seconds_bucket' && sample.labels.repository === served.root)
+      .map((sample) => sample.value);
     expect(buckets).toEqual([...buckets].sort((a, b) => a - b));
     const sum = value(samples, 'baton_event_latency_seconds_sum', repo)!;
     expect(sum).toBeGreaterThan(0);
@@ -140,7 +151,9 @@ describe('/metrics', () => {
     expect(value(samples, 'baton_oldest_pending_delegation_age_seconds', repo)).toBe(0);
     expect(value(samples, 'baton_spool_events', repo)).toBe(0);
     expect(value(samples, 'baton_workers', repo)).toBe(1);
-    const beat = samples.find((sample) => sample.name === 'baton_worker_heartbeat_age_seconds' && sample.labels.repository === served.root)!;
+    const beat = samples.find(
+      (sample) => sample.name === 'baton_worker_heartbeat_age_seconds' && sample.labels.repository === served.root,
+    )!;
     expect(beat.labels.worker).toMatch(/^w-/);
     expect(beat.value).toBeLessThan(5);
     expect(beat.labels.machine).toBeTruthy();
@@ -198,10 +211,13 @@ describe('/metrics', () => {
     const local = new URL(dashboardUrlOf(worker));
     const status = await new Promise<number>((resolve, reject) => {
       http
-        .get({ host: local.hostname, port: local.port, path: '/metrics', headers: { host: `metrics.example:${local.port}` } }, (response) => {
-          response.resume();
-          resolve(response.statusCode ?? 0);
-        })
+        .get(
+          { host: local.hostname, port: local.port, path: '/metrics', headers: { host: `metrics.example:${local.port}` } },
+          (response) => {
+            response.resume();
+            resolve(response.statusCode ?? 0);
+          },
+        )
         .on('error', reject);
     });
     expect(status).toBe(403);

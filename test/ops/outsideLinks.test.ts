@@ -44,7 +44,10 @@ beforeAll(async () => {
 
   fs.symlinkSync(path.join(outside, 'notes.md'), path.join(taskWithRun(OUTSIDE_TASK), 'task.md'));
   fs.mkdirSync(path.join(repo.root, 'docs'));
-  fs.writeFileSync(path.join(repo.root, 'docs', 'task.md'), taskMd(INSIDE_TASK, 'requirement-analysis', '# Linked inside the repository\n'));
+  fs.writeFileSync(
+    path.join(repo.root, 'docs', 'task.md'),
+    taskMd(INSIDE_TASK, 'requirement-analysis', '# Linked inside the repository\n'),
+  );
   fs.symlinkSync(path.join(repo.root, 'docs', 'task.md'), path.join(taskWithRun(INSIDE_TASK), 'task.md'));
   const runOutside = activeTaskDir(repo.root, RUN_OUTSIDE_TASK);
   fs.mkdirSync(runOutside, { recursive: true });
@@ -66,7 +69,10 @@ function expectNotFollowed(rows: Row[]): void {
   expect(byId.get(TASK_ID)).toMatchObject({ title: 'Task', status: 'running' });
   expect(byId.get(OUTSIDE_TASK)).toMatchObject({ title: null, status: 'running' });
   expect(byId.get(INSIDE_TASK)).toMatchObject({ title: 'Linked inside the repository', status: 'running' });
-  expect(byId.get(RUN_OUTSIDE_TASK)).toMatchObject({ status: 'corrupt', error: expect.stringContaining(`orchestration.json leads outside the repository (a symbolic link); not read`) });
+  expect(byId.get(RUN_OUTSIDE_TASK)).toMatchObject({
+    status: 'corrupt',
+    error: expect.stringContaining(`orchestration.json leads outside the repository (a symbolic link); not read`),
+  });
   expect(JSON.stringify(rows)).not.toContain(SECRET);
 }
 
@@ -85,9 +91,13 @@ describe('task files linked out of the repository are not followed', () => {
     const page = await fetch(new URL(`/runs/${repoIdentity(repo.root).id}/${OUTSIDE_TASK}`, url));
     expect(page.status).toBe(200);
     expect(await page.text()).not.toContain(SECRET);
-    const detail = (await (await fetch(new URL(`/api/runs/${repoIdentity(repo.root).id}/${OUTSIDE_TASK}`, url))).json()) as { title: string | null };
+    const detail = (await (await fetch(new URL(`/api/runs/${repoIdentity(repo.root).id}/${OUTSIDE_TASK}`, url))).json()) as {
+      title: string | null;
+    };
     expect(detail.title).toBeNull();
-    const inside = (await (await fetch(new URL(`/api/runs/${repoIdentity(repo.root).id}/${INSIDE_TASK}`, url))).json()) as { title: string | null };
+    const inside = (await (await fetch(new URL(`/api/runs/${repoIdentity(repo.root).id}/${INSIDE_TASK}`, url))).json()) as {
+      title: string | null;
+    };
     expect(inside.title).toBe('Linked inside the repository');
   });
 });

@@ -31,8 +31,16 @@ let home: string;
  */
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) if (!/^(npm_|NODE_(?!EXTRA_CA_CERTS$)|REDIS_URL$|BATON_|INIT_CWD$)/i.test(key)) env[key] = value;
-  return { ...env, HOME: home, CODEX_HOME: path.join(home, '.codex'), CLAUDE_CONFIG_DIR: path.join(home, '.claude'), PATH: `${path.join(prefix, 'bin')}:/usr/local/bin:/usr/bin:/bin`, ...extra };
+  for (const [key, value] of Object.entries(process.env))
+    if (!/^(npm_|NODE_(?!EXTRA_CA_CERTS$)|REDIS_URL$|BATON_|INIT_CWD$)/i.test(key)) env[key] = value;
+  return {
+    ...env,
+    HOME: home,
+    CODEX_HOME: path.join(home, '.codex'),
+    CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+    PATH: `${path.join(prefix, 'bin')}:/usr/local/bin:/usr/bin:/bin`,
+    ...extra,
+  };
 }
 
 function npm(args: string[], cwd: string): CliRun {
@@ -50,7 +58,10 @@ function processesInGroup(pgid: number): Array<{ exe: string; cmdline: string }>
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]) !== pgid) continue;
-      found.push({ exe: path.basename(fs.readlinkSync(`/proc/${entry}/exe`)).replace(/\.exe$/, ''), cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' ') });
+      found.push({
+        exe: path.basename(fs.readlinkSync(`/proc/${entry}/exe`)).replace(/\.exe$/, ''),
+        cmdline: fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').join(' '),
+      });
     } catch {
       // gone meanwhile, or not ours to read
     }
@@ -69,7 +80,8 @@ function sizeOf(dir: string): number {
 }
 
 beforeAll(() => {
-  if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist', 'baton.mjs'))) throw new Error('dist/ is not built: run npm run build (npm test does)');
+  if (!fs.existsSync(path.join(PROJECT_ROOT, 'dist', 'baton.mjs')))
+    throw new Error('dist/ is not built: run npm run build (npm test does)');
   work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-package-')));
   prefix = path.join(work, 'prefix');
   home = path.join(work, 'home');
@@ -84,21 +96,26 @@ afterAll(() => {
   if (work) fs.rmSync(work, { recursive: true, force: true });
 });
 
-const baton = (args: string[], cwd: string, extra: Record<string, string> = {}) => runProcess('baton', args, { cwd, env: userEnv(extra), timeoutMs: 60_000 });
+const baton = (args: string[], cwd: string, extra: Record<string, string> = {}) =>
+  runProcess('baton', args, { cwd, env: userEnv(extra), timeoutMs: 60_000 });
 
 describe('the npm package', () => {
   it('ships bin/, dist/, docs/, README.md and the license; no tests, fixtures or CI files', () => {
     const listing = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).stdout.trim().split('\n');
     const top = [...new Set(listing.map((entry) => entry.replace(/^package\//, '').split('/')[0]))].sort();
     expect(top).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'docs', 'package.json']);
-    expect(listing).toEqual(expect.arrayContaining(['package/bin/baton.mjs', 'package/dist/baton.mjs', 'package/dist/hook.mjs', 'package/docs/adopting.md']));
+    expect(listing).toEqual(
+      expect.arrayContaining(['package/bin/baton.mjs', 'package/dist/baton.mjs', 'package/dist/hook.mjs', 'package/docs/adopting.md']),
+    );
     expect(listing.filter((entry) => /\.map$|(^|\/)(test|\.ci|fixtures)\//.test(entry))).toEqual([]);
     expect(fs.readFileSync(path.join(prefix, 'lib', 'node_modules', 'baton', 'LICENSE'), 'utf8')).toMatch(/^MIT License/);
   });
 
   it(`installs with its production dependencies only, in at most ${MAX_INSTALLED_BYTES / 1024 / 1024} MB, and prints its version`, async () => {
     const installed = path.join(prefix, 'lib', 'node_modules', 'baton');
-    const dependencies = Object.keys((JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: object }).dependencies);
+    const dependencies = Object.keys(
+      (JSON.parse(fs.readFileSync(path.join(installed, 'package.json'), 'utf8')) as { dependencies: object }).dependencies,
+    );
     expect(dependencies).toEqual(['@bull-board/ui']);
     expect(fs.existsSync(path.join(installed, 'node_modules', 'vitest'))).toBe(false);
     expect(sizeOf(prefix)).toBeLessThanOrEqual(MAX_INSTALLED_BYTES);
@@ -106,7 +123,7 @@ describe('the npm package', () => {
     expect(version.stdout).toBe(`baton ${VERSION}\n`);
   });
 
-  it('sets up a project of the user\'s and takes itself out again: init, new, doctor, uninstall', async () => {
+  it("sets up a project of the user's and takes itself out again: init, new, doctor, uninstall", async () => {
     const project = path.join(work, 'project');
     fs.mkdirSync(project);
     git(project, ['init', '-q']);
@@ -116,10 +133,11 @@ describe('the npm package', () => {
 
     const init = await baton(['init'], project);
     expect(init.code, init.stderr).toBe(0);
-    expect(init.stdout).not.toContain("which is not on PATH here");
+    expect(init.stdout).not.toContain('which is not on PATH here');
     // No file outside .git names the prefix or this machine's node.
     const nodePaths = [process.execPath, fs.realpathSync(process.execPath), prefix];
-    for (const [file, text] of projectFiles(project)) for (const needle of nodePaths) expect(text.includes(needle), `${file} names ${needle}`).toBe(false);
+    for (const [file, text] of projectFiles(project))
+      for (const needle of nodePaths) expect(text.includes(needle), `${file} names ${needle}`).toBe(false);
     // The user's hook and permission survive.
     const settings = JSON.parse(fs.readFileSync(path.join(project, '.claude', 'settings.json'), 'utf8'));
     const user = JSON.parse(USER_CLAUDE_SETTINGS);
@@ -151,43 +169,59 @@ describe('the npm package', () => {
   }, 120_000);
 
   // docs/adopting.md, "On Bun or Deno": the installed package's worker, as written there.
-  const RUNTIME_LINES = /## On Bun or Deno[\s\S]*?```sh\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'adopting.md'), 'utf8'))![1]!.trim().split('\n');
+  const RUNTIME_LINES = /## On Bun or Deno[\s\S]*?```sh\n([\s\S]*?)```/
+    .exec(fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'adopting.md'), 'utf8'))![1]!
+    .trim()
+    .split('\n');
 
-  it.each(RUNTIME_LINES)('%s serves the project from the installed package', async (line) => {
-    const project = path.join(work, `runtime-${line.startsWith('bun') ? 'bun' : 'deno'}`);
-    fs.mkdirSync(project);
-    git(project, ['init', '-q']);
-    // Bun and Deno are installed as the documents say (here: the pinned dev dependencies).
-    const env = userEnv({ REDIS_URL: inject('redisUrl'), BATON_PREFIX: uniquePrefix('runtime'), DENO_DIR, NO_COLOR: '1', npm_config_prefix: prefix });
-    env.PATH = `${path.join(prefix, 'bin')}:${path.join(PROJECT_ROOT, 'node_modules', '.bin')}:/usr/local/bin:/usr/bin:/bin`;
-    const shell = spawn('sh', ['-c', line], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let output = '';
-    try {
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`'${line}' not ready within 60 s:\n${output}`)), 60_000);
-        const collect = (chunk: Buffer) => {
-          output += chunk.toString();
-          if (output.includes(' ready: ')) {
-            clearTimeout(timer);
-            resolve();
-          }
-        };
-        shell.stdout.on('data', collect);
-        shell.stderr.on('data', collect);
-        shell.once('exit', (code) => {
-          clearTimeout(timer);
-          reject(new Error(`'${line}' exited with ${code} before it was ready:\n${output}`));
-        });
+  it.each(RUNTIME_LINES)(
+    '%s serves the project from the installed package',
+    async (line) => {
+      const project = path.join(work, `runtime-${line.startsWith('bun') ? 'bun' : 'deno'}`);
+      fs.mkdirSync(project);
+      git(project, ['init', '-q']);
+      // Bun and Deno are installed as the documents say (here: the pinned dev dependencies).
+      const env = userEnv({
+        REDIS_URL: inject('redisUrl'),
+        BATON_PREFIX: uniquePrefix('runtime'),
+        DENO_DIR,
+        NO_COLOR: '1',
+        npm_config_prefix: prefix,
       });
-      expect(output).toContain(` ready: ${project}`);
-      // The runtime named on the line runs the installed package's bundle.
-      const runtime = line.startsWith('bun') ? 'bun' : 'deno';
-      const entry = path.join(prefix, 'lib', 'node_modules', 'baton', 'bin', 'baton.mjs');
-      expect(processesInGroup(shell.pid!).some((proc) => proc.exe === runtime && proc.cmdline.includes(entry)), JSON.stringify(processesInGroup(shell.pid!))).toBe(true);
-    } finally {
-      const exited = new Promise((resolve) => shell.once('exit', resolve));
-      if (shell.exitCode === null) process.kill(-shell.pid!, 'SIGKILL');
-      await exited;
-    }
-  }, 90_000);
+      env.PATH = `${path.join(prefix, 'bin')}:${path.join(PROJECT_ROOT, 'node_modules', '.bin')}:/usr/local/bin:/usr/bin:/bin`;
+      const shell = spawn('sh', ['-c', line], { cwd: project, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let output = '';
+      try {
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`'${line}' not ready within 60 s:\n${output}`)), 60_000);
+          const collect = (chunk: Buffer) => {
+            output += chunk.toString();
+            if (output.includes(' ready: ')) {
+              clearTimeout(timer);
+              resolve();
+            }
+          };
+          shell.stdout.on('data', collect);
+          shell.stderr.on('data', collect);
+          shell.once('exit', (code) => {
+            clearTimeout(timer);
+            reject(new Error(`'${line}' exited with ${code} before it was ready:\n${output}`));
+          });
+        });
+        expect(output).toContain(` ready: ${project}`);
+        // The runtime named on the line runs the installed package's bundle.
+        const runtime = line.startsWith('bun') ? 'bun' : 'deno';
+        const entry = path.join(prefix, 'lib', 'node_modules', 'baton', 'bin', 'baton.mjs');
+        expect(
+          processesInGroup(shell.pid!).some((proc) => proc.exe === runtime && proc.cmdline.includes(entry)),
+          JSON.stringify(processesInGroup(shell.pid!)),
+        ).toBe(true);
+      } finally {
+        const exited = new Promise((resolve) => shell.once('exit', resolve));
+        if (shell.exitCode === null) process.kill(-shell.pid!, 'SIGKILL');
+        await exited;
+      }
+    },
+    90_000,
+  );
 });

@@ -40,7 +40,10 @@ async function repositoryWithRuns(): Promise<void> {
   expect((await harness.apply({ intent: 'prepare', taskRef: ACTIVE_PENDING, client: 'claude-code' })).status).toBe('running');
   // What advance leaves behind: no pending delegation, no next stage.
   const base = { ...readRun(activeDir), pendingDelegation: null, nextStage: null };
-  fs.writeFileSync(path.join(repo.root, '.agents', 'workspace', 'active', '.short-ids.json'), JSON.stringify({ version: 1, ids: { '01': ACTIVE_PENDING, '02': ACTIVE_CORRUPT } }));
+  fs.writeFileSync(
+    path.join(repo.root, '.agents', 'workspace', 'active', '.short-ids.json'),
+    JSON.stringify({ version: 1, ids: { '01': ACTIVE_PENDING, '02': ACTIVE_CORRUPT } }),
+  );
 
   const corrupt = writeTask(repo, ACTIVE_CORRUPT);
   fs.writeFileSync(path.join(corrupt, 'orchestration.json'), '{ "schemaVersion": 1, "status": ');
@@ -54,7 +57,13 @@ async function repositoryWithRuns(): Promise<void> {
     stepCount: 2,
     pause: { code: 'ORCHESTRATION_HUMAN_DECISION_REQUIRED', message: 'plan review needs a human decision', recoverable: true },
   });
-  writeRun(placeTask(repo.root, 'completed', COMPLETED), { ...base, taskId: COMPLETED, pendingDelegation: null, status: 'completed', stepCount: 7 });
+  writeRun(placeTask(repo.root, 'completed', COMPLETED), {
+    ...base,
+    taskId: COMPLETED,
+    pendingDelegation: null,
+    status: 'completed',
+    stepCount: 7,
+  });
   const archived = placeTask(repo.root, path.join('archive', '2026', '01', '05'), ARCHIVED_BETWEEN);
   writeApprovedThroughCode(archived);
   writeRun(archived, { ...base, taskId: ARCHIVED_BETWEEN, pendingDelegation: null, stepCount: 6 });
@@ -118,17 +127,32 @@ describe('baton runs', () => {
       pending: { id: 'receipt-1a2b3c4d', role: 'executor', stage: 'analysis', round: 1, status: 'prepared', client: 'claude-code' },
       pause: null,
     });
-    expect(byId.get(ACTIVE_CORRUPT)).toMatchObject({ shortId: '02', status: 'corrupt', error: expect.stringContaining('is not valid JSON') });
-    expect(byId.get(BLOCKED_PAUSED)).toMatchObject({ state: 'blocked', status: 'paused', pause: { code: 'ORCHESTRATION_HUMAN_DECISION_REQUIRED', recoverable: true } });
+    expect(byId.get(ACTIVE_CORRUPT)).toMatchObject({
+      shortId: '02',
+      status: 'corrupt',
+      error: expect.stringContaining('is not valid JSON'),
+    });
+    expect(byId.get(BLOCKED_PAUSED)).toMatchObject({
+      state: 'blocked',
+      status: 'paused',
+      pause: { code: 'ORCHESTRATION_HUMAN_DECISION_REQUIRED', recoverable: true },
+    });
     expect(byId.get(COMPLETED)).toMatchObject({ state: 'completed', status: 'completed', stage: null, pending: null });
-    expect(byId.get(ARCHIVED_BETWEEN)).toMatchObject({ state: 'archive', dir: path.join('.agents', 'workspace', 'archive', '2026', '01', '05', ARCHIVED_BETWEEN), stage: 'commit', round: 1 });
+    expect(byId.get(ARCHIVED_BETWEEN)).toMatchObject({
+      state: 'archive',
+      dir: path.join('.agents', 'workspace', 'archive', '2026', '01', '05', ARCHIVED_BETWEEN),
+      stage: 'commit',
+      round: 1,
+    });
   });
 
   it('says so when there are no runs, and fails clearly outside a repository', async () => {
     repo = tempRepo();
     const empty = await runBaton(['runs', '--repo', repo.root]);
     expect(empty.code).toBe(0);
-    expect(empty.stdout).toContain(`no orchestration runs in ${repo.root} yet. To see one, run 'baton demo' (a complete lifecycle in a temporary repository). In your project: 'baton init' wires your agent client once`);
+    expect(empty.stdout).toContain(
+      `no orchestration runs in ${repo.root} yet. To see one, run 'baton demo' (a complete lifecycle in a temporary repository). In your project: 'baton init' wires your agent client once`,
+    );
     // Filtered to nothing: no how-to, and an unknown status is a usage error.
     expect((await runBaton(['runs', '--repo', repo.root, '--status', 'paused'])).stdout).toMatch(/^no orchestration runs in \S+ match\n/);
     const unknown = await runBaton(['runs', '--repo', repo.root, '--status', 'stuck']);
@@ -148,7 +172,8 @@ describe('baton runs', () => {
 describe('baton runs --watch and filters', () => {
   it('--status and --search narrow the listing; --json carries the title', async () => {
     await repositoryWithRuns();
-    const json = async (args: string[]) => JSON.parse((await runBaton(['runs', '--repo', repo.root, '--json', ...args])).stdout).runs.map((row: any) => row.taskId);
+    const json = async (args: string[]) =>
+      JSON.parse((await runBaton(['runs', '--repo', repo.root, '--json', ...args])).stdout).runs.map((row: any) => row.taskId);
     expect(await json(['--status', 'paused'])).toEqual([BLOCKED_PAUSED]);
     expect(await json(['--search', '#2'])).toEqual([ACTIVE_CORRUPT]);
     expect(await json(['--search', '000005'])).toEqual([COMPLETED]);
@@ -158,12 +183,25 @@ describe('baton runs --watch and filters', () => {
 
   it('--watch redraws the table in place as runs change, until Ctrl-C', async () => {
     await repositoryWithRuns();
-    const watcher = await startBaton(['runs', '--repo', repo.root, '--watch', '--interval', '100'], { env: process.env, ready: new RegExp(ACTIVE_PENDING) });
+    const watcher = await startBaton(['runs', '--repo', repo.root, '--watch', '--interval', '100'], {
+      env: process.env,
+      ready: new RegExp(ACTIVE_PENDING),
+    });
     try {
       expect(watcher.output().startsWith('\x1b[H')).toBe(true);
       expect(watcher.output()).toContain(`baton runs — ${repo.root}`);
       const harness = engineHarness(repo);
-      expect((await harness.apply({ intent: 'pause', taskRef: ACTIVE_PENDING, code: 'BATON_WATCH_TEST', message: 'watch me', recoverable: true })).status).toBe('paused');
+      expect(
+        (
+          await harness.apply({
+            intent: 'pause',
+            taskRef: ACTIVE_PENDING,
+            code: 'BATON_WATCH_TEST',
+            message: 'watch me',
+            recoverable: true,
+          })
+        ).status,
+      ).toBe('paused');
       await expect.poll(() => watcher.output(), { timeout: 5_000 }).toContain('BATON_WATCH_TEST: watch me');
       const frames = watcher.output().split('\x1b[H').filter(Boolean);
       expect(frames.length).toBeGreaterThanOrEqual(2);

@@ -94,7 +94,9 @@ describe('the runs page', () => {
     await page.waitForURL(/q=%231/);
     expect(await page.locator(`tr[data-task="${TASK_ID}"]`).count()).toBe(1);
     await page.close();
-    const api = async (query: string) => ((await (await fetch(new URL(`/api/runs?${query}`, url))).json()) as { repositories: { root: string; runs: { taskId: string }[] }[] }).repositories;
+    const api = async (query: string) =>
+      ((await (await fetch(new URL(`/api/runs?${query}`, url))).json()) as { repositories: { root: string; runs: { taskId: string }[] }[] })
+        .repositories;
     expect((await api('q=000001'))[0]!.runs.map((run) => run.taskId)).toEqual([TASK_ID]);
     expect((await api('q=%232'))[0]!.runs).toEqual([]);
     expect((await api('q=TASK-2027'))[0]!.runs).toEqual([]);
@@ -122,7 +124,20 @@ describe('the run page', () => {
     // two consumed receipts (5 steps each) and the plan's prepared + activated
     expect(await timeline.count()).toBe(12);
     const steps = await timeline.evaluateAll((rows) => rows.map((row) => row.getAttribute('data-step')));
-    expect(steps).toEqual(['prepared', 'activated', 'stage-completed', 'sealed', 'consumed', 'prepared', 'activated', 'stage-completed', 'sealed', 'consumed', 'prepared', 'activated']);
+    expect(steps).toEqual([
+      'prepared',
+      'activated',
+      'stage-completed',
+      'sealed',
+      'consumed',
+      'prepared',
+      'activated',
+      'stage-completed',
+      'sealed',
+      'consumed',
+      'prepared',
+      'activated',
+    ]);
     const run = readRun(repo.taskDir);
     const first = run.receipts[0]!;
     const prepared = await timeline.nth(0).innerText();
@@ -163,7 +178,8 @@ describe('the run page', () => {
     expect(await page.evaluate(() => (globalThis as unknown as { loadedOnce?: boolean }).loadedOnce)).toBe(true);
     expect(await page.locator('table.timeline tbody tr').count()).toBe(13);
     // the dashboard keeps the page's stream while it is open, and ends it when the tab closes
-    const liveStreams = async () => Number(/^baton_dashboard_live_streams (\d+)$/m.exec(await (await fetch(new URL('/metrics', url))).text())?.[1]);
+    const liveStreams = async () =>
+      Number(/^baton_dashboard_live_streams (\d+)$/m.exec(await (await fetch(new URL('/metrics', url))).text())?.[1]);
     expect(await liveStreams()).toBe(1);
     await page.close();
     await expect.poll(liveStreams, { timeout: 10_000 }).toBe(0);
@@ -174,7 +190,9 @@ describe('the run page', () => {
     await page.waitForSelector('body[data-live="connected"]');
     const list = await open('/runs');
     await list.waitForSelector('body[data-live="connected"]');
-    expect((await task(ctx, ['pause', '--code', 'BATON_TEST_HOLD', '--message', 'waiting for the API key', '--recoverable', 'true'])).status).toBe('paused');
+    expect(
+      (await task(ctx, ['pause', '--code', 'BATON_TEST_HOLD', '--message', 'waiting for the API key', '--recoverable', 'true'])).status,
+    ).toBe('paused');
     const pause = page.locator('.pause[data-pause-code="BATON_TEST_HOLD"]');
     await pause.waitFor({ timeout: 10_000 });
     expect(await pause.innerText()).toContain('waiting for the API key');
@@ -191,7 +209,8 @@ describe('the run page', () => {
     if (screenshots) await page.screenshot({ path: path.join(PROJECT_ROOT, 'docs', 'images', 'run-paused.png'), fullPage: true });
 
     // The commands as shown work, in the repository the page names.
-    const shell = async (command: string) => runProcess('sh', ['-c', command.replace(/^baton /, `"${process.execPath}" "${BATON_BIN}" `)], { cwd: repo.root, env: ctx.env });
+    const shell = async (command: string) =>
+      runProcess('sh', ['-c', command.replace(/^baton /, `"${process.execPath}" "${BATON_BIN}" `)], { cwd: repo.root, env: ctx.env });
     const aborted = await shell(abort);
     expect(aborted.code, aborted.stderr).toBe(0);
     const resumeBox = page.locator('.pause[data-pause-code="ORCHESTRATION_DELEGATION_ABORTED"]');
@@ -212,7 +231,9 @@ describe('the run page', () => {
     expect((await task(ctx, ['prepare', '--client', 'claude-code'])).next).toMatchObject({ stage: 'review-plan', round: 1 });
     const waiting = page.locator('.pause [data-waiting]');
     await waiting.waitFor({ timeout: 10_000 });
-    expect(await waiting.innerText()).toBe('Next: spawn agent-infra-lifecycle-reviewer for review-plan r1 (a fresh subagent, in the foreground); waiting for its SubagentStart.');
+    expect(await waiting.innerText()).toBe(
+      'Next: spawn agent-infra-lifecycle-reviewer for review-plan r1 (a fresh subagent, in the foreground); waiting for its SubagentStart.',
+    );
     expect(await page.locator('.pause pre[data-command="abort"]').count()).toBe(1);
     await page.close();
   });

@@ -41,7 +41,15 @@ function fakeMachine(options: { uid: number; aptGet: boolean; sudo: boolean }) {
   return { run, calls };
 }
 
-const expectedPackages = ['redis-server', 'git', 'redis-tools', 'openssl', 'util-linux', 'iproute2', ...(CHROMIUM_MISSING ? ['chromium'] : [])].join(' ');
+const expectedPackages = [
+  'redis-server',
+  'git',
+  'redis-tools',
+  'openssl',
+  'util-linux',
+  'iproute2',
+  ...(CHROMIUM_MISSING ? ['chromium'] : []),
+].join(' ');
 
 describe('scripts/setup.sh', () => {
   it('as a user: installs exactly what is missing with sudo apt-get', () => {

@@ -34,7 +34,9 @@ function envWithout(name: string, extra: Record<string, string>): NodeJS.Process
 }
 
 const queueRoots = async (url: string): Promise<string[]> =>
-  ((await (await fetch(new URL('api/queues', url))).json()) as { queues: { displayName: string }[] }).queues.map((entry) => entry.displayName);
+  ((await (await fetch(new URL('api/queues', url))).json()) as { queues: { displayName: string }[] }).queues.map(
+    (entry) => entry.displayName,
+  );
 
 describe('baton start', () => {
   it('with REDIS_URL: serves the repository (worker + dashboard) and stops cleanly on SIGINT', async () => {

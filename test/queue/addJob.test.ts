@@ -37,7 +37,25 @@ describe('packMsgpack', () => {
       fc.constant(null),
       fc.boolean(),
       fc.integer({ min: -(2 ** 31), max: 2 ** 32 - 1 }),
-      fc.constantFrom(0, -1, -32, -33, 127, 128, 255, 256, 65535, 65536, 2 ** 32, 2 ** 31, -(2 ** 31) - 1, Date.now(), Number.MAX_SAFE_INTEGER, 1.5, -0.25),
+      fc.constantFrom(
+        0,
+        -1,
+        -32,
+        -33,
+        127,
+        128,
+        255,
+        256,
+        65535,
+        65536,
+        2 ** 32,
+        2 ** 31,
+        -(2 ** 31) - 1,
+        Date.now(),
+        Number.MAX_SAFE_INTEGER,
+        1.5,
+        -0.25,
+      ),
       fc.double({ noNaN: true }),
       fc.string({ maxLength: 300, unit: 'grapheme' }),
       fc.string({ minLength: 250, maxLength: 70_000 }).filter((text) => text.length > 255),
@@ -64,7 +82,12 @@ async function snapshot(prefix: string, queueName: string) {
   const job = async (id: string) => {
     const hash = await redis.hgetall(`${base}:${id}`);
     const { timestamp, opts, data, ...rest } = hash;
-    return { ...rest, opts: JSON.parse(opts ?? 'null'), data: JSON.parse(data ?? 'null'), timestampIsRecent: Math.abs(Number(timestamp) - Date.now()) < 60_000 };
+    return {
+      ...rest,
+      opts: JSON.parse(opts ?? 'null'),
+      data: JSON.parse(data ?? 'null'),
+      timestampIsRecent: Math.abs(Number(timestamp) - Date.now()) < 60_000,
+    };
   };
   const events = (await redis.xrange(`${base}:events`, '-', '+')).map(([, fields]) => fields);
   return {
@@ -78,11 +101,17 @@ async function snapshot(prefix: string, queueName: string) {
   };
 }
 
-
 describe('addPlainJob', () => {
   it('writes what Queue.add writes: job hash, wait list, events, meta; duplicates are left alone', async () => {
     const prefix = uniquePrefix('addjob');
-    const envelope = (id: string) => envelopeFor({ intent: 'pause', taskRef: '01', code: 'X', message: 'm', recoverable: true }, { id: '0123456789abcdef', root: '/srv/r' }, 'cli', id, new Date('2026-01-01T00:00:00Z'));
+    const envelope = (id: string) =>
+      envelopeFor(
+        { intent: 'pause', taskRef: '01', code: 'X', message: 'm', recoverable: true },
+        { id: '0123456789abcdef', root: '/srv/r' },
+        'cli',
+        id,
+        new Date('2026-01-01T00:00:00Z'),
+      );
     // The reference: BullMQ's own Queue.add, twice, plus a duplicate.
     const queue = new Queue('baton-reference', { connection: connection(), prefix, skipVersionCheck: true });
     for (const id of ['c-a', 'c-b', 'c-a']) await queue.add('pause', envelope(id), { ...JOB_OPTIONS, jobId: id });
@@ -101,13 +130,24 @@ describe('addPlainJob', () => {
   it('a BullMQ worker processes the job like any other', async () => {
     const prefix = uniquePrefix('addjob-w');
     const pipeline = redis.pipeline();
-    addPlainJob(redis, pipeline, { prefix, queueName: 'baton-w', name: 'pause', data: { hello: 'world' }, jobId: 'c-w', opts: JOB_OPTIONS });
+    addPlainJob(redis, pipeline, {
+      prefix,
+      queueName: 'baton-w',
+      name: 'pause',
+      data: { hello: 'world' },
+      jobId: 'c-w',
+      opts: JOB_OPTIONS,
+    });
     await pipeline.exec();
     const seen = new Promise<unknown>((resolve) => {
-      const worker = new Worker('baton-w', async (job) => {
-        resolve({ name: job.name, data: job.data, attempts: job.opts.attempts, removeOnComplete: job.opts.removeOnComplete });
-        return 'ok';
-      }, { connection: connection(), prefix, skipVersionCheck: true });
+      const worker = new Worker(
+        'baton-w',
+        async (job) => {
+          resolve({ name: job.name, data: job.data, attempts: job.opts.attempts, removeOnComplete: job.opts.removeOnComplete });
+          return 'ok';
+        },
+        { connection: connection(), prefix, skipVersionCheck: true },
+      );
       worker.on('completed', () => void worker.close());
     });
     expect(await seen).toEqual({ name: 'pause', data: { hello: 'world' }, attempts: 1, removeOnComplete: JOB_OPTIONS.removeOnComplete });
@@ -150,7 +190,14 @@ describe('RepositoryQueueClient without BullMQ on the enqueue path', () => {
 describe('the raw RESP path (what a hook uses)', () => {
   const target = () => rawRedisTarget(redisUrl)!;
   const repo = { id: '00112233445566ff', root: '/srv/raw' };
-  const envelope = (id: string) => envelopeFor({ intent: 'pause', taskRef: '01', code: 'X', message: 'm', recoverable: true }, repo, 'hook', id, new Date('2026-01-01T00:00:00Z'));
+  const envelope = (id: string) =>
+    envelopeFor(
+      { intent: 'pause', taskRef: '01', code: 'X', message: 'm', recoverable: true },
+      repo,
+      'hook',
+      id,
+      new Date('2026-01-01T00:00:00Z'),
+    );
 
   it('adds the job Queue.add adds: same job hashes, wait list, events and meta; duplicates left alone', async () => {
     const prefix = uniquePrefix('addjob-raw');
@@ -184,11 +231,17 @@ describe('the raw RESP path (what a hook uses)', () => {
     try {
       await client.enqueue(envelope('c-good'));
       // The result is checked against the orchestration result schema: this one is not a result.
-      expect(await client.waitFor('c-good', 10_000)).toEqual({ kind: 'failed', reason: expect.stringMatching(/^the worker returned a malformed result/) });
+      expect(await client.waitFor('c-good', 10_000)).toEqual({
+        kind: 'failed',
+        reason: expect.stringMatching(/^the worker returned a malformed result/),
+      });
       await client.enqueue(envelope('c-bad'));
       expect(await client.waitFor('c-bad', 10_000)).toEqual({ kind: 'failed', reason: 'refused by the test worker' });
       // A fresh connection finds a finished job from its hash.
-      expect(await waitForResult({ redisUrl, prefix }, repo, 'c-bad', 1_000)).toEqual({ kind: 'failed', reason: 'refused by the test worker' });
+      expect(await waitForResult({ redisUrl, prefix }, repo, 'c-bad', 1_000)).toEqual({
+        kind: 'failed',
+        reason: 'refused by the test worker',
+      });
       expect(seen).toEqual([
         { name: 'pause', data: envelope('c-good'), attempts: 1, removeOnFail: JOB_OPTIONS.removeOnFail },
         { name: 'pause', data: envelope('c-bad'), attempts: 1, removeOnFail: JOB_OPTIONS.removeOnFail },

@@ -61,20 +61,25 @@ describe('checkout identity', () => {
       process.stdout.write('ready\\n'); while (!fs.existsSync(${JSON.stringify(go)})) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1);
       process.stdout.write(repoIdentity(${JSON.stringify(root)}).id);`;
     let ready = 0;
-    const children = Array.from({ length: 6 }, () =>
-      new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: repoPath('.'), stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (chunk) => {
-          out += chunk;
-          if (out.startsWith('ready\n') && !(child as { counted?: boolean }).counted) {
-            (child as { counted?: boolean }).counted = true;
-            ready += 1;
-            if (ready === 6) fs.writeFileSync(go, '');
-          }
-        });
-        child.on('exit', (code) => (code === 0 ? resolve(out.slice('ready\n'.length)) : reject(new Error(`exit ${code}`))));
-      }),
+    const children = Array.from(
+      { length: 6 },
+      () =>
+        new Promise<string>((resolve, reject) => {
+          const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+            cwd: repoPath('.'),
+            stdio: ['ignore', 'pipe', 'inherit'],
+          });
+          let out = '';
+          child.stdout.on('data', (chunk) => {
+            out += chunk;
+            if (out.startsWith('ready\n') && !(child as { counted?: boolean }).counted) {
+              (child as { counted?: boolean }).counted = true;
+              ready += 1;
+              if (ready === 6) fs.writeFileSync(go, '');
+            }
+          });
+          child.on('exit', (code) => (code === 0 ? resolve(out.slice('ready\n'.length)) : reject(new Error(`exit ${code}`))));
+        }),
     );
     const ids = await Promise.all(children);
     expect(new Set(ids).size).toBe(1);
@@ -129,6 +134,8 @@ describe('checkout identity', () => {
     const root = checkoutAt(path.join(scratch(), 'app'));
     fs.mkdirSync(path.dirname(checkoutFile(root)), { recursive: true });
     fs.writeFileSync(checkoutFile(root), '{"id": "nope"');
-    expect(() => checkoutRecord(root)).toThrow(`${checkoutFile(root)} is not valid JSON; remove it to give this checkout a new id (its queued events stay on the old queue)`);
+    expect(() => checkoutRecord(root)).toThrow(
+      `${checkoutFile(root)} is not valid JSON; remove it to give this checkout a new id (its queued events stay on the old queue)`,
+    );
   });
 });

@@ -53,7 +53,12 @@ function setup(transport: 'raw' | 'ioredis') {
   const identity = repoIdentity(repo.root);
   const waitList = () => redis.lrange(`${prefix}:${queueNameFor(identity.id)}:wait`, 0, -1);
   const envelope = (eventId: string, intent: 'begin-or-resume' | 'pause' = 'pause') =>
-    envelopeFor(intent === 'pause' ? { intent, taskRef: TASK_ID, code: 'X', message: 'm', recoverable: true } : { intent, taskRef: TASK_ID }, identity, 'hook', eventId);
+    envelopeFor(
+      intent === 'pause' ? { intent, taskRef: TASK_ID, code: 'X', message: 'm', recoverable: true } : { intent, taskRef: TASK_ID },
+      identity,
+      'hook',
+      eventId,
+    );
   return { repo, prefix, config: { redisUrl, prefix }, identity, waitList, envelope };
 }
 
@@ -89,7 +94,7 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
     expect(await waitList()).toEqual([event.eventId]);
   });
 
-  it('no worker, withdrawUnanswered (a blocked spawn\'s claim): the job is withdrawn and never applied; a worker started then finds nothing', async () => {
+  it("no worker, withdrawUnanswered (a blocked spawn's claim): the job is withdrawn and never applied; a worker started then finds nothing", async () => {
     const { envelope, config, waitList, prefix, repo: checkout } = setup(transport);
     const event = envelope(`h-${transport}-withdrawn`);
     const run = await deliver(event, { queue: config, budgetMs: 2_000 }, { waitForResult: true, withdrawUnanswered: { graceMs: 500 } });
@@ -103,21 +108,34 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
     expect(await redis.exists(jobKey(prefix, queueNameFor(event.repo.id), event.eventId))).toBe(0);
     worker = await startBatonWorker({ queue: { redisUrl, prefix }, repos: [checkout.root], createFingerprinter });
     const later = envelope(`h-${transport}-after`, 'begin-or-resume');
-    expect(JSON.parse((await deliver(later, { queue: config, budgetMs: 10_000 }, { waitForResult: true })).stdout)).toMatchObject({ status: 'running' });
+    expect(JSON.parse((await deliver(later, { queue: config, budgetMs: 10_000 }, { waitForResult: true })).stdout)).toMatchObject({
+      status: 'running',
+    });
     expect(readRun(checkout.taskDir).status).toBe('running');
   });
 
   it('a worker that does not answer within the budget (queue paused from the dashboard), withdrawUnanswered: withdrawn, not applied after the queue resumes', async () => {
     const { envelope, config, prefix, repo: checkout, identity } = setup(transport);
     worker = await startBatonWorker({ queue: { redisUrl, prefix }, repos: [checkout.root], createFingerprinter });
-    expect(JSON.parse((await deliver(envelope(`h-${transport}-begin`, 'begin-or-resume'), { queue: config, budgetMs: 10_000 }, { waitForResult: true })).stdout)).toMatchObject({ status: 'running' });
-    const queue = new Queue(queueNameFor(identity.id), { connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions, prefix, skipVersionCheck: true });
+    expect(
+      JSON.parse(
+        (await deliver(envelope(`h-${transport}-begin`, 'begin-or-resume'), { queue: config, budgetMs: 10_000 }, { waitForResult: true }))
+          .stdout,
+      ),
+    ).toMatchObject({ status: 'running' });
+    const queue = new Queue(queueNameFor(identity.id), {
+      connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions,
+      prefix,
+      skipVersionCheck: true,
+    });
     try {
       await queue.pause();
       const paused = envelope(`h-${transport}-unanswered`);
       const run = await deliver(paused, { queue: config, budgetMs: 600 }, { waitForResult: true, withdrawUnanswered: { graceMs: 200 } });
       expect(run).toMatchObject({ exitCode: 0, stdout: '', fate: 'withdrawn' });
-      expect(run.stderr).toBe(`baton: the pause event ${paused.eventId} was not applied within the hook budget (600 ms); it was withdrawn before any worker took it: it is never applied\n`);
+      expect(run.stderr).toBe(
+        `baton: the pause event ${paused.eventId} was not applied within the hook budget (600 ms); it was withdrawn before any worker took it: it is never applied\n`,
+      );
       await queue.resume();
       const marker = envelope(`h-${transport}-marker`, 'begin-or-resume');
       expect((await deliver(marker, { queue: config, budgetMs: 10_000 }, { waitForResult: true })).fate).toBe('answered');
@@ -144,21 +162,34 @@ describe.each(['raw', 'ioredis'] as const)('deliver over %s', (transport) => {
   it('Redis unreachable: spools the event and says where', async () => {
     const { envelope, config, repo: checkout } = setup(transport);
     const event = envelope(`h-${transport}-down`);
-    const run = await deliver(event, { queue: { ...config, redisUrl: `unix:///nonexistent-${process.pid}/redis.sock` }, budgetMs: 500 }, { waitForResult: false });
+    const run = await deliver(
+      event,
+      { queue: { ...config, redisUrl: `unix:///nonexistent-${process.pid}/redis.sock` }, budgetMs: 500 },
+      { waitForResult: false },
+    );
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toBe('');
     const files = spooledFiles(checkout.root);
     expect(files).toHaveLength(1);
     expect(files[0]).toContain(event.eventId);
-    expect(run.stderr).toMatch(new RegExp(`^baton: Redis unreachable \\(.+\\); pause event spooled to .*${event.eventId}\\.json; it is applied, in order, once Redis and a worker are back\\n$`));
+    expect(run.stderr).toMatch(
+      new RegExp(
+        `^baton: Redis unreachable \\(.+\\); pause event spooled to .*${event.eventId}\\.json; it is applied, in order, once Redis and a worker are back\\n$`,
+      ),
+    );
     // The raw client names the server and the system's reason.
-    if (transport === 'raw') expect(run.stderr).toContain(`(cannot connect to Redis at unix:///nonexistent-${process.pid}/redis.sock: connect ENOENT`);
+    if (transport === 'raw')
+      expect(run.stderr).toContain(`(cannot connect to Redis at unix:///nonexistent-${process.pid}/redis.sock: connect ENOENT`);
   });
 
   it('with a worker: waitForResult prints the applied result; without it, returns once queued and the worker applies it', async () => {
     const { envelope, config, prefix, repo: checkout, identity } = setup(transport);
     worker = await startBatonWorker({ queue: { redisUrl, prefix }, repos: [checkout.root], createFingerprinter });
-    const begun = await deliver(envelope(`h-${transport}-begin`, 'begin-or-resume'), { queue: config, budgetMs: 10_000 }, { waitForResult: true });
+    const begun = await deliver(
+      envelope(`h-${transport}-begin`, 'begin-or-resume'),
+      { queue: config, budgetMs: 10_000 },
+      { waitForResult: true },
+    );
     expect(begun.exitCode).toBe(0);
     expect(begun.stderr).toBe('');
     expect(JSON.parse(begun.stdout)).toMatchObject({ status: 'running', taskId: TASK_ID });
@@ -188,7 +219,9 @@ describe('deliver against a server that accepts connections and never answers', 
       const event = envelope('h-mute');
       const run = await deliver(event, { queue: { ...config, redisUrl: `unix://${socket}` }, budgetMs: 300 }, { waitForResult: false });
       expect(run.exitCode).toBe(0);
-      expect(run.stderr).toContain('baton: Redis unreachable (Redis did not answer within the hook budget (300 ms)); pause event spooled to ');
+      expect(run.stderr).toContain(
+        'baton: Redis unreachable (Redis did not answer within the hook budget (300 ms)); pause event spooled to ',
+      );
       expect(spooledFiles(checkout.root)).toHaveLength(1);
       // It did talk RESP to the server: the pipeline that adds the job.
       expect(Buffer.concat(received).toString()).toContain('EVALSHA');
@@ -220,7 +253,12 @@ describe('takeBack: what giving up on an unanswered event finds', () => {
 
   it('a worker took it at that moment and answers within the grace: the answer counts', async () => {
     const queue = queueFinding({ kind: 'taken' }, { kind: 'completed', value: result });
-    expect(await takeBack(queue, envelope, 'why', 700)).toEqual({ exitCode: 0, stdout: `${JSON.stringify(result)}\n`, stderr: '', fate: 'answered' });
+    expect(await takeBack(queue, envelope, 'why', 700)).toEqual({
+      exitCode: 0,
+      stdout: `${JSON.stringify(result)}\n`,
+      stderr: '',
+      fate: 'answered',
+    });
     expect(queue.waited).toEqual([700]);
   });
 
@@ -234,7 +272,12 @@ describe('takeBack: what giving up on an unanswered event finds', () => {
   });
 
   it('it finished meanwhile: its outcome; gone from the queue: unknown, so it may have been applied', async () => {
-    const finished = await takeBack(queueFinding({ kind: 'finished', outcome: { kind: 'failed', reason: 'boom' } }, { kind: 'timeout' }), envelope, 'why', 700);
+    const finished = await takeBack(
+      queueFinding({ kind: 'finished', outcome: { kind: 'failed', reason: 'boom' } }, { kind: 'timeout' }),
+      envelope,
+      'why',
+      700,
+    );
     expect(finished).toEqual({ exitCode: 1, stdout: '', stderr: 'baton: the worker could not apply h-taken: boom\n', fate: 'answered' });
     expect((await takeBack(queueFinding({ kind: 'missing' }, { kind: 'timeout' }), envelope, 'why', 700)).fate).toBe('queued');
   });

@@ -13,8 +13,23 @@ describe('job envelope', () => {
   const repo = { id: '0123456789abcdef', root: '/srv/repo' };
 
   it('round-trips an event and validates it on the way back', () => {
-    const envelope = envelopeFor({ intent: 'prepare', taskRef: '01', client: 'codex' }, repo, 'cli', 'c-1', new Date('2026-01-01T00:00:00Z'));
-    expect(envelope).toEqual({ v: 1, eventId: 'c-1', repo, source: 'cli', intent: 'prepare', taskRef: '01', args: { client: 'codex' }, enqueuedAt: '2026-01-01T00:00:00.000Z' });
+    const envelope = envelopeFor(
+      { intent: 'prepare', taskRef: '01', client: 'codex' },
+      repo,
+      'cli',
+      'c-1',
+      new Date('2026-01-01T00:00:00Z'),
+    );
+    expect(envelope).toEqual({
+      v: 1,
+      eventId: 'c-1',
+      repo,
+      source: 'cli',
+      intent: 'prepare',
+      taskRef: '01',
+      args: { client: 'codex' },
+      enqueuedAt: '2026-01-01T00:00:00.000Z',
+    });
     expect(parseEnvelope(envelope)).toEqual({ ok: true, envelope, event: { intent: 'prepare', taskRef: '01', client: 'codex' } });
   });
 
@@ -24,9 +39,36 @@ describe('job envelope', () => {
     [{ v: 1, eventId: '12345', repo, source: 'cli', intent: 'status', taskRef: '01', args: {}, enqueuedAt: 'x' }, 'eventId'],
     [{ v: 1, eventId: 'c-a:b', repo, source: 'cli', intent: 'status', taskRef: '01', args: {}, enqueuedAt: 'x' }, 'eventId'],
     [{ v: 1, eventId: 'c-1', repo, source: 'cli', intent: 'dance', taskRef: '01', args: {}, enqueuedAt: 'x' }, 'intent'],
-    [{ v: 1, eventId: 'c-1', repo, source: 'cli', intent: 'prepare', taskRef: '01', args: {}, enqueuedAt: 'x' }, "malformed 'prepare' event: client"],
-    [{ v: 1, eventId: 'c-1', repo, source: 'cli', intent: 'prepare', taskRef: '01', args: { client: 'codex', rm: '-rf' }, enqueuedAt: 'x' }, "malformed 'prepare' event"],
-    [{ v: 1, eventId: 'c-1', repo, source: 'cli', intent: 'hook-start', taskRef: 'auto', args: { nativeAgent: 'a', childId: 'c', parentId: 'p', spawnMode: 'fresh' }, enqueuedAt: 'x' }, "requires '--client'"],
+    [
+      { v: 1, eventId: 'c-1', repo, source: 'cli', intent: 'prepare', taskRef: '01', args: {}, enqueuedAt: 'x' },
+      "malformed 'prepare' event: client",
+    ],
+    [
+      {
+        v: 1,
+        eventId: 'c-1',
+        repo,
+        source: 'cli',
+        intent: 'prepare',
+        taskRef: '01',
+        args: { client: 'codex', rm: '-rf' },
+        enqueuedAt: 'x',
+      },
+      "malformed 'prepare' event",
+    ],
+    [
+      {
+        v: 1,
+        eventId: 'c-1',
+        repo,
+        source: 'cli',
+        intent: 'hook-start',
+        taskRef: 'auto',
+        args: { nativeAgent: 'a', childId: 'c', parentId: 'p', spawnMode: 'fresh' },
+        enqueuedAt: 'x',
+      },
+      "requires '--client'",
+    ],
     ['just a string', 'malformed job envelope'],
   ])('rejects %j with a message naming the problem', (data, fragment) => {
     const check = parseEnvelope(data);
@@ -65,7 +107,13 @@ describe('job envelope', () => {
 describe('Redis URLs', () => {
   it('parses redis, rediss (TLS), passwords, databases and unix sockets', () => {
     expect(redisOptionsFromUrl('redis://127.0.0.1:6380/2')).toEqual({ host: '127.0.0.1', port: 6380, db: 2 });
-    expect(redisOptionsFromUrl('rediss://user:p%40ss@cache.example:6390')).toEqual({ host: 'cache.example', port: 6390, username: 'user', password: 'p@ss', tls: { servername: 'cache.example' } });
+    expect(redisOptionsFromUrl('rediss://user:p%40ss@cache.example:6390')).toEqual({
+      host: 'cache.example',
+      port: 6390,
+      username: 'user',
+      password: 'p@ss',
+      tls: { servername: 'cache.example' },
+    });
     expect(redisOptionsFromUrl('unix:///run/redis.sock?db=3')).toEqual({ path: '/run/redis.sock', db: 3 });
     expect(() => redisOptionsFromUrl('http://x')).toThrow(/expected redis/);
     expect(redactRedisUrl('redis://:secret@h:1')).toBe('redis://:***@h:1');
@@ -74,17 +122,32 @@ describe('Redis URLs', () => {
   it('parses Cluster and Sentinel URLs; refuses a Cluster prefix without a hash tag', () => {
     expect(redisTargetFromUrl('redis+cluster://u:p%40w@127.0.0.1:7000,[::1]:7001,node-c:7002', {})).toEqual({
       kind: 'cluster',
-      nodes: [{ host: '127.0.0.1', port: 7000 }, { host: '::1', port: 7001 }, { host: 'node-c', port: 7002 }],
+      nodes: [
+        { host: '127.0.0.1', port: 7000 },
+        { host: '::1', port: 7001 },
+        { host: 'node-c', port: 7002 },
+      ],
       options: { username: 'u', password: 'p@w' },
     });
     expect(() => redisTargetFromUrl('redis+cluster://h:1/2', {})).toThrow('a Redis Cluster has only database 0');
     expect(redisTargetFromUrl('redis+sentinel://:pw@10.0.0.1:26379,10.0.0.2/mymaster/3?sentinelPassword=spw', {})).toEqual({
       kind: 'sentinel',
-      options: { password: 'pw', db: 3, name: 'mymaster', sentinelPassword: 'spw', sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '10.0.0.2', port: 26379 }] },
+      options: {
+        password: 'pw',
+        db: 3,
+        name: 'mymaster',
+        sentinelPassword: 'spw',
+        sentinels: [
+          { host: '10.0.0.1', port: 26379 },
+          { host: '10.0.0.2', port: 26379 },
+        ],
+      },
     });
     expect(() => redisTargetFromUrl('redis+sentinel://h:26379', {})).toThrow('a Sentinel URL names the master');
     expect(() => redisTargetFromUrl('redis+shard://h:1', {})).toThrow('expected redis://');
-    expect(redactRedisUrl('redis+sentinel://u:pw@h:1,h:2/m?sentinelPassword=spw')).toBe('redis+sentinel://u:***@h:1,h:2/m?sentinelPassword=***');
+    expect(redactRedisUrl('redis+sentinel://u:pw@h:1,h:2/m?sentinelPassword=spw')).toBe(
+      'redis+sentinel://u:***@h:1,h:2/m?sentinelPassword=***',
+    );
     expect(prefixProblem('redis+cluster://h:1', '{baton}')).toBeNull();
     expect(prefixProblem('redis://h:1', 'baton')).toBeNull();
     expect(prefixProblem('redis+cluster://h:1', 'baton')).toBe(
@@ -97,9 +160,19 @@ describe('Redis URLs', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-ca-'));
     try {
       fs.writeFileSync(path.join(dir, 'ca.pem'), 'PEM-CA');
-      expect(redisOptionsFromUrl(`rediss://127.0.0.1:6390?ca=${path.join(dir, 'ca.pem')}`, {})).toEqual({ host: '127.0.0.1', port: 6390, tls: { ca: 'PEM-CA' } });
-      expect(redisOptionsFromUrl('rediss://redis.team:6390', { BATON_REDIS_CA: path.join(dir, 'ca.pem') })).toEqual({ host: 'redis.team', port: 6390, tls: { servername: 'redis.team', ca: 'PEM-CA' } });
-      expect(() => redisOptionsFromUrl('rediss://h:1', { BATON_REDIS_CA: path.join(dir, 'missing.pem') })).toThrow(`cannot read the Redis TLS CA (?ca= / BATON_REDIS_CA) at ${path.join(dir, 'missing.pem')}: ENOENT`);
+      expect(redisOptionsFromUrl(`rediss://127.0.0.1:6390?ca=${path.join(dir, 'ca.pem')}`, {})).toEqual({
+        host: '127.0.0.1',
+        port: 6390,
+        tls: { ca: 'PEM-CA' },
+      });
+      expect(redisOptionsFromUrl('rediss://redis.team:6390', { BATON_REDIS_CA: path.join(dir, 'ca.pem') })).toEqual({
+        host: 'redis.team',
+        port: 6390,
+        tls: { servername: 'redis.team', ca: 'PEM-CA' },
+      });
+      expect(() => redisOptionsFromUrl('rediss://h:1', { BATON_REDIS_CA: path.join(dir, 'missing.pem') })).toThrow(
+        `cannot read the Redis TLS CA (?ca= / BATON_REDIS_CA) at ${path.join(dir, 'missing.pem')}: ENOENT`,
+      );
     } finally {
       fs.rmSync(dir, { recursive: true });
     }

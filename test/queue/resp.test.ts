@@ -25,10 +25,21 @@ function targetOf(url: string): RespTarget {
 describe('rawRedisTarget', () => {
   it('reads plain URLs: host, port, unix path, TLS, credentials and database; masks the password in the label', () => {
     expect(rawRedisTarget('redis://127.0.0.1:6390/2')).toEqual({ host: '127.0.0.1', port: 6390, db: 2, label: 'redis://127.0.0.1:6390/2' });
-    expect(rawRedisTarget('redis://u%40x:p%3Ass@localhost')).toEqual({ host: 'localhost', port: 6379, username: 'u@x', password: 'p:ss', label: 'redis://u%40x:***@localhost' });
+    expect(rawRedisTarget('redis://u%40x:p%3Ass@localhost')).toEqual({
+      host: 'localhost',
+      port: 6379,
+      username: 'u@x',
+      password: 'p:ss',
+      label: 'redis://u%40x:***@localhost',
+    });
     expect(rawRedisTarget('redis://:secret@[::1]:7000')).toMatchObject({ host: '::1', port: 7000, password: 'secret' });
     expect(rawRedisTarget('unix:///tmp/r.sock?db=4')).toEqual({ path: '/tmp/r.sock', db: 4, label: 'unix:///tmp/r.sock?db=4' });
-    expect(rawRedisTarget('rediss://cache.example:6380', {})).toEqual({ host: 'cache.example', port: 6380, tls: { servername: 'cache.example' }, label: 'rediss://cache.example:6380' });
+    expect(rawRedisTarget('rediss://cache.example:6380', {})).toEqual({
+      host: 'cache.example',
+      port: 6380,
+      tls: { servername: 'cache.example' },
+      label: 'rediss://cache.example:6380',
+    });
   });
 
   it('leaves everything else to ioredis: sentinel and cluster schemes, unknown parameters, unparsable URLs', () => {
@@ -100,7 +111,9 @@ describe('RespClient against the suite Redis', () => {
     const key = uniquePrefix('resp-big');
     const big = 'x'.repeat(1024 * 1024 - 3) + 'end';
     await reference.set(key, big);
-    const replies = await client.pipeline(Array.from({ length: 500 }, (_, index) => (index % 100 === 0 ? ['GET', key] : ['ECHO', `m${index}`])));
+    const replies = await client.pipeline(
+      Array.from({ length: 500 }, (_, index) => (index % 100 === 0 ? ['GET', key] : ['ECHO', `m${index}`])),
+    );
     expect(replies.filter((reply) => reply === big)).toHaveLength(5);
     expect(replies[499]).toBe('m499');
   });
@@ -131,7 +144,9 @@ describe('RespClient connection handling', () => {
 
   it('reports a refused connection and a silent server clearly', async () => {
     const missing = path.join(os.tmpdir(), `baton-no-redis-${process.pid}.sock`);
-    await expect(RespClient.connect(targetOf(`unix://${missing}`), 500)).rejects.toThrow(`cannot connect to Redis at unix://${missing}: connect ENOENT ${missing}`);
+    await expect(RespClient.connect(targetOf(`unix://${missing}`), 500)).rejects.toThrow(
+      `cannot connect to Redis at unix://${missing}: connect ENOENT ${missing}`,
+    );
   });
 
   it('rejects every pending command when the server closes the connection, and later calls too', async () => {
@@ -188,7 +203,9 @@ describe('RespClient over TCP: AUTH and SELECT', () => {
 
   it('says so when the password is wrong or missing, without printing it', async () => {
     const wrong = RespClient.connect(targetOf(`redis://baton:nope@127.0.0.1:${server.port}`), 2_000);
-    await expect(wrong).rejects.toThrow(`Redis at redis://baton:***@127.0.0.1:${server.port} refused the connection setup: WRONGPASS invalid username-password pair or user is disabled.`);
+    await expect(wrong).rejects.toThrow(
+      `Redis at redis://baton:***@127.0.0.1:${server.port} refused the connection setup: WRONGPASS invalid username-password pair or user is disabled.`,
+    );
     const anonymous = await RespClient.connect(targetOf(`redis://127.0.0.1:${server.port}`), 2_000);
     try {
       await expect(anonymous.call('GET', 'k')).rejects.toMatchObject({ code: 'NOAUTH' });
@@ -207,11 +224,30 @@ describe.skipIf(!openssl)('RespClient over TLS (rediss://)', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-tls-'));
     const made = spawnSync(
       'openssl',
-      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-out', 'cert.pem', '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'],
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        'key.pem',
+        '-out',
+        'cert.pem',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
       { cwd: dir, stdio: 'ignore' },
     );
     if (made.status !== 0) throw new Error('openssl could not make a test certificate');
-    server = await startTcpRedis({ password: 'tls-secret', tls: { cert: fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8'), key: fs.readFileSync(path.join(dir, 'key.pem'), 'utf8') } });
+    server = await startTcpRedis({
+      password: 'tls-secret',
+      tls: { cert: fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8'), key: fs.readFileSync(path.join(dir, 'key.pem'), 'utf8') },
+    });
   });
   afterAll(async () => {
     await server?.stop();
@@ -235,6 +271,8 @@ describe.skipIf(!openssl)('RespClient over TLS (rediss://)', () => {
   });
 
   it('refuses a server whose certificate it cannot verify', async () => {
-    await expect(RespClient.connect(rawRedisTarget(`rediss://127.0.0.1:${server.port}`, {})!, 5_000)).rejects.toThrow(/cannot connect to Redis at rediss:\/\/127\.0\.0\.1:\d+\/?: self[- ]signed certificate/);
+    await expect(RespClient.connect(rawRedisTarget(`rediss://127.0.0.1:${server.port}`, {})!, 5_000)).rejects.toThrow(
+      /cannot connect to Redis at rediss:\/\/127\.0\.0\.1:\d+\/?: self[- ]signed certificate/,
+    );
   });
 });

@@ -40,15 +40,26 @@ type Transport = 'ioredis' | 'raw';
 async function setup(label: string, transport: Transport) {
   const prefix = uniquePrefix(`${label}-${transport}`);
   const client =
-    transport === 'ioredis' ? await RepositoryQueueClient.connect({ redisUrl, prefix }, repo, 2_000) : await RawQueueClient.connect(rawRedisTarget(redisUrl)!, prefix, repo, 2_000);
+    transport === 'ioredis'
+      ? await RepositoryQueueClient.connect({ redisUrl, prefix }, repo, 2_000)
+      : await RawQueueClient.connect(rawRedisTarget(redisUrl)!, prefix, repo, 2_000);
   const queue = new Queue(queueName, { connection: connection(), prefix, skipVersionCheck: true });
-  cleanup.push(() => client.close(), () => queue.close());
+  cleanup.push(
+    () => client.close(),
+    () => queue.close(),
+  );
   const enqueue = async (id: string) => {
     await client.enqueue(envelopeFor({ intent: 'advance', taskRef: '01' }, repo, 'cli', id));
   };
   /** A worker that takes jobs by hand (no processor), as a frozen worker would hold one. */
   const holder = (lockDuration: number) => {
-    const worker = new Worker(queueName, null, { connection: connection(), prefix, lockDuration, stalledInterval: 100, skipVersionCheck: true });
+    const worker = new Worker(queueName, null, {
+      connection: connection(),
+      prefix,
+      lockDuration,
+      stalledInterval: 100,
+      skipVersionCheck: true,
+    });
     cleanup.push(() => worker.close(true));
     return worker;
   };

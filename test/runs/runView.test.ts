@@ -31,20 +31,43 @@ async function runThroughReview(verdict: 'Approved' | 'Changes Requested'): Prom
   const ids = ['run-1', 'rcpt-analysis', 'rcpt-review'];
   const fingerprinter = fakeFingerprinter({ capture: () => `tree-${(tree += 1)}`, diff: () => changed });
   // a clock that moves one second per reading, so durations are real
-  const harness = { apply: (event: LifecycleEvent) => applyEventNow(event, { repoRoot: repo.root, fingerprinter, now: at, newId: () => ids.shift()! }) };
+  const harness = {
+    apply: (event: LifecycleEvent) => applyEventNow(event, { repoRoot: repo.root, fingerprinter, now: at, newId: () => ids.shift()! }),
+  };
   const log: RunLogEntry[] = [];
   let job = 0;
   const step = async (event: LifecycleEvent) => {
     const result = await harness.apply(event);
-    const entry = runLogEntryFor({ jobId: `job-${(job += 1)}`, queue: 'baton-q', intent: event.intent, source: 'cli', enqueuedAt: at(), appliedAt: at() }, result);
+    const entry = runLogEntryFor(
+      { jobId: `job-${(job += 1)}`, queue: 'baton-q', intent: event.intent, source: 'cli', enqueuedAt: at(), appliedAt: at() },
+      result,
+    );
     if (entry) log.push(entry);
     return result;
   };
   await step({ intent: 'begin-or-resume', taskRef: TASK });
-  for (const [stage, artifact, role] of [['analysis', 'analysis.md', 'executor'], ['review-analysis', 'review-analysis.md', 'reviewer']] as const) {
+  for (const [stage, artifact, role] of [
+    ['analysis', 'analysis.md', 'executor'],
+    ['review-analysis', 'review-analysis.md', 'reviewer'],
+  ] as const) {
     await step({ intent: 'prepare', taskRef: TASK, client: 'claude-code' });
-    await step({ intent: 'hook-start', taskRef: TASK, nativeAgent: `agent-infra-lifecycle-${role}`, childId: `child-${stage}`, parentId: 'parent', spawnMode: 'fresh', actualModel: 'claude-opus-4' });
-    fs.writeFileSync(path.join(dir, artifact), role === 'reviewer' ? (verdict === 'Approved' ? approvedReview('analysis.md') : reviewWithVerdict('analysis.md', verdict)) : '# Analysis\n');
+    await step({
+      intent: 'hook-start',
+      taskRef: TASK,
+      nativeAgent: `agent-infra-lifecycle-${role}`,
+      childId: `child-${stage}`,
+      parentId: 'parent',
+      spawnMode: 'fresh',
+      actualModel: 'claude-opus-4',
+    });
+    fs.writeFileSync(
+      path.join(dir, artifact),
+      role === 'reviewer'
+        ? verdict === 'Approved'
+          ? approvedReview('analysis.md')
+          : reviewWithVerdict('analysis.md', verdict)
+        : '# Analysis\n',
+    );
     changed = [`.agents/workspace/active/${TASK}/${artifact}`];
     await step({ intent: 'complete-stage', taskRef: TASK, stage, round: 1, artifact, agent: 'claude' });
     await step({ intent: 'hook-stop', taskRef: TASK, childId: `child-${stage}`, exitCode: 0 });
@@ -59,10 +82,25 @@ describe('describeRun', () => {
     const run = readRun(dir);
     const view = describeRun({ run, taskDir: dir, log, taskRef: TASK, readText: nodeRunFiles.readText });
     expect(view.stages.map((stage) => `${stage.stage}:${stage.state}`)).toEqual([
-      'analysis:done', 'review-analysis:current', 'plan:upcoming', 'review-plan:upcoming', 'code:upcoming', 'review-code:upcoming', 'commit:upcoming',
+      'analysis:done',
+      'review-analysis:current',
+      'plan:upcoming',
+      'review-plan:upcoming',
+      'code:upcoming',
+      'review-code:upcoming',
+      'commit:upcoming',
     ]);
     const [analysis] = view.stages[0]!.rounds;
-    expect(analysis).toMatchObject({ receiptId: 'rcpt-analysis', round: 1, role: 'executor', status: 'consumed', client: 'claude-code', agent: 'claude', actualModel: 'claude-opus-4', verdict: null });
+    expect(analysis).toMatchObject({
+      receiptId: 'rcpt-analysis',
+      round: 1,
+      role: 'executor',
+      status: 'consumed',
+      client: 'claude-code',
+      agent: 'claude',
+      actualModel: 'claude-opus-4',
+      verdict: null,
+    });
     expect(analysis!.changedPaths).toEqual([`.agents/workspace/active/${TASK}/analysis.md`]);
     expect(analysis!.durationMs).toBe(Date.parse(readRun(dir).receipts[0]!.sealedAt!) - Date.parse(readRun(dir).receipts[0]!.activatedAt!));
     expect(analysis!.durationMs).toBeGreaterThan(0);
@@ -75,8 +113,15 @@ describe('describeRun', () => {
     const run = readRun(dir);
     const view = describeRun({ run, taskDir: dir, log, taskRef: '01', readText: nodeRunFiles.readText });
     expect(view.timeline.map((step) => `${step.receiptId}:${step.status}:${step.job?.intent}`)).toEqual([
-      'rcpt-analysis:prepared:prepare', 'rcpt-analysis:activated:hook-start', 'rcpt-analysis:stage-completed:complete-stage', 'rcpt-analysis:sealed:hook-stop', 'rcpt-analysis:consumed:advance',
-      'rcpt-review:prepared:prepare', 'rcpt-review:activated:hook-start', 'rcpt-review:stage-completed:complete-stage', 'rcpt-review:sealed:hook-stop',
+      'rcpt-analysis:prepared:prepare',
+      'rcpt-analysis:activated:hook-start',
+      'rcpt-analysis:stage-completed:complete-stage',
+      'rcpt-analysis:sealed:hook-stop',
+      'rcpt-analysis:consumed:advance',
+      'rcpt-review:prepared:prepare',
+      'rcpt-review:activated:hook-start',
+      'rcpt-review:stage-completed:complete-stage',
+      'rcpt-review:sealed:hook-stop',
     ]);
     const prepared = view.timeline[0]!;
     expect(prepared.fingerprint).toBe(run.receipts[0]!.beforeFingerprint);
@@ -91,10 +136,25 @@ describe('describeRun', () => {
     const { dir, log } = await runThroughReview('Approved');
     const harness = engineHarness(repo);
     const result = await harness.apply({ intent: 'abort', taskRef: TASK, reason: 'reviewer crashed' });
-    const entry = runLogEntryFor({ jobId: 'job-abort', queue: 'baton-q', intent: 'abort', source: 'cli', enqueuedAt: at(), appliedAt: at() }, result)!;
+    const entry = runLogEntryFor(
+      { jobId: 'job-abort', queue: 'baton-q', intent: 'abort', source: 'cli', enqueuedAt: at(), appliedAt: at() },
+      result,
+    )!;
     expect(entry.receipt).toEqual({ id: 'rcpt-review', status: 'aborted' });
-    const view = describeRun({ run: readRun(dir), taskDir: dir, log: parseRunLog([...log, entry].map((line) => JSON.stringify(line)).join('\n') + '\n{"torn'), taskRef: '01', readText: nodeRunFiles.readText });
-    expect(view.timeline.filter((step) => step.receiptId === 'rcpt-review').map((step) => step.status)).toEqual(['prepared', 'activated', 'stage-completed', 'sealed', 'aborted']);
+    const view = describeRun({
+      run: readRun(dir),
+      taskDir: dir,
+      log: parseRunLog([...log, entry].map((line) => JSON.stringify(line)).join('\n') + '\n{"torn'),
+      taskRef: '01',
+      readText: nodeRunFiles.readText,
+    });
+    expect(view.timeline.filter((step) => step.receiptId === 'rcpt-review').map((step) => step.status)).toEqual([
+      'prepared',
+      'activated',
+      'stage-completed',
+      'sealed',
+      'aborted',
+    ]);
     expect(view.timeline.at(-1)!.job).toEqual({ id: 'job-abort', queue: 'baton-q', intent: 'abort' });
     expect(view.commands).toEqual({ waiting: null, resume: 'baton task 01 begin-or-resume', abort: null, note: null });
   });
@@ -103,7 +163,22 @@ describe('describeRun', () => {
 describe('listRuns through its file seam', () => {
   it('reads task directories and titles from any RunFiles, and filters by status and id', async () => {
     const root = '/virtual/repo';
-    const run = { schemaVersion: 1, taskId: TASK, runId: 'r', status: 'paused', nextStage: null, stepCount: 3, maxSteps: 24, baseline: '', pendingDelegation: null, receipts: [], pause: { code: 'P', message: 'held', recoverable: true }, commitAuthorization: { issuedAt: null, consumedAt: null }, createdAt: 'x', updatedAt: 'y' };
+    const run = {
+      schemaVersion: 1,
+      taskId: TASK,
+      runId: 'r',
+      status: 'paused',
+      nextStage: null,
+      stepCount: 3,
+      maxSteps: 24,
+      baseline: '',
+      pendingDelegation: null,
+      receipts: [],
+      pause: { code: 'P', message: 'held', recoverable: true },
+      commitAuthorization: { issuedAt: null, consumedAt: null },
+      createdAt: 'x',
+      updatedAt: 'y',
+    };
     const files: Record<string, string> = {
       [`${root}/.agents/workspace/blocked/${TASK}/orchestration.json`]: JSON.stringify(run),
       [`${root}/.agents/workspace/blocked/${TASK}/task.md`]: '---\nid: x\ntitle: "Fix the flaky upload"\n---\n# Heading\n',
@@ -114,7 +189,16 @@ describe('listRuns through its file seam', () => {
       readText: (file) => files[file] ?? null,
     };
     const rows = await listRuns(root, seam);
-    expect(rows).toEqual([expect.objectContaining({ taskId: TASK, shortId: '07', title: 'Fix the flaky upload', state: 'blocked', status: 'paused', steps: { done: 3, max: 24 } })]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        taskId: TASK,
+        shortId: '07',
+        title: 'Fix the flaky upload',
+        state: 'blocked',
+        status: 'paused',
+        steps: { done: 3, max: 24 },
+      }),
+    ]);
     expect(filterRuns(rows, { search: '#7' })).toHaveLength(1);
     expect(filterRuns(rows, { search: '7' })).toHaveLength(1);
     expect(filterRuns(rows, { search: 'task-2026' })).toHaveLength(1);

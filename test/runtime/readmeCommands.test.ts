@@ -75,40 +75,49 @@ describe('README: the worker on Bun and Deno', () => {
     expect(COMMANDS.join('\n')).not.toContain('--node-modules-dir');
   });
 
-  it.each(COMMANDS)('%s serves the repository queue', async (command) => {
-    const runtime = command.includes('deno') ? 'deno' : 'bun';
-    repo = gitRepoWithTask();
-    const env = batonEnv(
-      { redisUrl, prefix: uniquePrefix(runtime) },
-      // As the README says: the raw commands need bun and deno on PATH.
-      { REPO: repo.root, DENO_DIR, NO_COLOR: '1', PATH: `${path.join(PROJECT_ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}` },
-    );
-    shell = spawn('sh', ['-c', command], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-    let output = '';
-    const collect = (chunk: Buffer) => (output += chunk.toString());
-    shell.stdout!.on('data', collect);
-    shell.stderr!.on('data', collect);
-    const started = shell;
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`'${command}' not ready within 60 s:\n${output}`)), 60_000);
-      started.stdout!.on('data', () => {
-        if (output.includes(' ready: ')) {
+  it.each(COMMANDS)(
+    '%s serves the repository queue',
+    async (command) => {
+      const runtime = command.includes('deno') ? 'deno' : 'bun';
+      repo = gitRepoWithTask();
+      const env = batonEnv(
+        { redisUrl, prefix: uniquePrefix(runtime) },
+        // As the README says: the raw commands need bun and deno on PATH.
+        {
+          REPO: repo.root,
+          DENO_DIR,
+          NO_COLOR: '1',
+          PATH: `${path.join(PROJECT_ROOT, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH ?? ''}`,
+        },
+      );
+      shell = spawn('sh', ['-c', command], { cwd: PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+      let output = '';
+      const collect = (chunk: Buffer) => (output += chunk.toString());
+      shell.stdout!.on('data', collect);
+      shell.stderr!.on('data', collect);
+      const started = shell;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`'${command}' not ready within 60 s:\n${output}`)), 60_000);
+        started.stdout!.on('data', () => {
+          if (output.includes(' ready: ')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+        started.once('exit', (code) => {
           clearTimeout(timer);
-          resolve();
-        }
+          reject(new Error(`'${command}' exited with ${code} before it was ready:\n${output}`));
+        });
       });
-      started.once('exit', (code) => {
-        clearTimeout(timer);
-        reject(new Error(`'${command}' exited with ${code} before it was ready:\n${output}`));
-      });
-    });
-    expect(output).toContain(` ready: ${repo.root}`);
-    expect(executablesInGroup(started.pid!)).toContain(runtime);
+      expect(output).toContain(` ready: ${repo.root}`);
+      expect(executablesInGroup(started.pid!)).toContain(runtime);
 
-    // A state-changing intent goes through the queue: only the worker above can apply it.
-    const run = await runBaton(['task', TASK_ID, 'begin-or-resume'], { cwd: repo.root, env, timeoutMs: 30_000 });
-    expect(run.code, `${run.stdout}${run.stderr}`).toBe(0);
-    expect(jsonOf(run)).toMatchObject({ status: 'running', changed: true, taskId: TASK_ID });
-    expect(readRun(repo.taskDir)).toMatchObject({ status: 'running', stepCount: 0 });
-  }, 90_000);
+      // A state-changing intent goes through the queue: only the worker above can apply it.
+      const run = await runBaton(['task', TASK_ID, 'begin-or-resume'], { cwd: repo.root, env, timeoutMs: 30_000 });
+      expect(run.code, `${run.stdout}${run.stderr}`).toBe(0);
+      expect(jsonOf(run)).toMatchObject({ status: 'running', changed: true, taskId: TASK_ID });
+      expect(readRun(repo.taskDir)).toMatchObject({ status: 'running', stepCount: 0 });
+    },
+    90_000,
+  );
 });

@@ -21,7 +21,8 @@ describe.each(['node', 'bun', 'deno'] as const)('runtime smoke: %s', (name) => {
       env: { DENO_DIR, NO_COLOR: '1', ...HOOK_WAITS_FOR_RESULT },
       worker: { command: runtime.command, commandArgs: runtime.args, readyTimeoutMs: 60_000 },
     });
-    const baton = (args: string[], input?: string) => runProcess(runtime.command, [...runtime.args, BATON_BIN, ...args], { env, cwd: repo.root, input, timeoutMs: 60_000 });
+    const baton = (args: string[], input?: string) =>
+      runProcess(runtime.command, [...runtime.args, BATON_BIN, ...args], { env, cwd: repo.root, input, timeoutMs: 60_000 });
     const task = async (...args: string[]) => {
       const run = await baton(['task', TASK_ID, ...args]);
       expect(run.code, `${args.join(' ')}: ${run.stdout}${run.stderr}`).toBe(0);
@@ -38,12 +39,17 @@ describe.each(['node', 'bun', 'deno'] as const)('runtime smoke: %s', (name) => {
     expect(start.code, start.stderr).toBe(0);
     expect(resultOf(start).run.pendingDelegation.status).toBe('activated');
     fs.writeFileSync(path.join(repo.taskDir, 'analysis.md'), '# Analysis\n');
-    expect((await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status).toBe('running');
+    expect(
+      (await task('complete-stage', '--stage', 'analysis', '--round', '1', '--artifact', 'analysis.md', '--agent', 'claude')).status,
+    ).toBe('running');
     const stop = await baton(['hook', 'claude-code'], nativePayload('claude-code', 'SubagentStop', 'executor', 'child-1', repo.root));
     expect(stop.code, stop.stderr).toBe(0);
     const sealed = resultOf(stop).run.pendingDelegation;
     expect(sealed.status).toBe('sealed');
-    expect(sealed.changedPaths).toEqual([`.agents/workspace/active/${TASK_ID}/analysis.md`, `.agents/workspace/active/${TASK_ID}/orchestration.json`]);
+    expect(sealed.changedPaths).toEqual([
+      `.agents/workspace/active/${TASK_ID}/analysis.md`,
+      `.agents/workspace/active/${TASK_ID}/orchestration.json`,
+    ]);
     const advanced = await task('advance');
     expect(advanced).toMatchObject({ status: 'running', changed: true });
     expect(readRun(repo.taskDir)).toMatchObject({ stepCount: 1, pendingDelegation: null });
@@ -53,7 +59,10 @@ describe.each(['node', 'bun', 'deno'] as const)('runtime smoke: %s', (name) => {
   it(`baton fingerprint (its own bundle, dist/fingerprint.mjs) prints git's fingerprint on ${name}`, async () => {
     const { repo } = harness.repository(name);
     fs.writeFileSync(path.join(repo.root, 'untracked.txt'), 'new\n');
-    const run = await runProcess(runtime.command, [...runtime.args, BATON_BIN, 'fingerprint', '--repo', repo.root], { env: { ...process.env, DENO_DIR }, timeoutMs: 60_000 });
+    const run = await runProcess(runtime.command, [...runtime.args, BATON_BIN, 'fingerprint', '--repo', repo.root], {
+      env: { ...process.env, DENO_DIR },
+      timeoutMs: 60_000,
+    });
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toBe(`${gitFingerprint(repo.root)}\n`);
   }, 120_000);

@@ -56,7 +56,9 @@ describe.each(['bun', 'deno'] as const)('run view on %s', (name) => {
     expect((await task('begin-or-resume')).status).toBe('running');
     expect((await task('prepare', '--client', 'claude-code')).status).toBe('running');
 
-    const runs = (await (await fetch(new URL('/api/runs', url))).json()) as { repositories: { root: string; runs: { taskId: string; pending: { status: string } }[] }[] };
+    const runs = (await (await fetch(new URL('/api/runs', url))).json()) as {
+      repositories: { root: string; runs: { taskId: string; pending: { status: string } }[] }[];
+    };
     expect(runs.repositories[0]).toMatchObject({ root: repo.root, runs: [{ taskId: TASK_ID, pending: { status: 'prepared' } }] });
     const runPath = `/runs/${repoIdentity(repo.root).id}/${TASK_ID}`;
     const page = await fetch(new URL(runPath, url));
@@ -75,7 +77,7 @@ describe.each(['bun', 'deno'] as const)('run view on %s', (name) => {
     });
     expect(events).toEqual(['ready', 'update']);
 
-    const metrics = async () => (await (await fetch(new URL('/metrics', url))).text());
+    const metrics = async () => await (await fetch(new URL('/metrics', url))).text();
     await expect.poll(metrics, { timeout: 10_000 }).toContain('baton_dashboard_live_streams 0');
     const text = await metrics();
     expect(text).toContain(`baton_events_applied_total{repository="${repo.root}",`);

@@ -76,7 +76,10 @@ export function networkIsolation(): Isolation {
   isolation =
     probe.status === 0
       ? { kind: 'netns' }
-      : { kind: 'loopback', why: `unshare --net is not available here (${(probe.stderr || probe.error?.message || `exit ${probe.status}`).trim()})` };
+      : {
+          kind: 'loopback',
+          why: `unshare --net is not available here (${(probe.stderr || probe.error?.message || `exit ${probe.status}`).trim()})`,
+        };
   if (isolation.kind === 'loopback') process.stderr.write(`agent tests: running the clients on plain loopback: ${isolation.why}\n`);
   return isolation;
 }
@@ -84,7 +87,14 @@ export function networkIsolation(): Isolation {
 // ---------------------------------------------------------------------------------------------
 // Running a client
 
-export type ClientRun = { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string; ms: number; timedOut: boolean };
+export type ClientRun = {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+  timedOut: boolean;
+};
 
 /** A directory with a `baton` command (the built bundle on this Node), to put first on PATH. */
 export function batonShimDir(root: string): string {
@@ -131,7 +141,19 @@ export function runClientProcess(
   const port = new URL(options.server.url).port;
   const [file, argv] =
     iso.kind === 'netns'
-      ? ['unshare', ['--net', '--', process.execPath, path.join(PROJECT_ROOT, 'test', 'support', 'netnsExec.mjs'), port, options.server.socket, command, ...args]]
+      ? [
+          'unshare',
+          [
+            '--net',
+            '--',
+            process.execPath,
+            path.join(PROJECT_ROOT, 'test', 'support', 'netnsExec.mjs'),
+            port,
+            options.server.socket,
+            command,
+            ...args,
+          ],
+        ]
       : [command, [...args]];
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -200,7 +222,17 @@ export function makeClientHome(version: ClientVersion, server: ModelServer): Cli
   return { dir, env: { HOME: dir, CODEX_HOME: codexHome, SCRIPTED_API_KEY: 'sk-scripted-test' } };
 }
 
-export type ClientOptions = { version: ClientVersion; home: ClientHome; cwd: string; prompt: string; server: ModelServer; env: Record<string, string>; timeoutMs?: number; extraArgs?: readonly string[]; signal?: AbortSignal };
+export type ClientOptions = {
+  version: ClientVersion;
+  home: ClientHome;
+  cwd: string;
+  prompt: string;
+  server: ModelServer;
+  env: Record<string, string>;
+  timeoutMs?: number;
+  extraArgs?: readonly string[];
+  signal?: AbortSignal;
+};
 
 export const CLAUDE_MODEL = 'claude-sonnet-4-5';
 
@@ -221,9 +253,27 @@ export async function runClaude(options: ClientOptions): Promise<ClientRun & { e
   const env = clientEnv(process.env, { ...options.env, ...options.home.env });
   // Only what `install-hooks claude-code --trust` set up decides what may run (its
   // permissions.allow); no MCP server is configured.
-  const args = ['-p', options.prompt, '--output-format', 'stream-json', '--verbose', '--model', CLAUDE_MODEL, '--strict-mcp-config', '--mcp-config', '{"mcpServers":{}}', ...(options.extraArgs ?? [])];
+  const args = [
+    '-p',
+    options.prompt,
+    '--output-format',
+    'stream-json',
+    '--verbose',
+    '--model',
+    CLAUDE_MODEL,
+    '--strict-mcp-config',
+    '--mcp-config',
+    '{"mcpServers":{}}',
+    ...(options.extraArgs ?? []),
+  ];
   const [file, ...prefix] = options.version.command;
-  const run = await runClientProcess(file!, [...prefix, ...args], { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000, signal: options.signal });
+  const run = await runClientProcess(file!, [...prefix, ...args], {
+    cwd: options.cwd,
+    env,
+    server: options.server,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    signal: options.signal,
+  });
   return { ...run, events: jsonLines(run.stdout) };
 }
 
@@ -262,6 +312,12 @@ export async function runCodex(options: ClientOptions): Promise<ClientRun & { ev
   const env = clientEnv(process.env, { ...options.env, ...options.home.env });
   const [file, ...prefix] = options.version.command;
   const args = [...prefix, 'exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt];
-  const run = await runClientProcess(file!, args, { cwd: options.cwd, env, server: options.server, timeoutMs: options.timeoutMs ?? 60_000, signal: options.signal });
+  const run = await runClientProcess(file!, args, {
+    cwd: options.cwd,
+    env,
+    server: options.server,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    signal: options.signal,
+  });
   return { ...run, events: jsonLines(run.stdout) };
 }

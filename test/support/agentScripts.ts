@@ -32,7 +32,9 @@ export function spawn(client: ClientName, agentType: string, prompt: string, ext
 export function asOffered(call: ToolCall, request: ModelRequest): ToolCall {
   if (request.api !== 'anthropic' || call.name !== 'Agent') return call;
   const name = request.tools.includes('Agent') ? 'Agent' : 'Task';
-  const schema = (request.body.tools as Array<{ name: string; input_schema?: { properties?: Record<string, unknown> } }>).find((tool) => tool.name === name);
+  const schema = (request.body.tools as Array<{ name: string; input_schema?: { properties?: Record<string, unknown> } }>).find(
+    (tool) => tool.name === name,
+  );
   const declared = schema?.input_schema?.properties;
   const input = declared ? Object.fromEntries(Object.entries(call.input).filter(([key]) => key in declared)) : call.input;
   return { name, input };
@@ -78,7 +80,9 @@ function timedOutWait(result: string): boolean {
  * and its script sees the steps counted without those extra waits: the step after a wait always
  * finds the children done (docs/architecture.md "Testing").
  */
-export function waitingOutChildren(script: (request: ModelRequest) => Turn | Promise<Turn>): (request: ModelRequest) => Turn | Promise<Turn> {
+export function waitingOutChildren(
+  script: (request: ModelRequest) => Turn | Promise<Turn>,
+): (request: ModelRequest) => Turn | Promise<Turn> {
   return (request) => {
     const last = request.toolResults.at(-1);
     if (last !== undefined && timedOutWait(last)) return waitForChildren(request);
@@ -107,7 +111,11 @@ export function parentThatSpawns(client: ClientName, spawnCall: ToolCall, after:
  * (`complete-stage --content -` with the text on stdin: Claude Code refuses a subagent's Write of
  * `analysis.md`, Codex's sandbox keeps `.agents/` read-only), then reports.
  */
-export function executorThatCompletes(client: ClientName, baton: string, options: { artifact?: string; extraTaskArgs?: string } = {}): (request: ModelRequest) => Turn {
+export function executorThatCompletes(
+  client: ClientName,
+  baton: string,
+  options: { artifact?: string; extraTaskArgs?: string } = {},
+): (request: ModelRequest) => Turn {
   const artifact = options.artifact ?? 'analysis.md';
   const command = `${baton} task 01 complete-stage --stage analysis --round 1 --artifact ${artifact} --agent ${agentName(client)}${options.extraTaskArgs ? ` ${options.extraTaskArgs}` : ''} --content - <<'BATON_ARTIFACT'\n# Analysis\n\nDone.\nBATON_ARTIFACT`;
   return (request) => (request.step === 0 ? { toolCalls: [shell(client, command)] } : { text: `${artifact} written; stage completed.` });

@@ -75,7 +75,9 @@ const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.mjs')
  */
 function addRecorders(version: ClientVersion, repoRoot: string, home: ClientHome, dir: string): void {
   const settingsFile = path.join(repoRoot, version.client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json');
-  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ matcher?: string; hooks: Array<{ command?: string; timeout?: number }> }>> };
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as {
+    hooks: Record<string, Array<{ matcher?: string; hooks: Array<{ command?: string; timeout?: number }> }>>;
+  };
   const trust: TrustEntry[] = [];
   for (const [event, groups] of Object.entries(settings.hooks)) {
     groups.forEach((group, groupIndex) => {
@@ -84,7 +86,12 @@ function addRecorders(version: ClientVersion, repoRoot: string, home: ClientHome
         entry.command = `'${process.execPath}' '${RECORD_HOOK}' '${dir}' ${event} -- ${entry.command}`;
         trust.push({
           key: codexHookKey(settingsFile, event, groupIndex, handlerIndex),
-          hash: codexHookHash({ event, ...(group.matcher !== undefined ? { matcher: group.matcher } : {}), command: entry.command, timeoutSec: entry.timeout ?? 600 }),
+          hash: codexHookHash({
+            event,
+            ...(group.matcher !== undefined ? { matcher: group.matcher } : {}),
+            command: entry.command,
+            timeoutSec: entry.timeout ?? 600,
+          }),
         });
       });
     });
@@ -99,18 +106,36 @@ function addRecorders(version: ClientVersion, repoRoot: string, home: ClientHome
 /** The command line the installed profiles and permissions name for `baton` (`'<node>' '<bin>'`). */
 function installedBatonCommand(version: ClientVersion, repoRoot: string): string {
   const settingsFile = path.join(repoRoot, version.client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json');
-  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, Array<{ hooks: Array<{ command?: string }> }>> };
-  const command = Object.values(settings.hooks).flat().flatMap((group) => group.hooks).find((entry) => typeof entry.command === 'string')!.command!;
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as {
+    hooks: Record<string, Array<{ hooks: Array<{ command?: string }> }>>;
+  };
+  const command = Object.values(settings.hooks)
+    .flat()
+    .flatMap((group) => group.hooks)
+    .find((entry) => typeof entry.command === 'string')!.command!;
   return command.slice(0, command.lastIndexOf(' hook '));
 }
 
-export type RecordedHook = { event: string; at: number; ms: number; payload: Record<string, any>; stdout: string; stderr: string; code: number };
+export type RecordedHook = {
+  event: string;
+  at: number;
+  ms: number;
+  payload: Record<string, any>;
+  stdout: string;
+  stderr: string;
+  code: number;
+};
 
 /** The payloads the recording hooks saw, in order. */
 export function recordedPayloads(world: AgentWorld): RecordedHook[] {
   const file = path.join(world.recordDir, 'payloads.jsonl');
   if (!fs.existsSync(file)) return [];
-  return fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  return fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
 }
 
 export async function agentWorld(version: ClientVersion, options: WorldOptions = {}): Promise<AgentWorld> {
@@ -135,7 +160,10 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
     repo.taskDir = path.dirname(path.join(repo.root, created.taskFile as string));
   } else if (options.install !== false) {
     // install-hooks <client> --trust, in the client's own home.
-    installed = await runBaton(['install-hooks', version.client, ...(options.installArgs ?? ['--trust'])], { cwd: repo.root, env: { ...processEnv(), ...home.env } });
+    installed = await runBaton(['install-hooks', version.client, ...(options.installArgs ?? ['--trust'])], {
+      cwd: repo.root,
+      env: { ...processEnv(), ...home.env },
+    });
     if (installed.code !== 0) throw new Error(`install-hooks failed: ${installed.stderr}`);
   }
   // `baton` as the installed profiles and permissions name it (Claude Code runs only that command

@@ -145,6 +145,8 @@ exit $code
   }, options.timeoutMs ?? 90_000);
   const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
   clearTimeout(timer);
-  const recorded: Recorded = fs.existsSync(recordFile) ? JSON.parse(fs.readFileSync(recordFile, 'utf8')) : { requests: [], toolResults: [] };
+  const recorded: Recorded = fs.existsSync(recordFile)
+    ? JSON.parse(fs.readFileSync(recordFile, 'utf8'))
+    : { requests: [], toolResults: [] };
   return { code, stdout, stderr, recorded };
 }

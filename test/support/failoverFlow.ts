@@ -57,7 +57,12 @@ export async function eventsThroughFailover(flow: FailoverFlow): Promise<Failove
   let client: RepositoryQueueClient | null = null;
   let retries = 0;
   // Changed by the promotion watcher as well as by the loop.
-  const failover: { phase: 'before' | 'failing-over' | 'promoted'; stopped: number; promoted: number; error: unknown } = { phase: 'before', stopped: 0, promoted: 0, error: null };
+  const failover: { phase: 'before' | 'failing-over' | 'promoted'; stopped: number; promoted: number; error: unknown } = {
+    phase: 'before',
+    stopped: 0,
+    promoted: 0,
+    error: null,
+  };
   let promotion: Promise<void> | null = null;
   let sentDuringFailover = 0;
   let sentAfterFailover = 0;
@@ -117,7 +122,14 @@ export async function eventsThroughFailover(flow: FailoverFlow): Promise<Failove
   const records = fs
     .readdirSync(journal)
     .filter((name) => name.startsWith('c-seq-'))
-    .map((name) => JSON.parse(fs.readFileSync(path.join(journal, name), 'utf8')) as { eventId: string; state: string; writes: { content: string; beforeSha256: string | null }[] });
+    .map(
+      (name) =>
+        JSON.parse(fs.readFileSync(path.join(journal, name), 'utf8')) as {
+          eventId: string;
+          state: string;
+          writes: { content: string; beforeSha256: string | null }[];
+        },
+    );
   expect(records.map((record) => record.eventId).sort()).toEqual(Array.from({ length: count }, (_, index) => eventId(index + 1)).sort());
   expect(records.every((record) => record.state === 'done' && record.writes.length === 1)).toBe(true);
   const byId = new Map(records.map((record) => [record.eventId, record]));

@@ -39,7 +39,8 @@ export function dirOutsideAnyRepository(label = 'outside'): string {
 }
 
 export function tempRepo(options: { gitDir?: boolean } = {}): Fixture {
-  const root = options.gitDir === false ? dirOutsideAnyRepository('no-repo') : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-repo-')));
+  const root =
+    options.gitDir === false ? dirOutsideAnyRepository('no-repo') : fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-repo-')));
   if (options.gitDir !== false) fs.mkdirSync(path.join(root, '.git'));
   return {
     root,
@@ -86,7 +87,11 @@ export function approvedReview(input: string, manualValidation: number | null = 
   return `# 审查\n\n- **审查输入**：\`${input}\`\n\n## 审查摘要\n\n- **总体结论**：通过\n- **发现（AI 可处理）**：0 阻塞项，0 主要，0 次要${mv}\n`;
 }
 
-export function reviewWithVerdict(input: string, verdict: string, findings = '0 blockers, 1 majors, 0 minors / **Manual validation**: 0'): string {
+export function reviewWithVerdict(
+  input: string,
+  verdict: string,
+  findings = '0 blockers, 1 majors, 0 minors / **Manual validation**: 0',
+): string {
   return `# Review\n\n- **Review Input**: \`${input}\`\n\n## Review Summary\n\n- **Overall Verdict**: ${verdict}\n- **Findings (AI-actionable)**: ${findings}\n`;
 }
 
@@ -109,7 +114,9 @@ export function readRun(dir: string): OrchestrationRun {
   return JSON.parse(fs.readFileSync(runFilePath(dir), 'utf8')) as OrchestrationRun;
 }
 
-export function fakeFingerprinter(options: { capture?: () => string; diff?: () => string[] } = {}): WorkspaceFingerprinter & { captures: number } {
+export function fakeFingerprinter(
+  options: { capture?: () => string; diff?: () => string[] } = {},
+): WorkspaceFingerprinter & { captures: number } {
   const fingerprinter = {
     captures: 0,
     async capture() {

@@ -72,10 +72,19 @@ function describeAnthropic(body: any): Omit<ModelRequest, 'role' | 'api' | 'path
   const step = messages.filter((message) => message.role === 'assistant').length;
   const userText = messages
     .filter((message) => message.role === 'user')
-    .map((message) => (Array.isArray(message.content) ? message.content.filter((part: any) => part?.type === 'text').map((part: any) => part.text).join('\n') : textOf(message.content)))
+    .map((message) =>
+      Array.isArray(message.content)
+        ? message.content
+            .filter((part: any) => part?.type === 'text')
+            .map((part: any) => part.text)
+            .join('\n')
+        : textOf(message.content),
+    )
     .join('\n');
   const toolResults = messages.flatMap((message) =>
-    Array.isArray(message.content) ? message.content.filter((part: any) => part?.type === 'tool_result').map((part: any) => textOf(part.content)) : [],
+    Array.isArray(message.content)
+      ? message.content.filter((part: any) => part?.type === 'tool_result').map((part: any) => textOf(part.content))
+      : [],
   );
   const tools = (Array.isArray(body.tools) ? body.tools : []).map((tool: any) => String(tool.name));
   return { system, step, userText, toolResults, tools };
@@ -83,7 +92,11 @@ function describeAnthropic(body: any): Omit<ModelRequest, 'role' | 'api' | 'path
 
 function describeOpenAI(body: any): Omit<ModelRequest, 'role' | 'api' | 'path' | 'body' | 'at'> {
   const input: any[] = Array.isArray(body.input) ? body.input : [];
-  const isAssistantItem = (item: any) => item.type === 'function_call' || item.type === 'custom_tool_call' || item.type === 'reasoning' || (item.type === 'message' && item.role === 'assistant');
+  const isAssistantItem = (item: any) =>
+    item.type === 'function_call' ||
+    item.type === 'custom_tool_call' ||
+    item.type === 'reasoning' ||
+    (item.type === 'message' && item.role === 'assistant');
   // One model response is a contiguous run of assistant items (reasoning, text, calls); the
   // tool outputs and messages the client adds after it end that turn.
   let step = 0;
@@ -93,12 +106,26 @@ function describeOpenAI(body: any): Omit<ModelRequest, 'role' | 'api' | 'path' |
     if (assistant && !inTurn) step += 1;
     inTurn = assistant;
   }
-  const system = [body.instructions, ...input.filter((item) => item.type === 'message' && (item.role === 'developer' || item.role === 'system')).map((item) => textOf(item.content))].filter(Boolean).join('\n');
-  const userText = input.filter((item) => item.type === 'message' && item.role === 'user').map((item) => textOf(item.content)).join('\n');
-  const toolResults = input.filter((item) => item.type === 'function_call_output' || item.type === 'custom_tool_call_output').map((item) => (typeof item.output === 'string' ? item.output : textOf(item.output?.content ?? item.output)));
+  const system = [
+    body.instructions,
+    ...input
+      .filter((item) => item.type === 'message' && (item.role === 'developer' || item.role === 'system'))
+      .map((item) => textOf(item.content)),
+  ]
+    .filter(Boolean)
+    .join('\n');
+  const userText = input
+    .filter((item) => item.type === 'message' && item.role === 'user')
+    .map((item) => textOf(item.content))
+    .join('\n');
+  const toolResults = input
+    .filter((item) => item.type === 'function_call_output' || item.type === 'custom_tool_call_output')
+    .map((item) => (typeof item.output === 'string' ? item.output : textOf(item.output?.content ?? item.output)));
   // Codex groups its multi-agent tools in a namespace (`multi_agent_v1`); list them as `ns.name`.
   const tools = (Array.isArray(body.tools) ? body.tools : []).flatMap((tool: any) =>
-    tool.type === 'namespace' && Array.isArray(tool.tools) ? tool.tools.map((child: any) => `${tool.name}.${child.name}`) : [String(tool.name ?? tool.type)],
+    tool.type === 'namespace' && Array.isArray(tool.tools)
+      ? tool.tools.map((child: any) => `${tool.name}.${child.name}`)
+      : [String(tool.name ?? tool.type)],
   );
   return { system, step, userText, toolResults, tools };
 }
@@ -134,7 +161,16 @@ function anthropicMessage(body: any, turn: Turn): { message: any; stopReason: st
   if (turn.text) content.push({ type: 'text', text: turn.text });
   for (const call of turn.toolCalls ?? []) content.push({ type: 'tool_use', id: nextId('toolu'), name: call.name, input: call.input });
   const stopReason = turn.toolCalls?.length ? 'tool_use' : 'end_turn';
-  const message = { id: nextId('msg'), type: 'message', role: 'assistant', model: body.model ?? 'claude-scripted', content, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: 10, output_tokens: 10 } };
+  const message = {
+    id: nextId('msg'),
+    type: 'message',
+    role: 'assistant',
+    model: body.model ?? 'claude-scripted',
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+    usage: { input_tokens: 10, output_tokens: 10 },
+  };
   return { message, stopReason };
 }
 
@@ -145,18 +181,32 @@ function answerAnthropic(response: http.ServerResponse, body: any, turn: Turn): 
     response.end(JSON.stringify(message));
     return;
   }
-  const events: Array<[string, unknown]> = [['message_start', { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } }]];
+  const events: Array<[string, unknown]> = [
+    [
+      'message_start',
+      { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+    ],
+  ];
   message.content.forEach((block: any, index: number) => {
     if (block.type === 'text') {
       events.push(['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }]);
       events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: block.text } }]);
     } else {
-      events.push(['content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } }]);
-      events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } }]);
+      events.push([
+        'content_block_start',
+        { type: 'content_block_start', index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } },
+      ]);
+      events.push([
+        'content_block_delta',
+        { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } },
+      ]);
     }
     events.push(['content_block_stop', { type: 'content_block_stop', index }]);
   });
-  events.push(['message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 10 } }]);
+  events.push([
+    'message_delta',
+    { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 10 } },
+  ]);
   events.push(['message_stop', { type: 'message_stop' }]);
   sse(response, events);
 }
@@ -164,19 +214,42 @@ function answerAnthropic(response: http.ServerResponse, body: any, turn: Turn): 
 function answerOpenAI(response: http.ServerResponse, turn: Turn): void {
   const responseId = nextId('resp');
   const items: any[] = [];
-  if (turn.text) items.push({ type: 'message', role: 'assistant', id: nextId('msg'), status: 'completed', content: [{ type: 'output_text', text: turn.text, annotations: [] }] });
+  if (turn.text)
+    items.push({
+      type: 'message',
+      role: 'assistant',
+      id: nextId('msg'),
+      status: 'completed',
+      content: [{ type: 'output_text', text: turn.text, annotations: [] }],
+    });
   for (const call of turn.toolCalls ?? []) {
     const dot = call.name.lastIndexOf('.');
     const named = dot > 0 ? { namespace: call.name.slice(0, dot), name: call.name.slice(dot + 1) } : { name: call.name };
-    items.push({ type: 'function_call', id: nextId('fc'), call_id: nextId('call'), ...named, arguments: JSON.stringify(call.input), status: 'completed' });
+    items.push({
+      type: 'function_call',
+      id: nextId('fc'),
+      call_id: nextId('call'),
+      ...named,
+      arguments: JSON.stringify(call.input),
+      status: 'completed',
+    });
   }
   const events: Array<[string, unknown]> = [['response.created', { type: 'response.created', response: { id: responseId } }]];
   items.forEach((item, index) => {
     events.push(['response.output_item.added', { type: 'response.output_item.added', output_index: index, item }]);
     events.push(['response.output_item.done', { type: 'response.output_item.done', output_index: index, item }]);
   });
-  const usage = { input_tokens: 10, input_tokens_details: { cached_tokens: 0 }, output_tokens: 10, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: 20 };
-  events.push(['response.completed', { type: 'response.completed', response: { id: responseId, status: 'completed', output: items, usage } }]);
+  const usage = {
+    input_tokens: 10,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: 10,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: 20,
+  };
+  events.push([
+    'response.completed',
+    { type: 'response.completed', response: { id: responseId, status: 'completed', output: items, usage } },
+  ]);
   sse(response, events);
 }
 

@@ -36,7 +36,11 @@ export function normalisePayloads(payloads: ReadonlyArray<Record<string, unknown
   return payloads.map((payload) => walk(payload, '') as Record<string, unknown>);
 }
 
-export function writeObservedPayloads(version: ClientVersion, recorded: ReadonlyArray<{ payload: Record<string, unknown> }>, repoRoot: string): void {
+export function writeObservedPayloads(
+  version: ClientVersion,
+  recorded: ReadonlyArray<{ payload: Record<string, unknown> }>,
+  repoRoot: string,
+): void {
   const dir = observedPayloadDir(version);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });

@@ -60,7 +60,10 @@ export function runProcess(
   });
 }
 
-export function runBaton(args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {}): Promise<CliRun> {
+export function runBaton(
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<CliRun> {
   return runProcess(process.execPath, [BATON_BIN, ...args], options);
 }
 
@@ -83,7 +86,14 @@ export type WorkerProcess = { child: ChildProcess; output(): string; stop(signal
  */
 export async function startWorkerProcess(
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; command?: string; commandArgs?: readonly string[]; cwd?: string; readyTimeoutMs?: number; mayExitBeforeReady?: boolean },
+  options: {
+    env: NodeJS.ProcessEnv;
+    command?: string;
+    commandArgs?: readonly string[];
+    cwd?: string;
+    readyTimeoutMs?: number;
+    mayExitBeforeReady?: boolean;
+  },
 ): Promise<WorkerProcess> {
   const command = options.command ?? process.execPath;
   const child = spawn(command, [...(options.commandArgs ?? []), BATON_BIN, 'worker', ...args], {
@@ -96,7 +106,10 @@ export async function startWorkerProcess(
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker not ready within ${options.readyTimeoutMs ?? 60_000} ms:\n${output}`)), options.readyTimeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`worker not ready within ${options.readyTimeoutMs ?? 60_000} ms:\n${output}`)),
+      options.readyTimeoutMs ?? 60_000,
+    );
     const check = () => {
       if (output.includes(' ready:')) {
         clearTimeout(timer);

@@ -26,7 +26,10 @@ const stdout = run.stdout?.toString('utf8') ?? '';
 const stderr = run.stderr?.toString('utf8') ?? '';
 const code = run.status ?? 1;
 fs.mkdirSync(dir, { recursive: true });
-fs.appendFileSync(path.join(dir, 'payloads.jsonl'), `${JSON.stringify({ event, at: started, ms: Date.now() - started, payload, stdout, stderr, code })}\n`);
+fs.appendFileSync(
+  path.join(dir, 'payloads.jsonl'),
+  `${JSON.stringify({ event, at: started, ms: Date.now() - started, payload, stdout, stderr, code })}\n`,
+);
 process.stdout.write(stdout);
 process.stderr.write(stderr);
 process.exit(code);

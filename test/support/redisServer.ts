@@ -94,7 +94,18 @@ export async function startTcpRedis(
   if (options.tls) {
     fs.writeFileSync(path.join(dir, 'cert.pem'), options.tls.cert);
     fs.writeFileSync(path.join(dir, 'key.pem'), options.tls.key);
-    args.push('--port', '0', '--tls-port', String(port), '--tls-cert-file', path.join(dir, 'cert.pem'), '--tls-key-file', path.join(dir, 'key.pem'), '--tls-auth-clients', 'no');
+    args.push(
+      '--port',
+      '0',
+      '--tls-port',
+      String(port),
+      '--tls-cert-file',
+      path.join(dir, 'cert.pem'),
+      '--tls-key-file',
+      path.join(dir, 'key.pem'),
+      '--tls-auth-clients',
+      'no',
+    );
   } else {
     args.push('--port', String(port));
   }

@@ -61,8 +61,18 @@ export async function waitFor<T>(what: string, timeoutMs: number, probe: () => P
 /** One short-lived client to a node (test plumbing, not baton's code path). */
 export const withNodeAt = withNode;
 
-export async function withNode<T>(options: { port: number; tls?: object; username?: string; password?: string }, use: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000, ...options });
+export async function withNode<T>(
+  options: { port: number; tls?: object; username?: string; password?: string },
+  use: (client: Redis) => Promise<T>,
+): Promise<T> {
+  const client = new Redis({
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 1_000,
+    ...options,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();
@@ -72,7 +82,12 @@ export async function withNode<T>(options: { port: number; tls?: object; usernam
   }
 }
 
-export function startNode(dir: string, port: number, args: readonly string[], options: { ping?: boolean; tls?: object } = {}): Promise<RedisNodeProcess> {
+export function startNode(
+  dir: string,
+  port: number,
+  args: readonly string[],
+  options: { ping?: boolean; tls?: object } = {},
+): Promise<RedisNodeProcess> {
   fs.mkdirSync(dir, { recursive: true });
   const child = spawn(redisServerBinary(), [...args, '--dir', dir, '--logfile', path.join(dir, 'redis.log')], { stdio: 'ignore' });
   const node: RedisNodeProcess = {
@@ -123,15 +138,26 @@ export async function startRedisCluster(options: { tls?: Certificates } = {}): P
   const withNode = <T>(node: { port: number }, use: (client: Redis) => Promise<T>) => withNodeAt({ ...node, ...(tls ? { tls } : {}) }, use);
   const nodes = await Promise.all(
     ports.map((port) =>
-      startNode(path.join(dir, String(port)), port, [
-        ...(certs ? ['--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-replication', 'yes', ...tlsServerArgs(certs)] : ['--port', String(port)]),
-        ...durable,
-        '--cluster-enabled', 'yes',
-        '--cluster-config-file', path.join(dir, String(port), 'nodes.conf'),
-        '--cluster-node-timeout', '2000',
-        // a replica takes over however long it was disconnected (the test stops masters on purpose)
-        '--cluster-replica-validity-factor', '0',
-      ], tls ? { tls } : {}),
+      startNode(
+        path.join(dir, String(port)),
+        port,
+        [
+          ...(certs
+            ? ['--port', '0', '--tls-port', String(port), '--tls-cluster', 'yes', '--tls-replication', 'yes', ...tlsServerArgs(certs)]
+            : ['--port', String(port)]),
+          ...durable,
+          '--cluster-enabled',
+          'yes',
+          '--cluster-config-file',
+          path.join(dir, String(port), 'nodes.conf'),
+          '--cluster-node-timeout',
+          '2000',
+          // a replica takes over however long it was disconnected (the test stops masters on purpose)
+          '--cluster-replica-validity-factor',
+          '0',
+        ],
+        tls ? { tls } : {},
+      ),
     ),
   );
   const setup = {
@@ -157,7 +183,7 @@ export async function startRedisCluster(options: { tls?: Certificates } = {}): P
       return waitFor(`no replica took over from ${stopped}`, 60_000, async () => {
         const port = await setup.masterOf(key);
         if (port === stopped) return null;
-        const state = await withNode({ port }, (client) => client.call('CLUSTER', 'INFO')) as string;
+        const state = (await withNode({ port }, (client) => client.call('CLUSTER', 'INFO'))) as string;
         return state.includes('cluster_state:ok') ? port : null;
       });
     },
@@ -167,10 +193,22 @@ export async function startRedisCluster(options: { tls?: Certificates } = {}): P
     },
   };
   try {
-    const create = spawnSync('redis-cli', [...(certs ? ['--tls', '--cacert', certs.caFile] : []), '--cluster', 'create', ...ports.map((port) => `127.0.0.1:${port}`), '--cluster-replicas', '1', '--cluster-yes'], {
-      encoding: 'utf8',
-      timeout: 30_000,
-    });
+    const create = spawnSync(
+      'redis-cli',
+      [
+        ...(certs ? ['--tls', '--cacert', certs.caFile] : []),
+        '--cluster',
+        'create',
+        ...ports.map((port) => `127.0.0.1:${port}`),
+        '--cluster-replicas',
+        '1',
+        '--cluster-yes',
+      ],
+      {
+        encoding: 'utf8',
+        timeout: 30_000,
+      },
+    );
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`);
     await waitFor('the cluster did not become ready', 40_000, async () => {
       for (const port of ports) {
@@ -209,7 +247,14 @@ export async function startSentinels(): Promise<SentinelSetup> {
   const masterName = 'batonmaster';
   const [masterPort, replicaPort] = [await freePort(), await freePort()];
   const master = await startNode(path.join(dir, 'master'), masterPort!, ['--port', String(masterPort), ...durable]);
-  const replica = await startNode(path.join(dir, 'replica'), replicaPort!, ['--port', String(replicaPort), ...durable, '--replicaof', '127.0.0.1', String(masterPort)]);
+  const replica = await startNode(path.join(dir, 'replica'), replicaPort!, [
+    '--port',
+    String(replicaPort),
+    ...durable,
+    '--replicaof',
+    '127.0.0.1',
+    String(masterPort),
+  ]);
   const sentinels: RedisNodeProcess[] = [];
   const all = () => [master, replica, ...sentinels];
   const setup: SentinelSetup = {
@@ -220,12 +265,16 @@ export async function startSentinels(): Promise<SentinelSetup> {
     sentinels,
     async currentMaster() {
       const alive = sentinels.find((node) => node.child !== null)!;
-      const [, port] = (await withNode({ port: alive.port }, (client) => client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName))) as [string, string];
+      const [, port] = (await withNode({ port: alive.port }, (client) =>
+        client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', masterName),
+      )) as [string, string];
       return Number(port);
     },
     async stopMaster() {
       const stopped = await setup.currentMaster();
-      await all().find((node) => node.port === stopped)!.stop('SIGTERM');
+      await all()
+        .find((node) => node.port === stopped)!
+        .stop('SIGTERM');
       return stopped;
     },
     promotedAfter(stopped: number) {
@@ -300,12 +349,40 @@ export function makeCertificates(dir: string): Certificates {
   openssl(['req', '-x509', '-new', ...ec, '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '2', '-subj', '/CN=baton test CA'], dir);
   openssl(['req', '-new', ...ec, '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost'], dir);
   fs.writeFileSync(path.join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
-  openssl(['x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', 'server.pem', '-days', '2', '-extfile', 'san.ext'], dir);
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      'server.pem',
+      '-days',
+      '2',
+      '-extfile',
+      'san.ext',
+    ],
+    dir,
+  );
   return { dir, caFile: path.join(dir, 'ca.pem'), certFile: path.join(dir, 'server.pem'), keyFile: path.join(dir, 'server.key') };
 }
 
 function tlsServerArgs(certs: Certificates): string[] {
-  return ['--tls-cert-file', certs.certFile, '--tls-key-file', certs.keyFile, '--tls-ca-cert-file', certs.caFile, '--tls-auth-clients', 'no'];
+  return [
+    '--tls-cert-file',
+    certs.certFile,
+    '--tls-key-file',
+    certs.keyFile,
+    '--tls-ca-cert-file',
+    certs.caFile,
+    '--tls-auth-clients',
+    'no',
+  ];
 }
 
 /** A CA and a server certificate for 127.0.0.1/localhost, made by openssl, and redis-server speaking only TLS. */
@@ -317,12 +394,7 @@ export async function startTlsRedis(): Promise<TlsSetup> {
   const node = await startNode(
     path.join(dir, 'data'),
     port,
-    [
-      '--port', '0',
-      '--tls-port', String(port),
-      ...tlsServerArgs(certs),
-      ...durable,
-    ],
+    ['--port', '0', '--tls-port', String(port), ...tlsServerArgs(certs), ...durable],
     { tls: { ca: fs.readFileSync(caFile) } },
   );
   return {

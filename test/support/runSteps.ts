@@ -28,8 +28,18 @@ export async function task(ctx: StepContext, args: readonly string[]): Promise<R
   return result;
 }
 
-async function hook(ctx: StepContext, phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string, expected: string): Promise<void> {
-  const run = await runBaton(['hook', 'claude-code'], { env: ctx.env, cwd: ctx.root, input: nativePayload('claude-code', phase, role, childId, ctx.root) });
+async function hook(
+  ctx: StepContext,
+  phase: 'SubagentStart' | 'SubagentStop',
+  role: string,
+  childId: string,
+  expected: string,
+): Promise<void> {
+  const run = await runBaton(['hook', 'claude-code'], {
+    env: ctx.env,
+    cwd: ctx.root,
+    input: nativePayload('claude-code', phase, role, childId, ctx.root),
+  });
   expect(run.code, run.stderr).toBe(0);
   count(ctx, phase === 'SubagentStart' ? 'hook-start' : 'hook-stop');
   await until(() => readRun(ctx.taskDir).pendingDelegation?.status === expected, `${phase} of ${childId} → ${expected}`);
@@ -45,7 +55,10 @@ export async function until(check: () => boolean, what: string, timeoutMs = 10_0
 }
 
 /** prepare + SubagentStart: the delegation of the next stage is activated. */
-export async function startStage(ctx: StepContext, childId: string): Promise<{ stage: string; round: number; role: string; artifact: string }> {
+export async function startStage(
+  ctx: StepContext,
+  childId: string,
+): Promise<{ stage: string; round: number; role: string; artifact: string }> {
   const routed = await task(ctx, ['route']);
   expect(routed.status, JSON.stringify(routed)).toBe('running');
   const next = routed.next as { stage: string; round: number; role: string; artifact: string };
@@ -60,7 +73,17 @@ export async function completeStage(ctx: StepContext, next: { stage: string; rou
   const completed =
     next.stage === 'commit'
       ? await task(ctx, ['stage-completed', '--agent', 'claude'])
-      : await task(ctx, ['complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', 'claude']);
+      : await task(ctx, [
+          'complete-stage',
+          '--stage',
+          next.stage,
+          '--round',
+          String(next.round),
+          '--artifact',
+          next.artifact,
+          '--agent',
+          'claude',
+        ]);
   expect(completed.status, JSON.stringify(completed)).toBe('running');
 }
 
@@ -77,5 +100,8 @@ export async function wholeStage(ctx: StepContext, childId: string): Promise<str
 }
 
 export function titledTask(taskDir: string, taskId: string, title: string): void {
-  fs.writeFileSync(path.join(taskDir, 'task.md'), `---\nid: ${taskId}\ntitle: ${title}\ncurrent_step: requirement-analysis\n---\n\n# Task\n`);
+  fs.writeFileSync(
+    path.join(taskDir, 'task.md'),
+    `---\nid: ${taskId}\ntitle: ${title}\ncurrent_step: requirement-analysis\n---\n\n# Task\n`,
+  );
 }

@@ -20,13 +20,27 @@ export type ServiceProcess = {
 /** Starts `baton <args>` and resolves once `ready` matches its output (rejects if it exits first). */
 export async function startBaton(
   args: readonly string[],
-  options: { env: NodeJS.ProcessEnv; cwd?: string; ready: RegExp; timeoutMs?: number; /** Another runtime (Bun, Deno) and its arguments. */ command?: string; commandArgs?: readonly string[] },
+  options: {
+    env: NodeJS.ProcessEnv;
+    cwd?: string;
+    ready: RegExp;
+    timeoutMs?: number /** Another runtime (Bun, Deno) and its arguments. */;
+    command?: string;
+    commandArgs?: readonly string[];
+  },
 ): Promise<ServiceProcess> {
-  const child = spawn(options.command ?? process.execPath, [...(options.commandArgs ?? []), BATON_BIN, ...args], { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(options.command ?? process.execPath, [...(options.commandArgs ?? []), BATON_BIN, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`baton ${args.join(' ')} not ready within ${options.timeoutMs ?? 60_000} ms:\n${output}`)), options.timeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`baton ${args.join(' ')} not ready within ${options.timeoutMs ?? 60_000} ms:\n${output}`)),
+      options.timeoutMs ?? 60_000,
+    );
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (options.ready.test(output)) {
@@ -72,7 +86,10 @@ export const CHROMIUM = '/usr/bin/chromium';
 
 /** Headless Debian Chromium through playwright-core, with a fresh profile; fonts from the web are blocked. */
 export async function launchBrowser() {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`the dashboard test needs Chromium at ${CHROMIUM}: run \`bash scripts/setup.sh\` (installs redis-server, git and chromium)`);
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(
+      `the dashboard test needs Chromium at ${CHROMIUM}: run \`bash scripts/setup.sh\` (installs redis-server, git and chromium)`,
+    );
   const { chromium } = await import('playwright-core');
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {

@@ -36,7 +36,10 @@ export type WorkerHarness = Readonly<{
   /** A private redis-server (for tests that stop and start it, or change its settings). */
   privateRedis(options?: Parameters<typeof startPrivateRedis>[0]): Promise<PrivateRedis>;
   /** A fresh repository served by a worker (`baton worker --repo ROOT` and `workerArgs`). */
-  serve(label: string, options?: RepositoryOptions & Readonly<{ workerArgs?: readonly string[]; worker?: WorkerOptions }>): Promise<ServedRepository>;
+  serve(
+    label: string,
+    options?: RepositoryOptions & Readonly<{ workerArgs?: readonly string[]; worker?: WorkerOptions }>,
+  ): Promise<ServedRepository>;
 }>;
 
 export function useWorkerHarness(lifetime: 'test' | 'file' = 'test'): WorkerHarness {
@@ -70,7 +73,10 @@ export function useWorkerHarness(lifetime: 'test' | 'file' = 'test'): WorkerHarn
     },
     async serve(label, options = {}) {
       const served = harness.repository(label, options);
-      const worker = await harness.startWorker(['--repo', served.repo.root, ...(options.workerArgs ?? [])], { ...options.worker, env: { ...served.env, ...options.worker?.env } });
+      const worker = await harness.startWorker(['--repo', served.repo.root, ...(options.workerArgs ?? [])], {
+        ...options.worker,
+        env: { ...served.env, ...options.worker?.env },
+      });
       return { ...served, worker };
     },
   };

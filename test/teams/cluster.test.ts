@@ -52,9 +52,11 @@ describe('Redis Cluster', () => {
     expect(task.code).toBe(1);
     expect(jsonOf(task).error).toEqual({
       code: 'BATON_PREFIX_NOT_HASH_TAGGED',
-      message: "prefix 'baton' has no hash tag, so on Redis Cluster a queue's keys would land in different slots and its scripts would fail (CROSSSLOT). Use --prefix '{baton}' (or BATON_PREFIX='{baton}')",
+      message:
+        "prefix 'baton' has no hash tag, so on Redis Cluster a queue's keys would land in different slots and its scripts would fail (CROSSSLOT). Use --prefix '{baton}' (or BATON_PREFIX='{baton}')",
     });
-    const refusal = "BATON_PREFIX_NOT_HASH_TAGGED: prefix 'baton' has no hash tag, so on Redis Cluster a queue's keys would land in different slots and its scripts would fail (CROSSSLOT). Use --prefix '{baton}' (or BATON_PREFIX='{baton}')";
+    const refusal =
+      "BATON_PREFIX_NOT_HASH_TAGGED: prefix 'baton' has no hash tag, so on Redis Cluster a queue's keys would land in different slots and its scripts would fail (CROSSSLOT). Use --prefix '{baton}' (or BATON_PREFIX='{baton}')";
     const worker = await runBaton(['worker', '--repo', repo.root], { env, timeoutMs: 10_000 });
     expect(worker.code).toBe(2);
     expect(worker.stderr).toBe(`baton worker: ${refusal}\n`);
@@ -63,7 +65,11 @@ describe('Redis Cluster', () => {
     expect(dashboard.stderr).toContain("baton dashboard: BATON_PREFIX_NOT_HASH_TAGGED: prefix 'team' has no hash tag");
     expect(dashboard.stderr).toContain("Use --prefix '{team}'");
     // A hook never blocks the agent: it keeps the event in the spool and says why.
-    const hook = await runBaton(['hook', 'claude-code'], { env, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-x', repo.root) });
+    const hook = await runBaton(['hook', 'claude-code'], {
+      env,
+      cwd: repo.root,
+      input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-x', repo.root),
+    });
     expect(hook.code).toBe(0);
     expect(hook.stderr).toContain("BATON_PREFIX_NOT_HASH_TAGGED: prefix 'baton' has no hash tag");
     expect(spooledFiles(repo.root)).toHaveLength(1);
@@ -78,7 +84,11 @@ describe('Redis Cluster', () => {
     const deadEnv = batonEnv({ redisUrl: 'redis+cluster://127.0.0.1:1', prefix }, { BATON_HOOK_BUDGET_MS: '1500' });
     const first = await runBaton(['task', '01', 'begin-or-resume', '--redis', 'redis+cluster://127.0.0.1:1'], { env, cwd: repo.root });
     expect(jsonOf(first).error.code).toBe('BATON_REDIS_UNAVAILABLE');
-    const spooled = await runBaton(['hook', 'claude-code'], { env: deadEnv, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-early', repo.root) });
+    const spooled = await runBaton(['hook', 'claude-code'], {
+      env: deadEnv,
+      cwd: repo.root,
+      input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-early', repo.root),
+    });
     expect(spooled.code, spooled.stderr).toBe(0);
     expect(spooled.stderr).toContain('spooled to');
     expect(spooledFiles(repo.root)).toHaveLength(1);
@@ -102,8 +112,16 @@ describe('Redis Cluster', () => {
       expect(await redis.hget(`${prefix}:${queueNameFor(identity.id)}:meta`, 'concurrency')).toBe('1');
       expect(JSON.parse((await redis.hget(`${prefix}:baton:repos`, identity.id))!)).toEqual({ root: identity.root, host: os.hostname() });
       // Jobs never overlapped although two workers served the queue.
-      const jobs = await redis.call('ZRANGE', `${prefix}:${queueNameFor(identity.id)}:completed`, '0', '-1') as string[];
-      const spans = await Promise.all(jobs.map(async (id) => (await redis.hmget(`${prefix}:${queueNameFor(identity.id)}:${id}`, 'processedOn', 'finishedOn')).map(Number) as [number, number]));
+      const jobs = (await redis.call('ZRANGE', `${prefix}:${queueNameFor(identity.id)}:completed`, '0', '-1')) as string[];
+      const spans = await Promise.all(
+        jobs.map(
+          async (id) =>
+            (await redis.hmget(`${prefix}:${queueNameFor(identity.id)}:${id}`, 'processedOn', 'finishedOn')).map(Number) as [
+              number,
+              number,
+            ],
+        ),
+      );
       spans.sort((a, b) => a[0] - b[0]);
       for (let index = 1; index < spans.length; index += 1) expect(spans[index]![0]).toBeGreaterThanOrEqual(spans[index - 1]![1]);
       expect(spans.length).toBeGreaterThan(10);
@@ -116,7 +134,9 @@ describe('Redis Cluster', () => {
     services.push(dashboard);
     const health = (await (await fetch(new URL('baton/health', dashboardUrlOf(dashboard)))).json()) as { queues: unknown[] };
     expect(health.queues).toEqual([{ name: queueNameFor(identity.id), root: identity.root, host: os.hostname(), checkout: identity.id }]);
-    const queues = (await (await fetch(new URL('api/queues', dashboardUrlOf(dashboard)))).json()) as { queues: { displayName: string; counts: Record<string, number> }[] };
+    const queues = (await (await fetch(new URL('api/queues', dashboardUrlOf(dashboard)))).json()) as {
+      queues: { displayName: string; counts: Record<string, number> }[];
+    };
     expect(queues.queues.map((queue) => queue.displayName)).toEqual([`${identity.root} (${os.hostname()})`]);
     expect(queues.queues[0]!.counts.completed).toBeGreaterThan(10);
   }, 120_000);

@@ -27,7 +27,11 @@ type MachineName = (typeof MACHINES)[number];
 
 function unshareWorks(): string | null {
   if (process.getuid?.() !== 0) return 'needs root (mount namespaces)';
-  const probe = spawnSync('unshare', ['--mount', '--uts', '--propagation', 'private', 'sh', '-c', `hostname ${HOST} && mount -t tmpfs tmpfs /mnt`], { encoding: 'utf8', timeout: 10_000 });
+  const probe = spawnSync(
+    'unshare',
+    ['--mount', '--uts', '--propagation', 'private', 'sh', '-c', `hostname ${HOST} && mount -t tmpfs tmpfs /mnt`],
+    { encoding: 'utf8', timeout: 10_000 },
+  );
   if (probe.error) return `unshare is not available (${probe.error.message})`;
   return probe.status === 0 ? null : `unshare --mount --uts is not permitted here (${probe.stderr.trim()})`;
 }
@@ -46,7 +50,8 @@ const machines = new Map<MachineName, Machine>();
 
 /** argv that runs `command…` on `machine`: its checkout at the shared path, the others hidden, host name devbox. */
 function onMachine(machine: Machine, command: readonly string[]): string[] {
-  const script = 'src=$1; dst=$2; hide=$3; shift 3; hostname "$HOST_NAME" && mount --bind "$src" "$dst" && mount -t tmpfs tmpfs "$hide" && cd "$dst" && exec "$@"';
+  const script =
+    'src=$1; dst=$2; hide=$3; shift 3; hostname "$HOST_NAME" && mount --bind "$src" "$dst" && mount -t tmpfs tmpfs "$hide" && cd "$dst" && exec "$@"';
   return ['--mount', '--uts', '--propagation', 'private', 'sh', '-c', script, 'sh', machine.source, shared, machinesDir, ...command];
 }
 
@@ -56,10 +61,20 @@ function envFor(): NodeJS.ProcessEnv {
 
 function runOn(machine: Machine, args: readonly string[], input?: string): Promise<CliRun> {
   // The agent reports the shared path as its cwd, as it would on that machine.
-  return runProcess('unshare', onMachine(machine, [process.execPath, BATON_BIN, ...args]), { env: envFor(), input: input?.replaceAll(machine.source, shared), cwd: base, timeoutMs: 60_000 });
+  return runProcess('unshare', onMachine(machine, [process.execPath, BATON_BIN, ...args]), {
+    env: envFor(),
+    input: input?.replaceAll(machine.source, shared),
+    cwd: base,
+    timeoutMs: 60_000,
+  });
 }
 
-const checkoutOf = (machine: Machine) => JSON.parse(fs.readFileSync(path.join(machine.source, '.git', 'baton', 'checkout.json'), 'utf8')) as { id: string; root: string; host: string };
+const checkoutOf = (machine: Machine) =>
+  JSON.parse(fs.readFileSync(path.join(machine.source, '.git', 'baton', 'checkout.json'), 'utf8')) as {
+    id: string;
+    root: string;
+    host: string;
+  };
 
 beforeAll(async () => {
   if (skipReason) return;
@@ -78,7 +93,12 @@ beforeAll(async () => {
   }
   await Promise.all(
     [...machines.values()].map(async (machine) => {
-      machine.worker = await startWorkerProcess(['--repo', shared], { env: envFor(), command: 'unshare', commandArgs: onMachine(machine, [process.execPath]), cwd: base });
+      machine.worker = await startWorkerProcess(['--repo', shared], {
+        env: envFor(),
+        command: 'unshare',
+        commandArgs: onMachine(machine, [process.execPath]),
+        cwd: base,
+      });
     }),
   );
 }, 60_000);
@@ -106,7 +126,11 @@ describe.skipIf(skipReason !== null)('many machines, one repository each, one Re
     }
     const aborted = jsonOf(await runOn(b, ['task', '01', 'abort', '--reason', 'machine B gives up']));
     expect(aborted).toMatchObject({ status: 'paused', changed: true });
-    expect(readRun(b.taskDir)).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'ORCHESTRATION_DELEGATION_ABORTED' } });
+    expect(readRun(b.taskDir)).toMatchObject({
+      status: 'paused',
+      pendingDelegation: null,
+      pause: { code: 'ORCHESTRATION_DELEGATION_ABORTED' },
+    });
     expect(readRun(a.taskDir)).toMatchObject({ status: 'running', pendingDelegation: { status: 'prepared' }, pause: null });
     // Back to the same state on A, by A's own command.
     expect(jsonOf(await runOn(a, ['task', '01', 'abort', '--reason', 'machine A gives up'])).status).toBe('paused');
@@ -121,14 +145,16 @@ describe.skipIf(skipReason !== null)('many machines, one repository each, one Re
         const machine = machines.get(name)!;
         const task = async (...args: string[]) => {
           const result = jsonOf(await runOn(machine, ['task', '01', ...args]));
-          if (result.status !== 'running') throw new Error(`machine ${name}: task ${args.join(' ')} -> ${JSON.stringify(result)}\n${machine.worker?.output()}`);
+          if (result.status !== 'running')
+            throw new Error(`machine ${name}: task ${args.join(' ')} -> ${JSON.stringify(result)}\n${machine.worker?.output()}`);
           return result;
         };
         const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
           const run = await runOn(machine, ['hook', 'claude-code'], nativePayload('claude-code', phase, role, childId, machine.source));
           // A hook only enqueues and prints nothing (docs/hooks.md); the next task intent, applied after
           // it by the same queue, shows whether it applied.
-          if (run.code !== 0 || run.stdout !== '') throw new Error(`machine ${name}: ${phase} -> ${run.code} ${run.stdout}${run.stderr}\n${machine.worker?.output()}`);
+          if (run.code !== 0 || run.stdout !== '')
+            throw new Error(`machine ${name}: ${phase} -> ${run.code} ${run.stdout}${run.stderr}\n${machine.worker?.output()}`);
         };
         await task('begin-or-resume');
         for (let stage = 1; stage <= STAGES; stage += 1) {
@@ -136,7 +162,17 @@ describe.skipIf(skipReason !== null)('many machines, one repository each, one Re
           await task('prepare', '--client', 'claude-code');
           await hook('SubagentStart', next.role, `${name}-child-${stage}`);
           stageWork(machine.taskDir, machine.source, next.stage, next.artifact);
-          await task('complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', 'claude');
+          await task(
+            'complete-stage',
+            '--stage',
+            next.stage,
+            '--round',
+            String(next.round),
+            '--artifact',
+            next.artifact,
+            '--agent',
+            'claude',
+          );
           await hook('SubagentStop', next.role, `${name}-child-${stage}`);
           await task('advance');
         }
@@ -150,9 +186,14 @@ describe.skipIf(skipReason !== null)('many machines, one repository each, one Re
         const run = readRun(machine.taskDir);
         expect(run).toMatchObject({ status: 'running', stepCount: STAGES, pause: null, pendingDelegation: null });
         const consumed = run.receipts.filter((receipt) => receipt.status === 'consumed');
-        expect(consumed.map((receipt) => `${receipt.stage}:${receipt.childId}`)).toEqual([`analysis:${name}-child-1`, `review-analysis:${name}-child-2`]);
+        expect(consumed.map((receipt) => `${receipt.stage}:${receipt.childId}`)).toEqual([
+          `analysis:${name}-child-1`,
+          `review-analysis:${name}-child-2`,
+        ]);
         // A and B also hold the delegation aborted in the previous test, by their own command.
-        expect(run.receipts.filter((receipt) => receipt.status !== 'consumed').map((receipt) => receipt.status)).toEqual(name === 'c' ? [] : ['aborted']);
+        expect(run.receipts.filter((receipt) => receipt.status !== 'consumed').map((receipt) => receipt.status)).toEqual(
+          name === 'c' ? [] : ['aborted'],
+        );
         const checkout = checkoutOf(machine);
         expect(JSON.parse(registry[checkout.id]!)).toEqual({ root: shared, host: HOST });
         // Its worker applied every job of its own queue and nothing else.

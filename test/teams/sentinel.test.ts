@@ -44,7 +44,9 @@ describe('Redis Sentinel', () => {
     // A second run of the same task directory: resume it and stream pause events through a failover.
     const second = gitRepoWithTask();
     repos.push(second);
-    const secondWorker = await startWorkerProcess(['--repo', second.root, '--lock-duration', '3000', '--stalled-interval', '1000'], { env });
+    const secondWorker = await startWorkerProcess(['--repo', second.root, '--lock-duration', '3000', '--stalled-interval', '1000'], {
+      env,
+    });
     workers.push(secondWorker);
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: second.root })).status).toBe('running');
     const report = await eventsThroughFailover({

@@ -57,7 +57,9 @@ describe('TLS and ACL', () => {
     delete env.BATON_REDIS_CA;
     const run = await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root });
     expect(jsonOf(run).error.code).toBe('BATON_REDIS_UNAVAILABLE');
-    expect(jsonOf(run).error.message).toContain('cannot reach Redis (Connection is closed. (self-signed certificate in certificate chain))');
+    expect(jsonOf(run).error.message).toContain(
+      'cannot reach Redis (Connection is closed. (self-signed certificate in certificate chain))',
+    );
   });
 
   it('with the CA (BATON_REDIS_CA or ?ca=) and the ACL user: a lifecycle through hooks, CLI, worker and dashboard', async () => {
@@ -79,7 +81,9 @@ describe('TLS and ACL', () => {
 
     const dashboard = await startBaton(['dashboard', '--port', '0'], { env, ready: URL_PATTERN });
     services.push(dashboard);
-    const queues = (await (await fetch(new URL('api/queues', dashboardUrlOf(dashboard)))).json()) as { queues: { displayName: string; counts: Record<string, number> }[] };
+    const queues = (await (await fetch(new URL('api/queues', dashboardUrlOf(dashboard)))).json()) as {
+      queues: { displayName: string; counts: Record<string, number> }[];
+    };
     expect(queues.queues.map((queue) => queue.displayName)).toEqual([`${repo.root} (${os.hostname()})`]);
     expect(queues.queues[0]!.counts.completed).toBeGreaterThan(10);
   }, 120_000);
@@ -107,7 +111,11 @@ describe('TLS and ACL', () => {
       expect(await other.set('{other}:probe', '1')).toBe('OK');
     });
     // Through baton's own client (the hook's path): the add is refused.
-    const client = await RepositoryQueueClient.connect({ redisUrl: `${otherUrl}?ca=${encodeURIComponent(tls.caFile)}`, prefix: PREFIX }, identity, 2_000);
+    const client = await RepositoryQueueClient.connect(
+      { redisUrl: `${otherUrl}?ca=${encodeURIComponent(tls.caFile)}`, prefix: PREFIX },
+      identity,
+      2_000,
+    );
     try {
       const envelope = envelopeFor({ intent: 'abort', taskRef: TASK_ID, reason: 'sneaky' }, identity, 'cli', 'c-sneaky');
       await expect(client.enqueue(envelope)).rejects.toThrow(/NOPERM/);

@@ -40,7 +40,11 @@ describe('Redis Cluster over TLS', () => {
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root })).status).toBe('running');
     expect(jsonOf(await runBaton(['task', '01', 'prepare', '--client', 'claude-code'], { env, cwd: repo.root })).status).toBe('running');
     // The hook waits for its event's result and prints it on stderr (stdout stays empty).
-    const hook = await runBaton(['hook', 'claude-code'], { env: { ...env, ...HOOK_WAITS_FOR_RESULT }, cwd: repo.root, input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-tls', repo.root) });
+    const hook = await runBaton(['hook', 'claude-code'], {
+      env: { ...env, ...HOOK_WAITS_FOR_RESULT },
+      cwd: repo.root,
+      input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-tls', repo.root),
+    });
     expect(hook.code, hook.stderr).toBe(0);
     expect(hook.stdout).toBe('');
     expect(JSON.parse(/^baton: (\{.*\})$/m.exec(hook.stderr)?.[1] ?? 'null')?.status).toBe('running');

@@ -26,7 +26,13 @@ describe('job records', () => {
 
   it("forgets one repository's counters and leaves the others", async () => {
     const prefix = uniquePrefix('records');
-    await redis.hset(metricsKey(prefix, 'events'), eventsField('aaaa', 'prepare', 'failed'), 2, eventsField('bbbb', 'prepare', 'failed'), 3);
+    await redis.hset(
+      metricsKey(prefix, 'events'),
+      eventsField('aaaa', 'prepare', 'failed'),
+      2,
+      eventsField('bbbb', 'prepare', 'failed'),
+      3,
+    );
     await redis.hset(metricsKey(prefix, 'latency'), 'aaaa\tcount', 1, 'aaaa\tsum', 0.5);
     await forgetRepositoryMetrics(redis, prefix, 'aaaa');
     expect(await redis.hgetall(metricsKey(prefix, 'events'))).toEqual({ [eventsField('bbbb', 'prepare', 'failed')]: '3' });

@@ -13,8 +13,18 @@ let workspace: string;
 let journal: EventJournal;
 const runFile = () => path.join(workspace, 'active', 'TASK-20260101-000001', 'orchestration.json');
 
-const result = (status: 'running' | 'paused'): OrchestrationResult => ({ status, changed: true, taskId: 'TASK-20260101-000001', run: null, next: null, error: null });
-const outcome = (content: string, status: 'running' | 'paused' = 'running'): EngineOutcome => ({ result: result(status), writes: [{ path: runFile(), content }] });
+const result = (status: 'running' | 'paused'): OrchestrationResult => ({
+  status,
+  changed: true,
+  taskId: 'TASK-20260101-000001',
+  run: null,
+  next: null,
+  error: null,
+});
+const outcome = (content: string, status: 'running' | 'paused' = 'running'): EngineOutcome => ({
+  result: result(status),
+  writes: [{ path: runFile(), content }],
+});
 
 beforeEach(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-journal-'));
@@ -31,11 +41,11 @@ function recordFile(eventId: string) {
 describe('EventJournal.apply', () => {
   it('applies once; a second delivery returns the first result without computing again', async () => {
     let computed = 0;
-    const first = await journal.apply('c-1', async () => (computed += 1, outcome('one\n')));
+    const first = await journal.apply('c-1', async () => ((computed += 1), outcome('one\n')));
     expect(first).toEqual({ result: result('running'), replayed: false });
     expect(fs.readFileSync(runFile(), 'utf8')).toBe('one\n');
     fs.writeFileSync(runFile(), 'later\n');
-    const second = await journal.apply('c-1', async () => (computed += 1, outcome('two\n', 'paused')));
+    const second = await journal.apply('c-1', async () => ((computed += 1), outcome('two\n', 'paused')));
     expect(second).toEqual({ result: result('running'), replayed: true });
     expect(computed).toBe(1);
     expect(fs.readFileSync(runFile(), 'utf8')).toBe('later\n');
@@ -43,18 +53,23 @@ describe('EventJournal.apply', () => {
 
   it('a native event is a duplicate only while it targets the same receipt; another target is applied as a new event, once', async () => {
     let computed = 0;
-    const first = await journal.apply('h-1', async () => (computed += 1, outcome('one\n')), 'hook-start', 'receipt-1');
+    const first = await journal.apply('h-1', async () => ((computed += 1), outcome('one\n')), 'hook-start', 'receipt-1');
     expect(first.replayed).toBe(false);
     expect(JSON.parse(fs.readFileSync(recordFile('h-1'), 'utf8')).target).toBe('receipt-1');
-    expect((await journal.apply('h-1', async () => (computed += 1, outcome('x\n')), 'hook-start', 'receipt-1')).replayed).toBe(true);
+    expect((await journal.apply('h-1', async () => ((computed += 1), outcome('x\n')), 'hook-start', 'receipt-1')).replayed).toBe(true);
     expect(computed).toBe(1);
-    const other = await journal.apply('h-1', async () => (computed += 1, outcome('two\n', 'paused')), 'hook-start', 'receipt-2');
+    const other = await journal.apply('h-1', async () => ((computed += 1), outcome('two\n', 'paused')), 'hook-start', 'receipt-2');
     expect(other).toEqual({ result: result('paused'), replayed: false });
     expect(fs.readFileSync(runFile(), 'utf8')).toBe('two\n');
-    const again = await journal.apply('h-1', async () => (computed += 1, outcome('three\n')), 'hook-start', 'receipt-2');
+    const again = await journal.apply('h-1', async () => ((computed += 1), outcome('three\n')), 'hook-start', 'receipt-2');
     expect(again).toEqual({ result: result('paused'), replayed: true });
     expect(computed).toBe(2);
-    expect(fs.readdirSync(path.dirname(recordFile('h-1'))).filter((name) => name.startsWith('h-1.')).sort()).toEqual([expect.stringMatching(/^h-1\.[0-9a-f]{16}\.json$/), 'h-1.json']);
+    expect(
+      fs
+        .readdirSync(path.dirname(recordFile('h-1')))
+        .filter((name) => name.startsWith('h-1.'))
+        .sort(),
+    ).toEqual([expect.stringMatching(/^h-1\.[0-9a-f]{16}\.json$/), 'h-1.json']);
   });
 
   it('records events that write nothing, too', async () => {
@@ -66,8 +81,20 @@ describe('EventJournal.apply', () => {
     fs.writeFileSync(runFile(), 'old\n');
     const before = (await import('node:crypto')).createHash('sha256').update('old\n').digest('hex');
     fs.mkdirSync(path.dirname(recordFile('c-3')), { recursive: true });
-    fs.writeFileSync(recordFile('c-3'), JSON.stringify({ v: 1, eventId: 'c-3', state: 'pending', recordedAt: 'x', result: result('paused'), writes: [{ path: runFile(), content: 'new\n', beforeSha256: before }] }));
-    const replay = await journal.apply('c-3', async () => { throw new Error('must not recompute'); });
+    fs.writeFileSync(
+      recordFile('c-3'),
+      JSON.stringify({
+        v: 1,
+        eventId: 'c-3',
+        state: 'pending',
+        recordedAt: 'x',
+        result: result('paused'),
+        writes: [{ path: runFile(), content: 'new\n', beforeSha256: before }],
+      }),
+    );
+    const replay = await journal.apply('c-3', async () => {
+      throw new Error('must not recompute');
+    });
     expect(replay).toEqual({ result: result('paused'), replayed: true });
     expect(fs.readFileSync(runFile(), 'utf8')).toBe('new\n');
     expect(JSON.parse(fs.readFileSync(recordFile('c-3'), 'utf8')).state).toBe('done');
@@ -77,24 +104,60 @@ describe('EventJournal.apply', () => {
     fs.writeFileSync(runFile(), 'new\n');
     const inode = fs.statSync(runFile()).ino;
     fs.mkdirSync(path.dirname(recordFile('c-4')), { recursive: true });
-    fs.writeFileSync(recordFile('c-4'), JSON.stringify({ v: 1, eventId: 'c-4', state: 'pending', recordedAt: 'x', result: result('running'), writes: [{ path: runFile(), content: 'new\n', beforeSha256: null }] }));
-    await journal.apply('c-4', async () => { throw new Error('must not recompute'); });
+    fs.writeFileSync(
+      recordFile('c-4'),
+      JSON.stringify({
+        v: 1,
+        eventId: 'c-4',
+        state: 'pending',
+        recordedAt: 'x',
+        result: result('running'),
+        writes: [{ path: runFile(), content: 'new\n', beforeSha256: null }],
+      }),
+    );
+    await journal.apply('c-4', async () => {
+      throw new Error('must not recompute');
+    });
     expect(fs.statSync(runFile()).ino).toBe(inode);
   });
 
   it('does not overwrite state that moved on since, and says so', async () => {
     fs.writeFileSync(runFile(), 'moved on\n');
     fs.mkdirSync(path.dirname(recordFile('c-5')), { recursive: true });
-    fs.writeFileSync(recordFile('c-5'), JSON.stringify({ v: 1, eventId: 'c-5', state: 'pending', recordedAt: 'x', result: result('running'), writes: [{ path: runFile(), content: 'new\n', beforeSha256: 'f'.repeat(64) }] }));
-    const replay = await journal.apply('c-5', async () => { throw new Error('must not recompute'); });
+    fs.writeFileSync(
+      recordFile('c-5'),
+      JSON.stringify({
+        v: 1,
+        eventId: 'c-5',
+        state: 'pending',
+        recordedAt: 'x',
+        result: result('running'),
+        writes: [{ path: runFile(), content: 'new\n', beforeSha256: 'f'.repeat(64) }],
+      }),
+    );
+    const replay = await journal.apply('c-5', async () => {
+      throw new Error('must not recompute');
+    });
     expect(replay.result.warnings?.[0]).toContain('run state has changed since');
     expect(fs.readFileSync(runFile(), 'utf8')).toBe('moved on\n');
   });
 
   it('refuses to write outside the workspace, even from a tampered record', async () => {
-    await expect(journal.apply('c-6', async () => ({ result: result('running'), writes: [{ path: path.join(root, 'evil.txt'), content: 'x' }] }))).rejects.toThrow(/outside/);
+    await expect(
+      journal.apply('c-6', async () => ({ result: result('running'), writes: [{ path: path.join(root, 'evil.txt'), content: 'x' }] })),
+    ).rejects.toThrow(/outside/);
     expect(fs.existsSync(path.join(root, 'evil.txt'))).toBe(false);
-    fs.writeFileSync(recordFile('c-7'), JSON.stringify({ v: 1, eventId: 'c-7', state: 'pending', recordedAt: 'x', result: result('running'), writes: [{ path: '/tmp/evil-baton.txt', content: 'x', beforeSha256: null }] }));
+    fs.writeFileSync(
+      recordFile('c-7'),
+      JSON.stringify({
+        v: 1,
+        eventId: 'c-7',
+        state: 'pending',
+        recordedAt: 'x',
+        result: result('running'),
+        writes: [{ path: '/tmp/evil-baton.txt', content: 'x', beforeSha256: null }],
+      }),
+    );
     await expect(journal.apply('c-7', async () => outcome('y'))).rejects.toThrow(/outside/);
     expect(fs.existsSync('/tmp/evil-baton.txt')).toBe(false);
   });

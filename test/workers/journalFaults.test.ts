@@ -16,7 +16,14 @@ let workspace: string;
 let journalDir: string;
 let journal: EventJournal;
 const runFile = () => path.join(workspace, 'active', 'TASK-20260101-000001', 'orchestration.json');
-const result: OrchestrationResult = { status: 'running', changed: true, taskId: 'TASK-20260101-000001', run: null, next: null, error: null };
+const result: OrchestrationResult = {
+  status: 'running',
+  changed: true,
+  taskId: 'TASK-20260101-000001',
+  run: null,
+  next: null,
+  error: null,
+};
 
 beforeEach(() => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-journal-faults-'));
@@ -39,7 +46,11 @@ describe('marking an event done', () => {
     expect(record).toMatchObject({ v: 1, eventId: 'c-1', state: 'done', result });
     expect(fs.readdirSync(journalDir)).toEqual(['c-1.json']);
     // A redelivery reads it as done and returns the first result without touching anything.
-    expect(await journal.apply('c-1', async () => { throw new Error('must not recompute'); })).toEqual({ result, replayed: true });
+    expect(
+      await journal.apply('c-1', async () => {
+        throw new Error('must not recompute');
+      }),
+    ).toEqual({ result, replayed: true });
     expect(fs.statSync(file).ino).toBe(inode);
   });
 
@@ -50,7 +61,9 @@ describe('marking an event done', () => {
     ] as const) {
       fs.writeFileSync(path.join(journalDir, `${eventId}.json`), text([{ path: runFile(), content: `${eventId}\n`, beforeSha256: null }]));
       fs.rmSync(runFile(), { force: true });
-      await journal.apply(eventId, async () => { throw new Error('must not recompute'); });
+      await journal.apply(eventId, async () => {
+        throw new Error('must not recompute');
+      });
       expect(fs.readFileSync(runFile(), 'utf8')).toBe(`${eventId}\n`);
       expect(JSON.parse(fs.readFileSync(path.join(journalDir, `${eventId}.json`), 'utf8')).state).toBe('done');
     }
@@ -61,7 +74,13 @@ describe('interrupted atomic writes', () => {
   it('removeInterruptedWrites removes only the temp files writeFileAtomic makes for that file', () => {
     const dir = path.dirname(runFile());
     const ours = [`orchestration.json.${randomUUID()}.tmp`, `orchestration.json.${randomUUID()}.tmp`];
-    const others = ['orchestration.json', 'orchestration.json.bak', 'orchestration.json.123.4567.tmp', `task.md.${randomUUID()}.tmp`, `orchestration.jsonx.${randomUUID()}.tmp`];
+    const others = [
+      'orchestration.json',
+      'orchestration.json.bak',
+      'orchestration.json.123.4567.tmp',
+      `task.md.${randomUUID()}.tmp`,
+      `orchestration.jsonx.${randomUUID()}.tmp`,
+    ];
     for (const name of [...ours, ...others]) fs.writeFileSync(path.join(dir, name), 'x');
     expect(removeInterruptedWrites(runFile()).sort()).toEqual([...ours].sort());
     expect(fs.readdirSync(dir).sort()).toEqual([...others].sort());

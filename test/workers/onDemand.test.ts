@@ -14,7 +14,15 @@ import { queueNameFor } from '../../src/queue/keys.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import type { RepoIdentity } from '../../src/queue/checkoutId.ts';
 import { addPlainJob } from '../../src/queue/addJob.ts';
-import { JOB_OPTIONS, eventsStreamKey, heartbeatKey, jobKey, repositoriesKey, repositoryEntryValue, workersKey } from '../../src/queue/keys.ts';
+import {
+  JOB_OPTIONS,
+  eventsStreamKey,
+  heartbeatKey,
+  jobKey,
+  repositoriesKey,
+  repositoryEntryValue,
+  workersKey,
+} from '../../src/queue/keys.ts';
 import { WATCH_BLOCK_MS } from '../../src/workers/onDemand.ts';
 
 // Serving on demand (docs/architecture.md "Serving on demand"): one `baton worker --discover`
@@ -49,7 +57,8 @@ async function workerConnections(): Promise<string[]> {
 }
 
 /** The BullMQ Worker's blocking connection is named after its queue: is the checkout held? */
-const heldBy = (names: string[], checkout: RepoIdentity) => names.some((name) => name.includes(`:${Buffer.from(queueNameFor(checkout.id)).toString('base64')}:w:`));
+const heldBy = (names: string[], checkout: RepoIdentity) =>
+  names.some((name) => name.includes(`:${Buffer.from(queueNameFor(checkout.id)).toString('base64')}:w:`));
 
 async function until(what: string, condition: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -93,7 +102,18 @@ beforeAll(async () => {
   }
   await registry.exec();
   worker = await startWorkerProcess(
-    ['--discover', '--allow-root', base, '--keep-warm', String(KEEP_WARM_MS), '--lock-duration', '1500', '--stalled-interval', '500', '--quiet'],
+    [
+      '--discover',
+      '--allow-root',
+      base,
+      '--keep-warm',
+      String(KEEP_WARM_MS),
+      '--lock-duration',
+      '1500',
+      '--stalled-interval',
+      '500',
+      '--quiet',
+    ],
     { env, readyTimeoutMs: 60_000 },
   );
 }, 120_000);
@@ -117,7 +137,9 @@ describe('one worker, 200 checkouts, served on demand', () => {
     // process heartbeat is what keeps them alive.
     const [workerId] = await client.zrangebyscore(workersKey(prefix), Date.now(), '+inf');
     expect(workerId).toMatch(/^w-/);
-    const members = await Promise.all(checkouts.map((checkout) => client.zrange(heartbeatKey(prefix, queueNameFor(checkout.id)), '0', '-1')));
+    const members = await Promise.all(
+      checkouts.map((checkout) => client.zrange(heartbeatKey(prefix, queueNameFor(checkout.id)), '0', '-1')),
+    );
     expect(members.every((list) => list.length === 1 && list[0] === workerId)).toBe(true);
   });
 
@@ -138,7 +160,12 @@ describe('one worker, 200 checkouts, served on demand', () => {
     }
     // A released checkout is picked up again the same way (its watch resumes where the queue was found empty).
     const again = checkouts[0]!;
-    const paused = jsonOf(await runBaton(['task', TASK_ID, 'pause', '--code', 'AGAIN', '--message', 'after release', '--recoverable', 'true'], { env, cwd: again.root }));
+    const paused = jsonOf(
+      await runBaton(['task', TASK_ID, 'pause', '--code', 'AGAIN', '--message', 'after release', '--recoverable', 'true'], {
+        env,
+        cwd: again.root,
+      }),
+    );
     expect(paused).toMatchObject({ status: 'paused', changed: true });
     expect(await queueWaitMs(again, await lastJobId(again))).toBeLessThan(PICKUP_BOUND_MS);
   }, 90_000);
@@ -152,7 +179,14 @@ describe('one worker, 200 checkouts, served on demand', () => {
     // transaction, so the watch never sees an entry for it.
     const envelope = envelopeFor({ intent: 'begin-or-resume', taskRef: TASK_ID }, checkout, 'cli', 'c-orphaned');
     const transaction = client.multi();
-    addPlainJob(client, transaction, { prefix, queueName, name: envelope.intent, data: envelope, jobId: envelope.eventId, opts: JOB_OPTIONS });
+    addPlainJob(client, transaction, {
+      prefix,
+      queueName,
+      name: envelope.intent,
+      data: envelope,
+      jobId: envelope.eventId,
+      opts: JOB_OPTIONS,
+    });
     transaction.rpoplpush(`${prefix}:${queueName}:wait`, `${prefix}:${queueName}:active`);
     transaction.hset(jobKey(prefix, queueName, envelope.eventId), 'processedOn', Date.now(), 'atm', 1);
     transaction.del(eventsStreamKey(prefix, queueName));
@@ -163,7 +197,9 @@ describe('one worker, 200 checkouts, served on demand', () => {
     // The worker that held it stops beating: its entry in the workers key expires.
     await client.zadd(workersKey(prefix), Date.now() - 1, 'w-killed');
     await client.zadd(heartbeatKey(prefix, queueName), Date.now() - 60_000, 'w-killed');
-    await until('the orphaned job applied', async () => Boolean(await client.hget(jobKey(prefix, queueName, envelope.eventId), 'finishedOn')));
+    await until('the orphaned job applied', async () =>
+      Boolean(await client.hget(jobKey(prefix, queueName, envelope.eventId), 'finishedOn')),
+    );
     expect(await client.hget(jobKey(prefix, queueName, envelope.eventId), 'failedReason')).toBeNull();
     expect(readRun(checkout.taskDir).status).toBe('running');
   }, 60_000);

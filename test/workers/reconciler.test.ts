@@ -38,7 +38,12 @@ describe('scanForReconciliation', () => {
     const receipt = readRun(fixture.taskDir()).pendingDelegation!;
     const parsed = parseEnvelope(envelopes[0]);
     expect(parsed.ok && parsed.event).toEqual({
-      intent: 'reconcile', taskRef: TASK_ID, receiptId: receipt.id, kind: 'not-started', since: receipt.createdAt, graceMs: DEFAULT_GRACES.spawnGraceMs,
+      intent: 'reconcile',
+      taskRef: TASK_ID,
+      receiptId: receipt.id,
+      kind: 'not-started',
+      since: receipt.createdAt,
+      graceMs: DEFAULT_GRACES.spawnGraceMs,
     });
     expect(envelopes[0]).toMatchObject({ source: 'worker', eventId: reconcileEventId(receipt.id, 'not-started', receipt.createdAt) });
   });
@@ -80,11 +85,15 @@ describe('graces on the command line and in the endpoint record', () => {
     expect(duration('5m')).toBe(DEFAULT_GRACES.spawnGraceMs);
     expect(duration('1.5h')).toBe(5_400_000);
     expect(duration('250')).toBe(250);
-    for (const bad of ['', 'soon', '-5m', '0', '10 parsecs']) expect(() => duration(bad), bad).toThrow('must be a duration such as 90s, 10m or 1h');
+    for (const bad of ['', 'soon', '-5m', '0', '10 parsecs'])
+      expect(() => duration(bad), bad).toThrow('must be a duration such as 90s, 10m or 1h');
   });
 
   it('a worker records its graces with its endpoint, for baton runs and the run page', () => {
-    recordEndpoint(fixture.root, { redisUrl: 'redis://127.0.0.1:1', prefix: 'p' }, new Date(T0), { stopGraceMs: 120_000, spawnGraceMs: 60_000 });
+    recordEndpoint(fixture.root, { redisUrl: 'redis://127.0.0.1:1', prefix: 'p' }, new Date(T0), {
+      stopGraceMs: 120_000,
+      spawnGraceMs: 60_000,
+    });
     expect(readEndpoint(fixture.root)?.graces).toEqual({ stopGraceMs: 120_000, spawnGraceMs: 60_000 });
     recordEndpoint(fixture.root, { redisUrl: 'redis://127.0.0.1:1', prefix: 'p' }, new Date(T0));
     expect(readEndpoint(fixture.root)?.graces).toBeUndefined();

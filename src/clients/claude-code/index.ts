@@ -12,7 +12,16 @@ export const claudeCode = {
   id: 'claude-code',
   displayName: 'Claude Code',
   // 0.9.2's capability matrix column (docs/lifecycle.md §8).
-  capabilities: { instructions: 'integrated', skills: 'integrated', commands: 'integrated', hooks: 'integrated', subagents: 'experimental', orchestration: 'experimental', sandbox: 'compatible', verification: 'compatible' },
+  capabilities: {
+    instructions: 'integrated',
+    skills: 'integrated',
+    commands: 'integrated',
+    hooks: 'integrated',
+    subagents: 'experimental',
+    orchestration: 'experimental',
+    sandbox: 'compatible',
+    verification: 'compatible',
+  },
   // Claude Code's skills report `claude`; `claude-code` is accepted too.
   stageAgents: ['claude', 'claude-code'],
   hook: {
@@ -36,7 +45,8 @@ export const claudeCode = {
     },
     settingsFile: '.claude/settings.json',
     agentFile: (name: string) => `.claude/agents/${name}.md`,
-    agentProfile: (profile: Profile) => `---\nname: ${profile.name}\ndescription: ${JSON.stringify(profile.description)}\n---\n\n${profile.instructions}`,
+    agentProfile: (profile: Profile) =>
+      `---\nname: ${profile.name}\ndescription: ${JSON.stringify(profile.description)}\n---\n\n${profile.instructions}`,
     // Project skills; agent-infra installs its skills for Claude Code as commands, from .agents/skills.
     skills: {
       file: (name: string) => `.claude/skills/${name}/SKILL.md`,

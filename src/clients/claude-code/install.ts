@@ -16,11 +16,15 @@ export function isBatonTaskRule(rule: unknown): boolean {
  * allow rule. Only baton's own earlier rule is replaced; the user's permissions stay as they are.
  */
 function withBatonPermission(existing: unknown, commandFor: (args: readonly string[]) => string): Record<string, unknown> {
-  const permissions = existing !== null && typeof existing === 'object' && !Array.isArray(existing) ? (existing as Record<string, unknown>) : {};
+  const permissions =
+    existing !== null && typeof existing === 'object' && !Array.isArray(existing) ? (existing as Record<string, unknown>) : {};
   const allow = Array.isArray(permissions.allow) ? permissions.allow : [];
   const rule = `Bash(${commandFor(['task'])} *)`;
   const index = allow.findIndex(isBatonTaskRule);
-  const merged = index === -1 ? [...allow, rule] : allow.map((entry, at) => (at === index ? rule : entry)).filter((entry, at) => at === index || !isBatonTaskRule(entry));
+  const merged =
+    index === -1
+      ? [...allow, rule]
+      : allow.map((entry, at) => (at === index ? rule : entry)).filter((entry, at) => at === index || !isBatonTaskRule(entry));
   return { ...permissions, allow: merged };
 }
 
@@ -51,7 +55,10 @@ export const installer: ClientInstaller = {
     if (!context.trust) return { files: [], notices: trustProblems(context) };
     const globalConfig = claudeGlobalConfigFile(context.env);
     const globalText = context.readText(globalConfig, globalConfig);
-    return { files: [context.userFile(globalConfig, globalText, withClaudeWorkspaceTrust(globalText, context.realRoot, globalConfig))], notices: [] };
+    return {
+      files: [context.userFile(globalConfig, globalText, withClaudeWorkspaceTrust(globalText, context.realRoot, globalConfig))],
+      notices: [],
+    };
   },
   trustProblems,
 };

@@ -35,13 +35,15 @@ function parseConfig(text: string | null, label: string): Record<string, unknown
   } catch (error) {
     throw new ClaudeConfigError(`${label} is not valid JSON (${(error as Error).message}); nothing was written`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new ClaudeConfigError(`${label} is not a JSON object; nothing was written`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new ClaudeConfigError(`${label} is not a JSON object; nothing was written`);
   return value as Record<string, unknown>;
 }
 
 function projectsOf(config: Record<string, unknown>, label: string): Record<string, Record<string, unknown>> {
   const projects = config.projects ?? {};
-  if (projects === null || typeof projects !== 'object' || Array.isArray(projects)) throw new ClaudeConfigError(`${label}: 'projects' is not an object; nothing was written`);
+  if (projects === null || typeof projects !== 'object' || Array.isArray(projects))
+    throw new ClaudeConfigError(`${label}: 'projects' is not an object; nothing was written`);
   return projects as Record<string, Record<string, unknown>>;
 }
 

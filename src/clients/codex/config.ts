@@ -65,7 +65,9 @@ function parseToml(text: string, label: string): Record<string, any> {
   try {
     return parse(text) as Record<string, any>;
   } catch (error) {
-    throw new TomlConfigError(`${label} is not valid TOML (${(error as Error).message.split('\n')[0]}); fix it and run again. Nothing was written`);
+    throw new TomlConfigError(
+      `${label} is not valid TOML (${(error as Error).message.split('\n')[0]}); fix it and run again. Nothing was written`,
+    );
   }
 }
 
@@ -82,7 +84,12 @@ function table(parent: Record<string, any>, key: string, label: string): Record<
 }
 
 /** Whether the config already trusts the project and every entry (so Codex will run those hooks). */
-export function trustState(text: string | null, projectRoot: string, entries: readonly TrustEntry[], label: string): { project: boolean; hooks: string[] } {
+export function trustState(
+  text: string | null,
+  projectRoot: string,
+  entries: readonly TrustEntry[],
+  label: string,
+): { project: boolean; hooks: string[] } {
   const config = text === null ? {} : parseToml(text, label);
   const project = config.projects?.[projectRoot]?.trust_level === 'trusted';
   const untrusted = entries.filter((entry) => config.hooks?.state?.[entry.key]?.trusted_hash !== entry.hash).map((entry) => entry.key);
@@ -103,7 +110,8 @@ export function withCodexTrust(text: string | null, projectRoot: string, entries
   // Tables that do not exist yet: append them the way Codex does, if that stays valid TOML.
   const sections: string[] = [];
   if (needProject) sections.push(`[projects.${JSON.stringify(projectRoot)}]\ntrust_level = "trusted"\n`);
-  for (const entry of missingHooks) sections.push(`[hooks.state.${JSON.stringify(entry.key)}]\ntrusted_hash = ${JSON.stringify(entry.hash)}\n`);
+  for (const entry of missingHooks)
+    sections.push(`[hooks.state.${JSON.stringify(entry.key)}]\ntrusted_hash = ${JSON.stringify(entry.hash)}\n`);
   if (sections.length > 0) {
     const candidate = `${source}${source === '' || source.endsWith('\n') ? '' : '\n'}${source === '' ? '' : '\n'}${sections.join('\n')}`;
     try {
@@ -127,13 +135,19 @@ export function withCodexTrust(text: string | null, projectRoot: string, entries
  * resolves a relative root against the file's own directory (`../.agents`). Entries in `replaced`
  * (what an older baton wrote: absolute paths of the same directories) are dropped.
  */
-export function withSandboxSettings(text: string | null, writableRoots: readonly string[], label: string, replaced: readonly string[] = []): string {
+export function withSandboxSettings(
+  text: string | null,
+  writableRoots: readonly string[],
+  label: string,
+  replaced: readonly string[] = [],
+): string {
   const source = text ?? '';
   const config = parseToml(source, label);
   const current = config.sandbox_workspace_write;
   const roots: unknown = current?.writable_roots;
   const stale = Array.isArray(roots) && roots.some((root) => replaced.includes(root) && !writableRoots.includes(root));
-  if (current?.network_access === true && Array.isArray(roots) && writableRoots.every((root) => roots.includes(root)) && !stale) return source;
+  if (current?.network_access === true && Array.isArray(roots) && writableRoots.every((root) => roots.includes(root)) && !stale)
+    return source;
   if (current === undefined) {
     const section = `[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = [${writableRoots.map((root) => JSON.stringify(root)).join(', ')}]\n`;
     const candidate = `${source}${source === '' || source.endsWith('\n') ? '' : '\n'}${source === '' ? '' : '\n'}${section}`;
@@ -149,7 +163,9 @@ export function withSandboxSettings(text: string | null, writableRoots: readonly
   if (sandbox.writable_roots !== undefined && !Array.isArray(sandbox.writable_roots)) {
     throw new TomlConfigError(`${label}: sandbox_workspace_write.writable_roots is not an array; nothing was written`);
   }
-  const existing = ((sandbox.writable_roots as string[] | undefined) ?? []).filter((root) => !replaced.includes(root) || writableRoots.includes(root));
+  const existing = ((sandbox.writable_roots as string[] | undefined) ?? []).filter(
+    (root) => !replaced.includes(root) || writableRoots.includes(root),
+  );
   sandbox.writable_roots = [...existing, ...writableRoots.filter((root) => !existing.includes(root))];
   return patch(source, config);
 }
@@ -164,7 +180,8 @@ export function withoutSandboxSettings(text: string, writableRoots: readonly str
   const sandbox = config.sandbox_workspace_write;
   if (sandbox === undefined || sandbox === null || typeof sandbox !== 'object') return text;
   // Without one of baton's roots, the section is the user's alone (network access included).
-  if (!Array.isArray(sandbox.writable_roots) || !sandbox.writable_roots.some((root: unknown) => writableRoots.includes(root as string))) return text;
+  if (!Array.isArray(sandbox.writable_roots) || !sandbox.writable_roots.some((root: unknown) => writableRoots.includes(root as string)))
+    return text;
   delete sandbox.network_access;
   if (Array.isArray(sandbox.writable_roots)) {
     sandbox.writable_roots = sandbox.writable_roots.filter((root: unknown) => !writableRoots.includes(root as string));

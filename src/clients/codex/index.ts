@@ -13,7 +13,16 @@ export const codex = {
   id: 'codex',
   displayName: 'Codex',
   // 0.9.2's capability matrix column (docs/lifecycle.md §8).
-  capabilities: { instructions: 'integrated', skills: 'integrated', commands: 'compatible', hooks: 'experimental', subagents: 'experimental', orchestration: 'experimental', sandbox: 'compatible', verification: 'compatible' },
+  capabilities: {
+    instructions: 'integrated',
+    skills: 'integrated',
+    commands: 'compatible',
+    hooks: 'experimental',
+    subagents: 'experimental',
+    orchestration: 'experimental',
+    sandbox: 'compatible',
+    verification: 'compatible',
+  },
   stageAgents: ['codex'],
   hook: {
     // v1 `spawn_agent` forks with `fork_context: true`; the v2 collaboration tools copy `fork_turns`
@@ -29,7 +38,11 @@ export const codex = {
     hooks: [
       { event: 'SubagentStart', matcher: LIFECYCLE_AGENTS, args: ['--event', 'subagent-start'] },
       { event: 'SubagentStop', matcher: LIFECYCLE_AGENTS, args: ['--event', 'subagent-stop'] },
-      { event: 'PreToolUse', matcher: '^(spawn_agent|collaborationspawn_agent|collaboration\\.spawn_agent)$', args: ['--event', 'pre-tool'] },
+      {
+        event: 'PreToolUse',
+        matcher: '^(spawn_agent|collaborationspawn_agent|collaboration\\.spawn_agent)$',
+        args: ['--event', 'pre-tool'],
+      },
     ],
     instructions: {
       file: 'AGENTS.md',
@@ -49,7 +62,12 @@ export const codex = {
     },
     also: 'the sandbox settings baton needs',
     trust: "the project and baton's hooks in $CODEX_HOME/config.toml",
-    options: [{ flags: '--no-sandbox-config', description: "leave .codex/config.toml alone (baton's commands then need another way to reach Redis)" }],
+    options: [
+      {
+        flags: '--no-sandbox-config',
+        description: "leave .codex/config.toml alone (baton's commands then need another way to reach Redis)",
+      },
+    ],
     installer: async () => (await import('./install.ts')).installer,
   },
   // Codex payloads carry the turn, the permission mode and the model (docs/hooks.md "Fields baton relies on").

@@ -1,6 +1,14 @@
 import path from 'node:path';
 import type { ClientInstaller, InstallContext } from '../installer.ts';
-import { codexHome, codexHookHash, codexHookKey, trustState, withCodexTrust, withSandboxSettings, withoutSandboxSettings } from './config.ts';
+import {
+  codexHome,
+  codexHookHash,
+  codexHookKey,
+  trustState,
+  withCodexTrust,
+  withSandboxSettings,
+  withoutSandboxSettings,
+} from './config.ts';
 
 // What install-hooks does for Codex besides hooks, profiles and instructions: the project sandbox
 // settings baton needs (docs/wiring.md "Codex's sandbox") and Codex's trust of the project and of
@@ -22,14 +30,22 @@ function writableRoots(context: InstallContext): { roots: string[]; absolute: st
 }
 
 function trustEntries(context: InstallContext) {
-  return context.hooks.map((hook) => ({ key: codexHookKey(context.settingsFile, hook.event, hook.groupIndex, hook.handlerIndex), hash: codexHookHash(hook) }));
+  return context.hooks.map((hook) => ({
+    key: codexHookKey(context.settingsFile, hook.event, hook.groupIndex, hook.handlerIndex),
+    hash: codexHookHash(hook),
+  }));
 }
 
 function trustProblems(context: InstallContext): string[] {
   const userConfig = path.join(codexHome(context.env), 'config.toml');
   const state = trustState(context.readText(userConfig, userConfig), context.realRoot, trustEntries(context), userConfig);
   if (state.project && state.hooks.length === 0) return [];
-  const missing = [!state.project ? 'the project is not trusted' : null, state.hooks.length > 0 ? `${state.hooks.length} of baton's hooks are not trusted` : null].filter(Boolean).join(' and ');
+  const missing = [
+    !state.project ? 'the project is not trusted' : null,
+    state.hooks.length > 0 ? `${state.hooks.length} of baton's hooks are not trusted` : null,
+  ]
+    .filter(Boolean)
+    .join(' and ');
   return [
     `Codex skips a project's hooks and its .codex/config.toml without a word until they are trusted (${missing} in ${userConfig}). Run '${context.trustCommand}' to trust them, or trust the project in Codex and approve the hooks in its /hooks screen`,
   ];
@@ -44,7 +60,9 @@ export const installer: ClientInstaller = {
       const { roots, absolute, machineSpecific } = writableRoots(context);
       files.push(context.planFile(PROJECT_CONFIG, withSandboxSettings(current, roots, PROJECT_CONFIG, absolute)));
       if (machineSpecific !== null) {
-        notices.push(`${PROJECT_CONFIG} names this checkout's git directory, ${machineSpecific}, which is outside it (a linked worktree): that entry is machine-specific`);
+        notices.push(
+          `${PROJECT_CONFIG} names this checkout's git directory, ${machineSpecific}, which is outside it (a linked worktree): that entry is machine-specific`,
+        );
       }
     }
     if (!context.trust) return { files, notices: [...notices, ...trustProblems(context)] };
@@ -53,6 +71,12 @@ export const installer: ClientInstaller = {
     files.push(context.userFile(userConfig, userText, withCodexTrust(userText, context.realRoot, trustEntries(context), userConfig)));
     return { files, notices };
   },
-  projectFiles: (context) => [{ path: PROJECT_CONFIG, without: (text) => withoutSandboxSettings(text, [...writableRoots(context).roots, ...writableRoots(context).absolute], PROJECT_CONFIG) }],
+  projectFiles: (context) => [
+    {
+      path: PROJECT_CONFIG,
+      without: (text) =>
+        withoutSandboxSettings(text, [...writableRoots(context).roots, ...writableRoots(context).absolute], PROJECT_CONFIG),
+    },
+  ],
   trustProblems,
 };

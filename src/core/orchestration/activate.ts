@@ -66,7 +66,8 @@ function lateStartRefusal(runs: readonly ActiveRun[], client: string, childId: s
       if (receipt.client === client && (!latest || receipt.createdAt > latest.receipt.createdAt)) latest = { taskId, receipt };
     }
   }
-  const givenUp = latest?.receipt.status === 'aborted' ? latest.receipt.reconciliations?.find((done) => done.kind === 'not-started') : undefined;
+  const givenUp =
+    latest?.receipt.status === 'aborted' ? latest.receipt.reconciliations?.find((done) => done.kind === 'not-started') : undefined;
   if (!latest || !givenUp) return null;
   return failed(
     'DELEGATION_STATE_INVALID',

@@ -39,9 +39,7 @@ export async function advance(ctx: OrchestrationContext, taskRef: string): Promi
   const consumedAt = ctx.now();
   const outcome = consumeDelegation(receipt, { now: () => consumedAt });
   if (!outcome.ok) {
-    const message = IN_FLIGHT.has(receipt.status)
-      ? `${outcome.message}; ${prematureAdvanceAdvice(task.taskId, receipt)}`
-      : outcome.message;
+    const message = IN_FLIGHT.has(receipt.status) ? `${outcome.message}; ${prematureAdvanceAdvice(task.taskId, receipt)}` : outcome.message;
     return pauseRun(ctx, task, run, outcome.code, message, true);
   }
   const completed = outcome.receipt.stage === 'commit';
@@ -57,7 +55,11 @@ export async function advance(ctx: OrchestrationContext, taskRef: string): Promi
   return reportRun(task.taskId, updated, true);
 }
 
-export function pause(ctx: OrchestrationContext, taskRef: string, input: { code: string; message: string; recoverable: boolean }): OrchestrationResult {
+export function pause(
+  ctx: OrchestrationContext,
+  taskRef: string,
+  input: { code: string; message: string; recoverable: boolean },
+): OrchestrationResult {
   return pauseByRef(ctx, taskRef, input.code, input.message, input.recoverable);
 }
 
@@ -99,7 +101,13 @@ export function abort(ctx: OrchestrationContext, taskRef: string, input: { reaso
     message ??= `delegation ${outcome.receipt.id} was aborted`;
   }
   message = kept ? `${message ?? 'aborted without a reason'}; ${kept.note}` : message!;
-  const updated = pausedWithoutPending(ctx, run, receipts, { code: ABORT_PAUSE_CODE, message, recoverable: true }, kept ? { violations: kept.violations } : {});
+  const updated = pausedWithoutPending(
+    ctx,
+    run,
+    receipts,
+    { code: ABORT_PAUSE_CODE, message, recoverable: true },
+    kept ? { violations: kept.violations } : {},
+  );
   save(ctx, task, updated);
   return reportRun(task.taskId, updated, true);
 }

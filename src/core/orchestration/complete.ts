@@ -32,9 +32,19 @@ export function completeStage(
   }
   // baton: the stalled pause (docs/architecture.md "Reconciliation") said this child had not completed
   // its stage; now it has, so the pause is lifted rather than left to mislead the child and the page.
-  const stalled = run.status === 'paused' && run.pause?.code === STALLED_PAUSE_CODE && run.pendingDelegation.reconciliations?.some((mark) => mark.kind === 'stalled');
-  const updated = withUpdates(ctx, run, stalled ? { pendingDelegation: outcome.receipt, status: 'running', pause: null } : { pendingDelegation: outcome.receipt });
-  if (stalled) ctx.warnings.push(`the stage is completed, so the pause ${STALLED_PAUSE_CODE} is lifted; the stop seals the delegation and advance goes on`);
+  const stalled =
+    run.status === 'paused' &&
+    run.pause?.code === STALLED_PAUSE_CODE &&
+    run.pendingDelegation.reconciliations?.some((mark) => mark.kind === 'stalled');
+  const updated = withUpdates(
+    ctx,
+    run,
+    stalled ? { pendingDelegation: outcome.receipt, status: 'running', pause: null } : { pendingDelegation: outcome.receipt },
+  );
+  if (stalled)
+    ctx.warnings.push(
+      `the stage is completed, so the pause ${STALLED_PAUSE_CODE} is lifted; the stop seals the delegation and advance goes on`,
+    );
   save(ctx, task, updated);
   warnIfReviewUnbound(ctx, task.taskDir, outcome.receipt, event.content);
   return reportRun(task.taskId, updated, true);
@@ -84,14 +94,21 @@ export function validateStage(
   const { task, run } = opened.value;
   const receipt = run.pendingDelegation;
   if (
-    !receipt
-    || receipt.status !== 'activated'
-    || receipt.stage !== event.stage
-    || receipt.round !== event.round
-    || receipt.artifact !== event.artifact
-    || receipt.role !== event.role
+    !receipt ||
+    receipt.status !== 'activated' ||
+    receipt.stage !== event.stage ||
+    receipt.round !== event.round ||
+    receipt.artifact !== event.artifact ||
+    receipt.role !== event.role
   ) {
-    return pauseRun(ctx, task, run, 'ORCHESTRATION_PROVENANCE_MISMATCH', 'active run does not have one matching activated delegation', true);
+    return pauseRun(
+      ctx,
+      task,
+      run,
+      'ORCHESTRATION_PROVENANCE_MISMATCH',
+      'active run does not have one matching activated delegation',
+      true,
+    );
   }
   return reportRun(task.taskId, run, false);
 }

@@ -45,7 +45,9 @@ export async function laterTurnOfSealed(ctx: OrchestrationContext, match: Pendin
   try {
     after = await ctx.fingerprinter.capture(ctx.repoRoot);
     // Run files are baton's own writes after every fingerprint it records, never a child's change.
-    sinceSeal = (await ctx.fingerprinter.diff(ctx.repoRoot, receipt.afterFingerprint ?? receipt.beforeFingerprint, after)).filter((item) => !isActiveRunFilePath(item));
+    sinceSeal = (await ctx.fingerprinter.diff(ctx.repoRoot, receipt.afterFingerprint ?? receipt.beforeFingerprint, after)).filter(
+      (item) => !isActiveRunFilePath(item),
+    );
     sincePrepare = sinceSeal.length === 0 ? [] : await ctx.fingerprinter.diff(ctx.repoRoot, receipt.beforeFingerprint, after);
   } catch (error) {
     return pauseRun(ctx, task.value, match.run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
@@ -68,7 +70,9 @@ export async function laterTurnOfSealed(ctx: OrchestrationContext, match: Pendin
     });
   }
   if (!outcome.ok) return pauseRun(ctx, task.value, match.run, outcome.code, outcome.message, true);
-  ctx.warnings.push(`child ${childId} ended another turn of sealed delegation ${receipt.id}; changed since the seal: ${sinceSeal.join(', ')}`);
+  ctx.warnings.push(
+    `child ${childId} ended another turn of sealed delegation ${receipt.id}; changed since the seal: ${sinceSeal.join(', ')}`,
+  );
   const updated = withUpdates(ctx, match.run, { pendingDelegation: outcome.receipt });
   save(ctx, task.value, updated);
   return reportRun(match.taskId, updated, true);
@@ -81,7 +85,9 @@ export async function turnAfterConsumed(ctx: OrchestrationContext, match: Pendin
   const baseline = latestRecordedFingerprint(ctx) ?? match.receipt.afterFingerprint ?? match.receipt.beforeFingerprint;
   let changed: string[];
   try {
-    changed = (await ctx.fingerprinter.diff(ctx.repoRoot, baseline, await ctx.fingerprinter.capture(ctx.repoRoot))).filter((item) => !isActiveRunFilePath(item));
+    changed = (await ctx.fingerprinter.diff(ctx.repoRoot, baseline, await ctx.fingerprinter.capture(ctx.repoRoot))).filter(
+      (item) => !isActiveRunFilePath(item),
+    );
   } catch (error) {
     return pauseRun(ctx, task.value, match.run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
   }
@@ -90,13 +96,22 @@ export async function turnAfterConsumed(ctx: OrchestrationContext, match: Pendin
     return reportRun(match.taskId, match.run, false);
   }
   const forbidden = firstForbiddenReviewerPath(match.receipt, changed);
-  const [code, message]: [ErrorCode, string] = forbidden !== undefined
-    ? ['DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`]
-    : [
-      TURN_AFTER_CONSUMED_CODE,
-      `child ${childId} ran a turn after its delegation ${match.receipt.id} (${match.receipt.stage} round ${match.receipt.round}) was consumed and changed ${changed.map((item) => `'${item}'`).join(', ')}; these changes belong to no delegation`,
-    ];
+  const [code, message]: [ErrorCode, string] =
+    forbidden !== undefined
+      ? ['DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`]
+      : [
+          TURN_AFTER_CONSUMED_CODE,
+          `child ${childId} ran a turn after its delegation ${match.receipt.id} (${match.receipt.stage} round ${match.receipt.round}) was consumed and changed ${changed.map((item) => `'${item}'`).join(', ')}; these changes belong to no delegation`,
+        ];
   if (match.run.status === 'completed') return failed(code, message, match.taskId);
   // Sticky (docs/lifecycle.md §6.3): the run is not resumed, nor anything prepared, until they are gone.
-  return pauseForViolation(ctx, task.value, match.run, { code, message, receiptId: match.receipt.id, childId, baseline, allowedPaths: [], paths: changed });
+  return pauseForViolation(ctx, task.value, match.run, {
+    code,
+    message,
+    receiptId: match.receipt.id,
+    childId,
+    baseline,
+    allowedPaths: [],
+    paths: changed,
+  });
 }

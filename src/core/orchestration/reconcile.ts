@@ -11,7 +11,6 @@ import { pausedWithoutPending } from './advance.ts';
 // serialized queue as every event (the `reconcile` job). Each reconciliation is recorded on its
 // receipt and happens once; the clocks are in ../reconciliation.ts.
 
-
 export type ReconcileEvent = { receiptId: string; kind: ReconciliationKind; since: string; graceMs: number };
 
 /** The worker's `reconcile` job: acts only if the receipt still waits where the worker saw it, past the grace. */
@@ -21,10 +20,13 @@ export async function reconcile(ctx: OrchestrationContext, taskRef: string, even
   const { task, run } = opened.value;
   const receipt = run.pendingDelegation;
   const now = ctx.now();
-  const due = receipt?.id === event.receiptId ? dueReconciliation(receipt, { stopGraceMs: event.graceMs, spawnGraceMs: event.graceMs }) : null;
+  const due =
+    receipt?.id === event.receiptId ? dueReconciliation(receipt, { stopGraceMs: event.graceMs, spawnGraceMs: event.graceMs }) : null;
   if (!receipt || !due || due.kind !== event.kind || due.since !== event.since || Date.parse(now) < due.dueAt) {
     // The awaited event came after the job was queued (or another worker acted first): nothing to do.
-    ctx.warnings.push(`nothing to reconcile: delegation ${event.receiptId} no longer waits for ${awaited(event.kind)} since ${event.since}`);
+    ctx.warnings.push(
+      `nothing to reconcile: delegation ${event.receiptId} no longer waits for ${awaited(event.kind)} since ${event.since}`,
+    );
     return reportRun(task.taskId, run, false);
   }
   const mark: Reconciliation = { kind: event.kind, since: event.since, graceMs: event.graceMs, at: now };
@@ -45,10 +47,18 @@ function describe(receipt: DelegationReceipt): string {
 }
 
 /** Activated, never completed: the run pauses with what to do; a child still at work may still complete and stop. */
-function pauseStalled(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun, receipt: DelegationReceipt, graceMs: number): OrchestrationResult {
+function pauseStalled(
+  ctx: OrchestrationContext,
+  task: Resolved,
+  run: OrchestrationRun,
+  receipt: DelegationReceipt,
+  graceMs: number,
+): OrchestrationResult {
   if (run.status === 'paused') {
     // Already paused for its own reason: that pause says more; the clock is recorded, once.
-    ctx.warnings.push(`${describe(receipt)} has not completed its stage within ${graceText(graceMs)}; the run stays paused (${run.pause?.code ?? 'no code'})`);
+    ctx.warnings.push(
+      `${describe(receipt)} has not completed its stage within ${graceText(graceMs)}; the run stays paused (${run.pause?.code ?? 'no code'})`,
+    );
     const updated = withUpdates(ctx, run, {});
     save(ctx, task, updated);
     return reportRun(task.taskId, updated, true);
@@ -61,7 +71,13 @@ function pauseStalled(ctx: OrchestrationContext, task: Resolved, run: Orchestrat
 }
 
 /** Prepared, never started: given up as `abort` does, so the repository is free for other tasks. */
-function giveUp(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun, receipt: DelegationReceipt, graceMs: number): OrchestrationResult {
+function giveUp(
+  ctx: OrchestrationContext,
+  task: Resolved,
+  run: OrchestrationRun,
+  receipt: DelegationReceipt,
+  graceMs: number,
+): OrchestrationResult {
   const outcome = abortDelegation(receipt, { now: ctx.now });
   // Unreachable: a prepared receipt can always be aborted.
   if (!outcome.ok) return pauseRun(ctx, task, run, outcome.code, outcome.message, true);

@@ -9,23 +9,17 @@ import { routeFromArtifacts } from '../route.ts';
 import { describeUnboundReview } from '../reviewBinding.ts';
 import { nextCommands, outdatedPause } from '../nextSteps.ts';
 import type { OrchestrationResult, OrchestrationRun } from '../types.ts';
-import {
-  DEFAULT_MAX_STEPS,
-  errorMessage,
-  openRun,
-  reportRun,
-  requireRun,
-  resolve,
-  loadRun,
-  save,
-  withUpdates,
-} from './steps.ts';
+import { DEFAULT_MAX_STEPS, errorMessage, openRun, reportRun, requireRun, resolve, loadRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext, Resolved } from './steps.ts';
 import { settleViolation } from './violations.ts';
 
 // Starting a run and reading where it is: begin-or-resume, route (with the commit gates), status.
 
-export async function beginOrResume(ctx: OrchestrationContext, taskRef: string, options: { maxSteps?: number } = {}): Promise<OrchestrationResult> {
+export async function beginOrResume(
+  ctx: OrchestrationContext,
+  taskRef: string,
+  options: { maxSteps?: number } = {},
+): Promise<OrchestrationResult> {
   const opened = openRun(ctx, taskRef);
   if (!opened.ok) return opened.result;
   const { task, run: existing } = opened.value;

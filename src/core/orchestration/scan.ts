@@ -41,7 +41,9 @@ export function activeRuns(ctx: OrchestrationContext): readonly ActiveRun[] {
 
 /** The pending delegations of `runs` that `predicate` accepts. */
 export function pendingIn(runs: readonly ActiveRun[], predicate: (receipt: DelegationReceipt) => boolean): PendingMatch[] {
-  return runs.flatMap(({ taskId, run }) => (run.pendingDelegation && predicate(run.pendingDelegation) ? [{ taskId, run, receipt: run.pendingDelegation }] : []));
+  return runs.flatMap(({ taskId, run }) =>
+    run.pendingDelegation && predicate(run.pendingDelegation) ? [{ taskId, run, receipt: run.pendingDelegation }] : [],
+  );
 }
 
 /** The repository's pending delegations that `predicate` accepts; corrupt run files are said in the warnings. */

@@ -11,7 +11,13 @@ import { pauseForViolation } from './violations.ts';
 
 type SealEvent = { childId: string; exitCode: number; afterFingerprint: string; changedPaths: readonly string[] };
 
-function sealLoaded(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun, receipt: DelegationReceipt, event: SealEvent): OrchestrationResult {
+function sealLoaded(
+  ctx: OrchestrationContext,
+  task: Resolved,
+  run: OrchestrationRun,
+  receipt: DelegationReceipt,
+  event: SealEvent,
+): OrchestrationResult {
   const outcome = sealDelegation(receipt, event, { now: ctx.now });
   if (!outcome.ok && outcome.code === 'DELEGATION_REVIEWER_WRITE_FORBIDDEN') {
     // Sticky (docs/lifecycle.md §6.3): the receipt stays unsealed until the writes are gone.
@@ -32,7 +38,10 @@ function sealLoaded(ctx: OrchestrationContext, task: Resolved, run: Orchestratio
 }
 
 /** Captures the workspace after a delegation and lists what changed since its receipt was prepared. */
-async function workspaceChange(ctx: OrchestrationContext, receipt: DelegationReceipt): Promise<{ afterFingerprint: string; changedPaths: string[] }> {
+async function workspaceChange(
+  ctx: OrchestrationContext,
+  receipt: DelegationReceipt,
+): Promise<{ afterFingerprint: string; changedPaths: string[] }> {
   const afterFingerprint = await ctx.fingerprinter.capture(ctx.repoRoot);
   const changedPaths = await ctx.fingerprinter.diff(ctx.repoRoot, receipt.beforeFingerprint, afterFingerprint);
   return { afterFingerprint, changedPaths };
@@ -42,7 +51,12 @@ async function workspaceChange(ctx: OrchestrationContext, receipt: DelegationRec
  * baton (docs/architecture.md "Reconciliation"): seals `receipt`, the run's pending delegation, with
  * the workspace measured now and every check a stop makes, for a completed stage whose stop never came.
  */
-export async function sealMeasured(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun, receipt: DelegationReceipt): Promise<OrchestrationResult> {
+export async function sealMeasured(
+  ctx: OrchestrationContext,
+  task: Resolved,
+  run: OrchestrationRun,
+  receipt: DelegationReceipt,
+): Promise<OrchestrationResult> {
   let change: { afterFingerprint: string; changedPaths: string[] };
   try {
     change = await workspaceChange(ctx, receipt);
@@ -57,7 +71,11 @@ export async function sealMeasured(ctx: OrchestrationContext, task: Resolved, ru
  * captures the after-fingerprint and the changed paths itself: a caller-supplied list could slip
  * past the reviewer write restriction.
  */
-export async function sealExplicit(ctx: OrchestrationContext, taskRef: string, event: { childId: string; exitCode: number }): Promise<OrchestrationResult> {
+export async function sealExplicit(
+  ctx: OrchestrationContext,
+  taskRef: string,
+  event: { childId: string; exitCode: number },
+): Promise<OrchestrationResult> {
   const opened = requirePending(ctx, taskRef);
   if (!opened.ok) return opened.result;
   const { task, run, receipt } = opened.value;
@@ -70,7 +88,11 @@ export async function sealExplicit(ctx: OrchestrationContext, taskRef: string, e
   return sealLoaded(ctx, task, run, receipt, { ...event, ...change });
 }
 
-export async function sealMatching(ctx: OrchestrationContext, client: string, event: { nativeAgent: string; childId: string }): Promise<OrchestrationResult> {
+export async function sealMatching(
+  ctx: OrchestrationContext,
+  client: string,
+  event: { nativeAgent: string; childId: string },
+): Promise<OrchestrationResult> {
   const role = managedDelegationRole(event.nativeAgent);
   if (!role) return failed('DELEGATION_IGNORED', `subagent '${event.nativeAgent}' is not lifecycle-managed`);
   // baton (multi-turn children): Codex stops every turn, Claude Code stops a resumed child again.
@@ -89,14 +111,21 @@ export async function sealMatching(ctx: OrchestrationContext, client: string, ev
   // baton (with decision 6): the stop of a child whose delegation was aborted can still arrive
   // while the next delegation runs; it says nothing about that delegation, so it changes nothing.
   if (
-    matched.receipt.childId !== event.childId
-    && matched.run.receipts.some((receipt) => receipt.status === 'aborted' && receipt.childId === event.childId)
+    matched.receipt.childId !== event.childId &&
+    matched.run.receipts.some((receipt) => receipt.status === 'aborted' && receipt.childId === event.childId)
   ) {
     ctx.warnings.push(`ignored the stop of child ${event.childId}: its delegation was aborted`);
     return reportRun(task.value.taskId, matched.run, false);
   }
   if (matched.receipt.role !== role) {
-    return pauseRun(ctx, task.value, matched.run, 'DELEGATION_ROLE_MISMATCH', `managed role ${role} does not match ${matched.receipt.role}`, true);
+    return pauseRun(
+      ctx,
+      task.value,
+      matched.run,
+      'DELEGATION_ROLE_MISMATCH',
+      `managed role ${role} does not match ${matched.receipt.role}`,
+      true,
+    );
   }
   let change: { afterFingerprint: string; changedPaths: string[] };
   try {

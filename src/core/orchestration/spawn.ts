@@ -16,7 +16,12 @@ export type SpawnRefusal = Readonly<{ code: ErrorCode; message: string; taskId: 
  * the one-pending rule as seen before the spawning tool runs. Shared by the read-only file check
  * (Redis down) and the worker's claim.
  */
-export function spawnTarget(matches: readonly PendingMatch[], repoRoot: string, client: string, nativeAgent: string): PendingMatch | SpawnRefusal {
+export function spawnTarget(
+  matches: readonly PendingMatch[],
+  repoRoot: string,
+  client: string,
+  nativeAgent: string,
+): PendingMatch | SpawnRefusal {
   const role = managedDelegationRole(nativeAgent);
   if (!role) return { code: 'DELEGATION_IGNORED', message: `subagent '${nativeAgent}' is not lifecycle-managed`, taskId: null };
   const prepared = matches.filter((match) => match.receipt.client === client && match.receipt.status === 'prepared');
@@ -69,11 +74,19 @@ export function claimSpawn(
       `the spawn claim of tool call ${event.toolCallId} arrived after its hook gave up (${event.notAfter}); that spawn was blocked, nothing was claimed`,
     );
   }
-  const target = spawnTarget(pendingDelegations(ctx, () => true), ctx.repoRoot, client, event.nativeAgent);
+  const target = spawnTarget(
+    pendingDelegations(ctx, () => true),
+    ctx.repoRoot,
+    client,
+    event.nativeAgent,
+  );
   if (isRefusal(target)) return failed(target.code, target.message, target.taskId);
   const outcome = claimDelegationSpawn(target.receipt, event, { now: ctx.now });
   if (!outcome.ok) {
-    const hint = outcome.code === 'DELEGATION_SPAWN_CLAIMED' ? ` If that spawn never started, run 'baton task ${target.taskId} abort' and prepare again.` : '';
+    const hint =
+      outcome.code === 'DELEGATION_SPAWN_CLAIMED'
+        ? ` If that spawn never started, run 'baton task ${target.taskId} abort' and prepare again.`
+        : '';
     return failed(outcome.code, `${outcome.message}${hint}`, target.taskId);
   }
   if ('unchanged' in outcome) return reportRun(target.taskId, target.run, false);
@@ -91,7 +104,11 @@ export function claimSpawn(
  */
 export function releaseSpawn(ctx: OrchestrationContext, client: string, event: { toolCallId: string }): OrchestrationResult {
   const [match] = pendingDelegations(ctx, (receipt) => receipt.client === client && receipt.spawnClaim?.toolCallId === event.toolCallId);
-  if (!match) return failed('ORCHESTRATION_DELEGATION_MISSING', `no pending delegation is claimed by tool call ${event.toolCallId}; nothing to release`);
+  if (!match)
+    return failed(
+      'ORCHESTRATION_DELEGATION_MISSING',
+      `no pending delegation is claimed by tool call ${event.toolCallId}; nothing to release`,
+    );
   const outcome = releaseDelegationSpawn(match.receipt, event);
   if (!outcome.ok) return failed(outcome.code, outcome.message, match.taskId);
   const task = resolve(ctx, match.taskId);

@@ -1,13 +1,7 @@
 import { failed } from '../results.ts';
 import { resolveTaskRef } from '../taskRef.ts';
 import type { RunTransaction } from '../runStore.ts';
-import type {
-  DelegationReceipt,
-  OrchestrationNext,
-  OrchestrationResult,
-  OrchestrationRun,
-  WorkspaceFingerprinter,
-} from '../types.ts';
+import type { DelegationReceipt, OrchestrationNext, OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../types.ts';
 
 // The steps every orchestration function is made of (docs/lifecycle.md §7.3): resolve the task
 // reference, load its run (a corrupt file stops the command, decision 2), require a run or a pending
@@ -28,7 +22,12 @@ export type OrchestrationContext = Readonly<{
 
 export type Resolved = Extract<ReturnType<typeof resolveTaskRef>, { ok: true }>;
 
-export function reportRun(taskId: string, run: OrchestrationRun, changed: boolean, next: OrchestrationNext | null = null): OrchestrationResult {
+export function reportRun(
+  taskId: string,
+  run: OrchestrationRun,
+  changed: boolean,
+  next: OrchestrationNext | null = null,
+): OrchestrationResult {
   return { status: run.status, changed, taskId, run, next, error: null };
 }
 
@@ -71,7 +70,11 @@ function runMissing(taskId: string): OrchestrationResult {
 }
 
 /** resolve → load run → missing check: a task without a run ends the command with `ifMissing`'s result. */
-export function requireRun(ctx: OrchestrationContext, taskRef: string, ifMissing: (taskId: string) => OrchestrationResult = runMissing): Step<Opened<OrchestrationRun>> {
+export function requireRun(
+  ctx: OrchestrationContext,
+  taskRef: string,
+  ifMissing: (taskId: string) => OrchestrationResult = runMissing,
+): Step<Opened<OrchestrationRun>> {
   const opened = openRun(ctx, taskRef);
   if (!opened.ok) return opened;
   const { task, run } = opened.value;
@@ -79,11 +82,15 @@ export function requireRun(ctx: OrchestrationContext, taskRef: string, ifMissing
 }
 
 /** resolve → load run → the pending delegation, which the command acts on; none (or no run) is DELEGATION_MISSING. */
-export function requirePending(ctx: OrchestrationContext, taskRef: string): Step<Opened<OrchestrationRun> & { receipt: DelegationReceipt }> {
+export function requirePending(
+  ctx: OrchestrationContext,
+  taskRef: string,
+): Step<Opened<OrchestrationRun> & { receipt: DelegationReceipt }> {
   const opened = openRun(ctx, taskRef);
   if (!opened.ok) return opened;
   const { task, run } = opened.value;
-  if (!run?.pendingDelegation) return { ok: false, result: failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.taskId) };
+  if (!run?.pendingDelegation)
+    return { ok: false, result: failed('ORCHESTRATION_DELEGATION_MISSING', 'no pending delegation exists', task.taskId) };
   return { ok: true, value: { task, run, receipt: run.pendingDelegation } };
 }
 
@@ -110,7 +117,13 @@ export function pauseRun(
   return reportRun(task.taskId, paused, true);
 }
 
-export function pauseByRef(ctx: OrchestrationContext, taskRef: string, code: string, message: string, recoverable: boolean): OrchestrationResult {
+export function pauseByRef(
+  ctx: OrchestrationContext,
+  taskRef: string,
+  code: string,
+  message: string,
+  recoverable: boolean,
+): OrchestrationResult {
   const opened = requireRun(ctx, taskRef);
   if (!opened.ok) return opened.result;
   return pauseRun(ctx, opened.value.task, opened.value.run, code, message, recoverable);

@@ -29,14 +29,19 @@ function violationCode(violation: WriteViolation): ErrorCode {
 }
 
 function quoted(paths: readonly string[]): string {
-  const shown = paths.slice(0, 10).map((item) => `'${item}'`).join(', ');
+  const shown = paths
+    .slice(0, 10)
+    .map((item) => `'${item}'`)
+    .join(', ');
   return paths.length > 10 ? `${shown} and ${paths.length - 10} more` : shown;
 }
 
 /** What to do about an open violation of `run` (task `taskId`), with the paths that still differ. */
 export function violationAdvice(taskId: string, run: OrchestrationRun, violation: WriteViolation, offending: readonly string[]): string {
   const pending = run.pendingDelegation;
-  const blocked = pending ? `delegation ${pending.id} cannot be consumed, nor any delegation of this repository prepared,` : 'the run cannot be resumed, nor any delegation of this repository prepared,';
+  const blocked = pending
+    ? `delegation ${pending.id} cannot be consumed, nor any delegation of this repository prepared,`
+    : 'the run cannot be resumed, nor any delegation of this repository prepared,';
   const next = pending ? 'advance' : 'begin-or-resume';
   const one = offending.length === 1;
   const keep = pending
@@ -51,7 +56,11 @@ export function violationAdvice(taskId: string, run: OrchestrationRun, violation
 }
 
 function violationPause(taskId: string, run: OrchestrationRun, violation: WriteViolation, offending: readonly string[]): PauseInfo {
-  return { code: violation.code, message: `${violation.message}; ${violationAdvice(taskId, run, violation, offending)}`, recoverable: true };
+  return {
+    code: violation.code,
+    message: `${violation.message}; ${violationAdvice(taskId, run, violation, offending)}`,
+    recoverable: true,
+  };
 }
 
 /**
@@ -59,7 +68,12 @@ function violationPause(taskId: string, run: OrchestrationRun, violation: WriteV
  * what to do. An open violation absorbs a later one: its baseline is kept, the paths are joined, and
  * only paths both allow stay allowed.
  */
-export function pauseForViolation(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun, detected: Detected): OrchestrationResult {
+export function pauseForViolation(
+  ctx: OrchestrationContext,
+  task: Resolved,
+  run: OrchestrationRun,
+  detected: Detected,
+): OrchestrationResult {
   const list = run.violations ?? [];
   const open = openViolation(run);
   const recorded: WriteViolation = open
@@ -76,13 +90,26 @@ export function pauseForViolation(ctx: OrchestrationContext, task: Resolved, run
 }
 
 /** The refusal of a command `violation` holds back: the run paused with what to do, and the error. */
-function refusal(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun, violation: WriteViolation, offending: readonly string[]): OrchestrationResult {
+function refusal(
+  ctx: OrchestrationContext,
+  task: Resolved,
+  run: OrchestrationRun,
+  violation: WriteViolation,
+  offending: readonly string[],
+): OrchestrationResult {
   const pause = violationPause(task.taskId, run, violation, offending);
   const current = run.pause;
   const unchanged = run.status === 'paused' && current?.code === pause.code && current.message === pause.message && current.recoverable;
   const paused = unchanged ? run : withUpdates(ctx, run, { status: 'paused', pause });
   if (!unchanged) save(ctx, task, paused);
-  return { status: 'paused', changed: !unchanged, taskId: task.taskId, run: paused, next: null, error: { code: violationCode(violation), message: pause.message } };
+  return {
+    status: 'paused',
+    changed: !unchanged,
+    taskId: task.taskId,
+    run: paused,
+    next: null,
+    error: { code: violationCode(violation), message: pause.message },
+  };
 }
 
 /** A pending receipt of the offending child, brought up to the workspace measured now. */
@@ -118,7 +145,9 @@ export async function settleViolation(ctx: OrchestrationContext, task: Resolved,
   try {
     now = await ctx.fingerprinter.capture(ctx.repoRoot);
     const allowed = new Set(open.allowedPaths);
-    offending = (await ctx.fingerprinter.diff(ctx.repoRoot, open.baseline, now)).filter((item) => !isActiveRunFilePath(item) && !allowed.has(item));
+    offending = (await ctx.fingerprinter.diff(ctx.repoRoot, open.baseline, now)).filter(
+      (item) => !isActiveRunFilePath(item) && !allowed.has(item),
+    );
     if (offending.length === 0 && pending?.id === open.receiptId) {
       const measured = await measuredReceipt(ctx, pending, now);
       if (!measured.ok) return { ok: false, result: failed(measured.code, measured.message, task.taskId) };
@@ -129,18 +158,27 @@ export async function settleViolation(ctx: OrchestrationContext, task: Resolved,
   }
   if (offending.length > 0) return { ok: false, result: refusal(ctx, task, run, open, offending) };
   const resolvedAt = ctx.now();
-  const violations = (run.violations ?? []).map((item): WriteViolation => (item === open ? { ...item, resolvedAt, resolution: 'reverted' } : item));
-  ctx.warnings.push(`the workspace is back at the fingerprint baton recorded (${open.baseline}): ${open.code} of child ${open.childId} is resolved`);
+  const violations = (run.violations ?? []).map(
+    (item): WriteViolation => (item === open ? { ...item, resolvedAt, resolution: 'reverted' } : item),
+  );
+  ctx.warnings.push(
+    `the workspace is back at the fingerprint baton recorded (${open.baseline}): ${open.code} of child ${open.childId} is resolved`,
+  );
   return { ok: true, run: withUpdates(ctx, run, { violations, pendingDelegation: pending }) };
 }
 
 /** `run` with its open violation resolved by a human's decision to keep the changes (abort). */
-export function keepViolation(ctx: OrchestrationContext, run: OrchestrationRun, reason: string | undefined): { violations: readonly WriteViolation[]; note: string } | null {
+export function keepViolation(
+  ctx: OrchestrationContext,
+  run: OrchestrationRun,
+  reason: string | undefined,
+): { violations: readonly WriteViolation[]; note: string } | null {
   const open = openViolation(run);
   if (!open) return null;
   const resolvedAt = ctx.now();
-  const violations = (run.violations ?? []).map((item): WriteViolation =>
-    item === open ? { ...item, resolvedAt, resolution: 'kept', ...(reason !== undefined ? { reason } : {}) } : item,
+  const violations = (run.violations ?? []).map(
+    (item): WriteViolation =>
+      item === open ? { ...item, resolvedAt, resolution: 'kept', ...(reason !== undefined ? { reason } : {}) } : item,
   );
   return { violations, note: `the changes refused with ${open.code} (${quoted(open.paths)}) stay in the workspace by this decision` };
 }
@@ -149,7 +187,10 @@ export function keepViolation(ctx: OrchestrationContext, run: OrchestrationRun, 
  * An open violation of a run of the repository other than `exceptTaskId`'s (the workspace is
  * shared: changes of one task's child end up in any other delegation's fingerprints).
  */
-export function repositoryViolation(ctx: OrchestrationContext, exceptTaskId: string | null): { taskId: string; run: OrchestrationRun; violation: WriteViolation } | null {
+export function repositoryViolation(
+  ctx: OrchestrationContext,
+  exceptTaskId: string | null,
+): { taskId: string; run: OrchestrationRun; violation: WriteViolation } | null {
   for (const { taskId, run } of activeRuns(ctx)) {
     if (taskId === exceptTaskId) continue;
     const violation = openViolation(run);
@@ -159,7 +200,10 @@ export function repositoryViolation(ctx: OrchestrationContext, exceptTaskId: str
 }
 
 /** The refusal of a command of task `taskId` held back by another run's violation; nothing is written. */
-export function refusedForRepository(taskId: string, found: { taskId: string; run: OrchestrationRun; violation: WriteViolation }): OrchestrationResult {
+export function refusedForRepository(
+  taskId: string,
+  found: { taskId: string; run: OrchestrationRun; violation: WriteViolation },
+): OrchestrationResult {
   const { violation } = found;
   return failed(
     violationCode(violation),

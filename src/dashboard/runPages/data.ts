@@ -1,6 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { currentPosition, filterRuns, listRuns, nodeRunFiles, readRun, repositoryRunFiles, taskDirectories, taskTitle } from '../../runs/runList.ts';
+import {
+  currentPosition,
+  filterRuns,
+  listRuns,
+  nodeRunFiles,
+  readRun,
+  repositoryRunFiles,
+  taskDirectories,
+  taskTitle,
+} from '../../runs/runList.ts';
 import { shortIdsByTask } from '../../core/taskRef.ts';
 import type { RunPosition, RunRow } from '../../runs/runList.ts';
 import { parseRunLog, runLogFile } from '../../runs/runLog.ts';
@@ -41,7 +50,10 @@ export type RunDetail = Readonly<{
 
 const isReadable = (root: string) => fs.existsSync(path.join(root, '.git'));
 
-export async function repositoryRuns(repositories: readonly DashboardRepository[], filter: { status?: string | null; search?: string | null }): Promise<RepositoryRuns[]> {
+export async function repositoryRuns(
+  repositories: readonly DashboardRepository[],
+  filter: { status?: string | null; search?: string | null },
+): Promise<RepositoryRuns[]> {
   return Promise.all(
     repositories.map(async (repo) => {
       const readable = isReadable(repo.root);
@@ -95,7 +107,9 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
     dir: path.relative(repo.root, found.dir),
     run,
     position,
-    clock: run.pendingDelegation ? delegationClock(run.pendingDelegation, readEndpoint(repo.root)?.graces ?? DEFAULT_GRACES, Date.now()) : null,
+    clock: run.pendingDelegation
+      ? delegationClock(run.pendingDelegation, readEndpoint(repo.root)?.graces ?? DEFAULT_GRACES, Date.now())
+      : null,
     view,
     jobLinks,
     queueLink: boardQueuePath(repo),
@@ -114,7 +128,16 @@ function statSignature(file: string): string {
 /** Cheap change detection for the runs list: the repositories, their task directories and run files. */
 export function runsSignature(repositories: readonly DashboardRepository[]): string {
   return repositories
-    .map((repo) => `${repo.id}=${isReadable(repo.root) ? taskDirectories(repo.root).map((entry) => statSignature(runFilePath(entry.dir))).join(',') : '-'}`)
+    .map(
+      (repo) =>
+        `${repo.id}=${
+          isReadable(repo.root)
+            ? taskDirectories(repo.root)
+                .map((entry) => statSignature(runFilePath(entry.dir)))
+                .join(',')
+            : '-'
+        }`,
+    )
     .join('|');
 }
 

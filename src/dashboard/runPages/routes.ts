@@ -31,9 +31,19 @@ export function registerRunPages(app: Hono, options: RunPagesOptions): RunPages 
   });
   app.get('/runs', async (c) => {
     const filter = filterOf((name) => c.req.query(name));
-    if (!validStatus(filter.status)) return c.html(layout('baton · runs', html`${runsFilterForm({ ...filter, status: null })}<p class="error">${unknownStatus(filter.status)}</p>`), 400);
+    if (!validStatus(filter.status))
+      return c.html(
+        layout('baton · runs', html`${runsFilterForm({ ...filter, status: null })}<p class="error">${unknownStatus(filter.status)}</p>`),
+        400,
+      );
     const data = await repositoryRuns(options.repositories(), filter);
-    return c.html(layout('baton · runs', html`${runsFilterForm(filter)}<div id="live">${runsTables(data, isFiltered(filter))}</div>`, `/runs/events${new URL(c.req.url).search}`));
+    return c.html(
+      layout(
+        'baton · runs',
+        html`${runsFilterForm(filter)}<div id="live">${runsTables(data, isFiltered(filter))}</div>`,
+        `/runs/events${new URL(c.req.url).search}`,
+      ),
+    );
   });
   app.get('/runs/events', (c) => {
     const filter = filterOf((name) => c.req.query(name));
@@ -54,10 +64,24 @@ export function registerRunPages(app: Hono, options: RunPagesOptions): RunPages 
   app.get('/runs/:repo/:task', async (c) => {
     const repo = repoById(c.req.param('repo'));
     const taskId = c.req.param('task');
-    if (!repo) return c.html(layout('baton · run', html`<p class="error">No repository ${c.req.param('repo')} on this dashboard. <a href="/runs">All runs</a></p>`), 404);
+    if (!repo)
+      return c.html(
+        layout(
+          'baton · run',
+          html`<p class="error">No repository ${c.req.param('repo')} on this dashboard. <a href="/runs">All runs</a></p>`,
+        ),
+        404,
+      );
     const detail = await runDetail(repo, taskId);
-    if ('error' in detail) return c.html(layout(`baton · ${taskId}`, html`<p class="error">${detail.error}</p><p><a href="/runs">All runs</a></p>`), 404);
-    return c.html(layout(`baton · ${taskId}`, html`<div id="live">${runBody(detail)}</div>`, `/runs/${encodeURIComponent(repo.id)}/${encodeURIComponent(taskId)}/events`));
+    if ('error' in detail)
+      return c.html(layout(`baton · ${taskId}`, html`<p class="error">${detail.error}</p><p><a href="/runs">All runs</a></p>`), 404);
+    return c.html(
+      layout(
+        `baton · ${taskId}`,
+        html`<div id="live">${runBody(detail)}</div>`,
+        `/runs/${encodeURIComponent(repo.id)}/${encodeURIComponent(taskId)}/events`,
+      ),
+    );
   });
   app.get('/runs/:repo/:task/events', (c) => {
     const repo = repoById(c.req.param('repo'));

@@ -22,7 +22,8 @@ function ago(at: string | null | undefined, now = Date.now()): Escaped {
   const ms = now - Date.parse(at);
   if (Number.isNaN(ms)) return html`${at}`;
   const seconds = Math.max(0, Math.round(ms / 1000));
-  const text = seconds < 60 ? `${seconds} s ago` : seconds < 3600 ? `${Math.round(seconds / 60)} min ago` : `${(seconds / 3600).toFixed(1)} h ago`;
+  const text =
+    seconds < 60 ? `${seconds} s ago` : seconds < 3600 ? `${Math.round(seconds / 60)} min ago` : `${(seconds / 3600).toFixed(1)} h ago`;
   return html`<span title="${at}" data-age="${text}">${text}</span>`;
 }
 
@@ -54,13 +55,15 @@ export function runsTables(data: readonly RepositoryRuns[], filtered = false): E
   return html`${data.map(
     (repo) => html`<section class="repo" data-repository="${repo.id}">
   <h2><span class="path">${repo.root}</span> <span class="muted">on ${repo.machine} · queue ${repo.queue}</span></h2>
-  ${!repo.readable
-    ? html`<p class="muted">The task files of this repository are not readable from here.</p>`
-    : repo.runs.length === 0
-      ? html`<p class="muted" data-empty>No runs${filtered ? ' match' : ' yet'}.</p>${filtered ? '' : html`<p data-hint>${FIRST_RUN_HINT}</p>`}`
-      : html`<table><thead><tr><th>Task</th><th>Title</th><th>Status</th><th>Stage</th><th>Steps</th><th>Pending delegation</th><th>Pause / note</th><th>Updated</th></tr></thead><tbody>
+  ${
+    !repo.readable
+      ? html`<p class="muted">The task files of this repository are not readable from here.</p>`
+      : repo.runs.length === 0
+        ? html`<p class="muted" data-empty>No runs${filtered ? ' match' : ' yet'}.</p>${filtered ? '' : html`<p data-hint>${FIRST_RUN_HINT}</p>`}`
+        : html`<table><thead><tr><th>Task</th><th>Title</th><th>Status</th><th>Stage</th><th>Steps</th><th>Pending delegation</th><th>Pause / note</th><th>Updated</th></tr></thead><tbody>
     ${repo.runs.map((row) => runRow(repo, row))}
-  </tbody></table>`}
+  </tbody></table>`
+  }
 </section>`,
   )}`;
 }
