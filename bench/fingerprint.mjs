@@ -290,7 +290,7 @@ const machine = {
 };
 // The command as run, with the before build's directory (outside this checkout) written as DIR.
 const shownArgs = args.map((a, i) => (args[i - 1] === '--before' ? 'DIR' : /[\s'"]/.test(a) ? `'${a.replace(/'/g, "'\\''")}'` : a));
-const command = 'npm run build && node bench/fingerprint.mjs' + (shownArgs.length ? ` ${shownArgs.join(' ')}` : '');
+const command = `npm run build && node bench/fingerprint.mjs${shownArgs.length ? ` ${shownArgs.join(' ')}` : ''}`;
 const builds = {
   measured: BATON_BUILD.bundleHash,
   ...(BEFORE_BUILD ? { before: BEFORE_BUILD.bundleHash, beforeLabel: beforeLabel() } : {}),

@@ -128,7 +128,7 @@ await main(async () => {
 
     // Round trips: idle and busy checkouts interleaved, as a command and in process.
     const hot = repos.slice(0, Math.min(BUSY, size));
-    let untouched = repos.slice(hot.length).reverse();
+    const untouched = repos.slice(hot.length).reverse();
     const cli = async (repo) => {
       const run = await timedRun(process.execPath, [build.bin, 'task', TASK_ID, 'begin-or-resume'], {
         env,

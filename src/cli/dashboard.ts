@@ -41,7 +41,7 @@ export async function run(argv: string[]): Promise<number> {
   const prefixRefused = await host.refusePrefix(config);
   if (prefixRefused !== null) return prefixRefused;
   const { describeDashboard, redisQueueSource } = await import('../dashboard/index.ts');
-  let source;
+  let source: Awaited<ReturnType<typeof redisQueueSource>>;
   try {
     source = await redisQueueSource(config);
   } catch (error) {

@@ -80,7 +80,7 @@ export async function run(argv: string[]): Promise<number> {
     const io = await queueDriverIO({ config, repo: identity, taskRef: '01', client: options.client });
     host.onStop(() => io.close());
     const started = performance.now();
-    let final;
+    let final: Awaited<ReturnType<typeof driveLifecycle>>['final'];
     try {
       ({ final } = await driveLifecycle({
         root: repo.root,

@@ -54,7 +54,7 @@ async function redisChecks(root: string, repo: RepoIdentity, redisOption: string
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { connectFast } = await import('../queue/connection.ts');
   const { redisSettingsProblems } = await import('../queue/redisSettings.ts');
-  let client;
+  let client: Awaited<ReturnType<typeof RepositoryQueueClient.connect>>;
   try {
     client = await RepositoryQueueClient.connect(config, repo, CONNECT_TIMEOUT_MS);
   } catch (error) {

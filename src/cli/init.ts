@@ -86,7 +86,7 @@ export async function run(argv: string[]): Promise<number> {
   const plans: Array<{ client: InstallClient; plan: InstallPlan }> = [];
   const files: InitFile[] = [];
   let gitignore: PlannedFile;
-  let record;
+  let record: ReturnType<typeof readInitRecord>;
   try {
     record = readInitRecord(root.root);
     for (const client of chosen.clients) {

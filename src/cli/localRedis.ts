@@ -165,7 +165,7 @@ async function startPrivateRedis(
 
   const binary = findRedisServer(env);
   if (!binary) throw new RedisUnavailableError(noRedisMessage(probed));
-  let server;
+  let server: Awaited<ReturnType<typeof launchRedisServer>>;
   try {
     // Its own process group: Ctrl-C reaches baton, which stops the worker first, then Redis.
     server = await launchRedisServer({ dir, binary, appendonly: true, detached: true });

@@ -80,7 +80,7 @@ export async function waitForRedis(url: string, wait: RedisWait): Promise<'ready
   const retryMs = wait.retryMs ?? REDIS_RETRY_MS;
   const reportMs = wait.reportMs ?? REDIS_WAIT_REPORT_MS;
   let stopped: NodeJS.Signals | null = null;
-  let wake = () => undefined as void;
+  let wake: () => void = () => undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     stopped = signal;
     wake();

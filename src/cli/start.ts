@@ -57,7 +57,7 @@ export async function run(argv: string[]): Promise<number> {
   const redis = await host.redis(options.redis, root);
   if (!redis) return EXIT_FAILURE;
   const { describeDashboard } = await import('../dashboard/index.ts');
-  let worker;
+  let worker: Awaited<ReturnType<typeof host.worker>>;
   try {
     worker = await host.worker(
       {

@@ -42,8 +42,8 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`baton uninstall: ${root.message}; run it inside the project, or pass --repo DIR. Nothing was changed\n`);
     return 1;
   }
-  let plan;
-  let record;
+  let plan: Awaited<ReturnType<typeof planUninstall>>;
+  let record: ReturnType<typeof readInitRecord>;
   try {
     record = readInitRecord(root.root);
     plan = await planUninstall(root.root, chosen.clients, record, { force: options.force === true });

@@ -90,7 +90,7 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const timer = setInterval(() => void refresh(), options.refreshMs ?? 1_000);
   (timer as { unref?: () => void }).unref?.();
 
-  let served;
+  let served: Awaited<ReturnType<typeof serveFetch>>;
   try {
     served = await serveFetch(dashboard.app.fetch, { hostname: host, port: options.port ?? DEFAULT_DASHBOARD_PORT });
   } catch (error) {

@@ -14,7 +14,7 @@
 // ident, filter drivers). Blobs are the files' bytes, as `git hash-object --no-filters` would hash
 // them; a repository relying on such filters gets different ids than git.
 import fs from 'node:fs';
-import { Buffer } from 'node:buffer';
+import type { Buffer } from 'node:buffer';
 import type { IndexSnapshot } from './indexFile.ts';
 import { isExcluded, matcherFor, pushLevel, type RuleFileCache, type RuleStack } from './ignoreRules.ts';
 import { hashWrapped, readFileAsBlob, wrapObject, type ObjectDatabase } from './objects.ts';
@@ -90,7 +90,7 @@ const EXACT_LSTAT = { bigint: true, throwIfNoEntry: false } as const;
 /** Computes (and writes) the fingerprint tree. Returns its id; an empty work tree gives the empty tree. */
 export async function buildFingerprint(ctx: CaptureContext, rootStack: RuleStack): Promise<string> {
   // The procedure runs `git add -f` only if the path exists (following symlinks, like fs.existsSync).
-  if (ctx.forcePath !== null && !fs.existsSync(ctx.root + '/' + ctx.forcePath)) ctx.forcePath = null;
+  if (ctx.forcePath !== null && !fs.existsSync(`${ctx.root}/${ctx.forcePath}`)) ctx.forcePath = null;
   if (ctx.forcePath !== null) checkForcedPath(ctx.root, ctx.forcePath);
   const list = readDir(ctx.root);
   const head = rootHeadDir(ctx.headTrees, ctx.headTree);
@@ -116,7 +116,7 @@ async function buildDir(
       if (d.name === '.gitignore') {
         // git does not follow a symlinked in-tree .gitignore.
         if (d.isFile()) {
-          const ig = ctx.rules.load(abs + '/.gitignore');
+          const ig = ctx.rules.load(`${abs}/.gitignore`);
           if (ig) here = pushLevel(here, rel, ig);
         }
         break;
@@ -130,8 +130,8 @@ async function buildDir(
   for (const d of list) {
     const name = d.name;
     if (name === '.git') continue;
-    const childRel = rel ? rel + '/' + name : name;
-    const childAbs = abs + '/' + name;
+    const childRel = rel ? `${rel}/${name}` : name;
+    const childAbs = `${abs}/${name}`;
     if (childRel === ctx.forcePath) {
       const e = await forcedEntry(ctx, caches, childRel, childAbs, name, head);
       if (e) out.push(e);
@@ -201,7 +201,7 @@ async function excludedDir(
   name: string,
   parentHead: HeadDir,
 ): Promise<TreeEntry | null> {
-  const onForcedPath = ctx.forcePath !== null && ctx.forcePath.startsWith(rel + '/');
+  const onForcedPath = ctx.forcePath?.startsWith(`${rel}/`);
   const he = await headEntry(parentHead, name);
   if (!he) {
     if (!onForcedPath) return null;
@@ -223,7 +223,7 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
   const entries = await head.get();
   const caches = dirCaches(ctx, rel);
   let forcedChild: string | null = null;
-  if (ctx.forcePath !== null && ctx.forcePath.startsWith(rel + '/')) {
+  if (ctx.forcePath?.startsWith(`${rel}/`)) {
     const rest = ctx.forcePath.slice(rel.length + 1);
     const slash = rest.indexOf('/');
     forcedChild = slash < 0 ? rest : rest.slice(0, slash);
@@ -231,8 +231,8 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
   const out: TreeEntry[] = [];
   let forcedHandled = false;
   if (forcedChild !== null) {
-    const childRel = rel + '/' + forcedChild;
-    const childAbs = abs + '/' + forcedChild;
+    const childRel = `${rel}/${forcedChild}`;
+    const childAbs = `${abs}/${forcedChild}`;
     if (childRel === ctx.forcePath) {
       const e = await forcedEntry(ctx, caches, childRel, childAbs, forcedChild, head);
       if (e) out.push(e);
@@ -251,8 +251,8 @@ async function buildTracked(ctx: CaptureContext, rel: string, abs: string, head:
   if (entries) {
     for (const he of entries.values()) {
       if (forcedHandled && he.name === forcedChild) continue;
-      const childRel = rel + '/' + he.name;
-      const childAbs = abs + '/' + he.name;
+      const childRel = `${rel}/${he.name}`;
+      const childAbs = `${abs}/${he.name}`;
       if (he.mode === MODE_TREE) {
         const st = fs.lstatSync(childAbs, { throwIfNoEntry: false });
         if (!st?.isDirectory()) continue; // gone, or replaced by an (ignored, untracked) file

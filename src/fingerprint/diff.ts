@@ -46,12 +46,12 @@ export async function diffTrees(db: ObjectDatabase, before: string, after: strin
   const listAll = async (prefix: string, oid: string): Promise<void> => {
     for (const e of await read(oid)) {
       const p = prefix + e.name;
-      if (e.mode === MODE_TREE) await listAll(p + '/', e.oid);
+      if (e.mode === MODE_TREE) await listAll(`${p}/`, e.oid);
       else out.push(p);
     }
   };
   const one = async (prefix: string, e: TreeEntry): Promise<void> => {
-    if (e.mode === MODE_TREE) await listAll(prefix + e.name + '/', e.oid);
+    if (e.mode === MODE_TREE) await listAll(`${prefix + e.name}/`, e.oid);
     else out.push(prefix + e.name);
   };
   const walk = async (prefix: string, a: string, b: string): Promise<void> => {
@@ -72,7 +72,7 @@ export async function diffTrees(db: ObjectDatabase, before: string, after: strin
       } else if (x && y) {
         if (x.mode === MODE_TREE) {
           // Both are trees (equal order keys imply the same kind).
-          await walk(prefix + x.name + '/', x.oid, y.oid);
+          await walk(`${prefix + x.name}/`, x.oid, y.oid);
         } else if (x.oid !== y.oid || x.mode !== y.mode) {
           out.push(prefix + x.name);
         }

@@ -190,7 +190,7 @@ export function isExcluded(m: DirMatcher, relPath: string, name: string, isDir: 
 function test(m: LevelMatcher, relPath: string, name: string, isDir: boolean): Verdict {
   const level = m.level;
   if (m.byName) {
-    const key = isDir ? name + '/' : name;
+    const key = isDir ? `${name}/` : name;
     let v = level.nameVerdicts.get(key);
     if (v === undefined) {
       const r = testWithoutParents(level.basenameOnly ? level.ig : (level.nameIg as Ignore), key);
@@ -201,7 +201,7 @@ function test(m: LevelMatcher, relPath: string, name: string, isDir: boolean): V
     return v;
   }
   const rel = level.base ? relPath.slice(level.base.length + 1) : relPath;
-  const p = isDir ? rel + '/' : rel;
+  const p = isDir ? `${rel}/` : rel;
   // git matches each path against the patterns alone (it never descends into excluded directories),
   // which is exactly the direct test; the public test() adds parent inheritance and a result cache.
   return testWithoutParents(level.ig, p);

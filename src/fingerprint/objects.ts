@@ -133,7 +133,7 @@ export class ObjectDatabase {
   }
 
   loosepath(oid: string): string {
-    return this.objectsDir + '/' + oid.slice(0, 2) + '/' + oid.slice(2);
+    return `${this.objectsDir}/${oid.slice(0, 2)}/${oid.slice(2)}`;
   }
 
   /** Whether the object exists, loose or packed (here or in an alternate object store). */
@@ -165,7 +165,7 @@ export class ObjectDatabase {
     if (listing !== null) return listing.has(oid.slice(2));
     let names: string[];
     try {
-      names = fs.readdirSync(this.objectsDir + '/' + fanout);
+      names = fs.readdirSync(`${this.objectsDir}/${fanout}`);
     } catch {
       names = [];
     }
@@ -192,13 +192,13 @@ export class ObjectDatabase {
     if (this.has(oid)) return;
     // git writes loose objects with core.looseCompression, default Z_BEST_SPEED.
     const deflated = deflateSync(wrapped, { level: zlibConstants.Z_BEST_SPEED });
-    const dir = this.objectsDir + '/' + oid.slice(0, 2);
+    const dir = `${this.objectsDir}/${oid.slice(0, 2)}`;
     if (!this.fanoutDirs.has(dir)) {
       fs.mkdirSync(dir, { recursive: true });
       this.fanoutDirs.add(dir);
     }
-    const final = dir + '/' + oid.slice(2);
-    const tmp = dir + `/tmp_obj_${randomBytes(6).toString('hex')}`;
+    const final = `${dir}/${oid.slice(2)}`;
+    const tmp = `${dir}/tmp_obj_${randomBytes(6).toString('hex')}`;
     fs.writeFileSync(tmp, deflated, { mode: 0o444 });
     try {
       fs.renameSync(tmp, final);

@@ -28,7 +28,7 @@ export const EMPTY_BLOB_OID = 'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391';
  * order git uses). Plain `<` compares UTF-16 code units, which differs for astral characters.
  */
 export function compareCodePoints(a: string, b: string): number {
-  const n = a.length < b.length ? a.length : b.length;
+  const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     let x = a.charCodeAt(i);
     let y = b.charCodeAt(i);
@@ -43,8 +43,8 @@ export function compareCodePoints(a: string, b: string): number {
 
 /** git's tree order (base_name_compare): bytewise, a directory compared as if its name ended in '/'. */
 export function compareTreeEntries(a: TreeEntry, b: TreeEntry): number {
-  const ka = a.mode === MODE_TREE ? a.name + '/' : a.name;
-  const kb = b.mode === MODE_TREE ? b.name + '/' : b.name;
+  const ka = a.mode === MODE_TREE ? `${a.name}/` : a.name;
+  const kb = b.mode === MODE_TREE ? `${b.name}/` : b.name;
   return compareCodePoints(ka, kb);
 }
 
@@ -79,7 +79,7 @@ export function serializeTreeTransient(entries: readonly TreeEntry[]): Buffer {
   if (scratch.length < max) scratch = Buffer.allocUnsafe(Math.max(max, scratch.length * 2));
   let at = HEADER_ROOM;
   for (const e of entries) {
-    at += scratch.write(e.mode + ' ' + e.name + '\0', at, 'utf8');
+    at += scratch.write(`${e.mode} ${e.name}\0`, at, 'utf8');
     at += scratch.write(e.oid, at, 'hex');
   }
   const header = `tree ${at - HEADER_ROOM}\0`;

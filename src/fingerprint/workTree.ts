@@ -13,8 +13,8 @@ export function checkForcedPath(root: string, forcePath: string): void {
   const parts = forcePath.split('/');
   let rel = '';
   for (let i = 0; i < parts.length - 1; i++) {
-    rel = rel ? rel + '/' + parts[i] : (parts[i] ?? '');
-    if (fs.lstatSync(root + '/' + rel).isSymbolicLink()) {
+    rel = rel ? `${rel}/${parts[i]}` : (parts[i] ?? '');
+    if (fs.lstatSync(`${root}/${rel}`).isSymbolicLink()) {
       throw new Error(`pathspec '${forcePath}' is beyond a symbolic link (git add -f would fail)`);
     }
   }

@@ -70,9 +70,8 @@ export function redisOptionsFromUrl(url: string, env: Env = process.env): RedisO
       options.path = decodeURIComponent(parsed.pathname);
       return options;
     case 'rediss:':
-      options.tls = tlsOptions(parsed.hostname, parsed.searchParams, env);
-    // falls through
     case 'redis:':
+      if (parsed.protocol === 'rediss:') options.tls = tlsOptions(parsed.hostname, parsed.searchParams, env);
       options.host = unbracket(parsed.hostname) || '127.0.0.1';
       options.port = parsed.port ? Number(parsed.port) : 6379;
       return options;

@@ -95,8 +95,14 @@ export async function launchRedisServer(options: RedisServerOptions): Promise<Re
   );
   let exitCode: number | null | undefined;
   const exited = new Promise<number | null>((resolve) => {
-    child.once('exit', (code) => resolve((exitCode = code)));
-    child.once('error', () => resolve((exitCode = -1)));
+    child.once('exit', (code) => {
+      exitCode = code;
+      resolve(code);
+    });
+    child.once('error', () => {
+      exitCode = -1;
+      resolve(-1);
+    });
   });
   const timeoutMs = options.startTimeoutMs ?? 10_000;
   const deadline = Date.now() + timeoutMs;

@@ -275,7 +275,9 @@ export class OnDemandConsumers {
       this.#pendingChecks = new Set();
       void this.#checkAndWatch(slots).catch((error: Error) => {
         this.#options.log(`looking at idle checkouts: ${error.message}; trying again`);
-        setTimeout(() => slots.forEach((again) => this.#queueCheck(again)), RETRY_MS).unref?.();
+        setTimeout(() => {
+          for (const again of slots) this.#queueCheck(again);
+        }, RETRY_MS).unref?.();
       });
     }, 0);
   }
@@ -371,7 +373,7 @@ export class OnDemandConsumers {
           continue;
         }
         const slot = this.#byStream.get(stream);
-        if (!slot || slot.state !== 'idle' || entries.length === 0) continue;
+        if (slot?.state !== 'idle' || entries.length === 0) continue;
         slot.cursor = entries.at(-1)![0];
         if (entries.some(([, fields]) => !NO_WORK_EVENTS.has(eventName(fields)))) this.#acquire(slot);
       }

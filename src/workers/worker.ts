@@ -124,7 +124,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   pruneJournals(checkouts.repositories(), retention);
 
   const timers: ReturnType<typeof setInterval>[] = [];
-  const every = (ms: number, duty: () => Promise<unknown> | void) => {
+  const every = (ms: number, duty: () => unknown) => {
     let running = false;
     const timer = setInterval(() => {
       if (running || closing) return;

@@ -41,7 +41,7 @@ function orchestratorCommands(file: string): Record<string, string> {
 function fenced(text: string, heading: string, lang: string): string {
   const at = text.indexOf(heading);
   if (at < 0) throw new Error(`no '${heading}' in ${JSON.stringify(text.slice(0, 400))}`);
-  const block = new RegExp('```' + lang + '\\n([\\s\\S]*?)```').exec(text.slice(at));
+  const block = new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``).exec(text.slice(at));
   if (!block) throw new Error(`no ${lang} block after '${heading}'`);
   return block[1]!;
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions, networkIsolation } from '../support/agentClients.ts';
 import type { ClientName, ClientVersion } from '../support/agentClients.ts';
-import { EXECUTOR, batonResult, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
+import { EXECUTOR, batonResult, executorThatCompletes, parentThatSpawns, spawn } from '../support/agentScripts.ts';
 import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import { writeObservedPayloads } from '../support/observedPayloads.ts';

@@ -74,7 +74,7 @@ describe('ServiceHost', () => {
     const repository = { root: '/repo' } as ServedRepository;
     const job = (result: object, replayed: boolean) =>
       ({ envelope: { source: 'hook', intent: 'hook-stop', taskRef: 'auto' }, result, replayed }) as unknown as ProcessedJob;
-    expect(jobLine(repository, job({ status: 'running' }, false), 3.14159)).toBe('/repo hook hook-stop auto -> running 3.1ms');
+    expect(jobLine(repository, job({ status: 'running' }, false), 3.125)).toBe('/repo hook hook-stop auto -> running 3.1ms');
     expect(jobLine(repository, job({ status: 'failed', error: { code: 'ORCHESTRATION_RUN_MISSING' } }, true), 12)).toBe(
       '/repo hook hook-stop auto -> failed ORCHESTRATION_RUN_MISSING (duplicate, first result returned) 12.0ms',
     );

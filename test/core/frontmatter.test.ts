@@ -202,7 +202,7 @@ describe('parseTaskFrontmatter (lenient)', () => {
   it('keeps a __proto__ key as data', () => {
     const parsed = parseTaskFrontmatter('---\n__proto__: x\n---\n');
     expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
-    expect(parsed['__proto__']).toBe('x');
+    expect(Object.getOwnPropertyDescriptor(parsed, '__proto__')?.value).toBe('x');
   });
 });
 

@@ -142,7 +142,7 @@ describe('parseReviewSummary', () => {
 
   it('REVIEW_SUMMARY_NOT_FOUND without exactly one summary section', () => {
     expect(parseReviewSummary('# Review\n\n- **Overall Verdict**: Approved\n')).toEqual(NOT_FOUND_SECTION);
-    const twice = en('Approved', '0 blockers, 0 majors, 0 minors') + '\n## 审查摘要\n\n- **总体结论**：通过\n';
+    const twice = `${en('Approved', '0 blockers, 0 majors, 0 minors')}\n## 审查摘要\n\n- **总体结论**：通过\n`;
     expect(parseReviewSummary(twice)).toEqual(NOT_FOUND_SECTION);
     expect(parseReviewSummary(en('Approved', '0 blockers, 0 majors, 0 minors').replace('## Review Summary', '### Review Summary'))).toEqual(
       NOT_FOUND_SECTION,

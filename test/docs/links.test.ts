@@ -37,7 +37,7 @@ function codeFiles(): string[] {
 }
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to dashes. */
-export function anchorOf(heading: string): string {
+function anchorOf(heading: string): string {
   return heading
     .trim()
     .toLowerCase()

@@ -78,7 +78,7 @@ describe('tree format', () => {
 
 describe('index reader', () => {
   it('reads versions 2, 3 and 4 alike, skipping intent-to-add, skip-worktree and conflict entries', () => {
-    const root = makeRepo({ 'a/b.txt': 'b', 'a/c.txt': 'c', 'd.txt': 'd', ['long/'.repeat(20) + 'x']: 'x' });
+    const root = makeRepo({ 'a/b.txt': 'b', 'a/c.txt': 'c', 'd.txt': 'd', [`${'long/'.repeat(20)}x`]: 'x' });
     writeFiles(root, { 'ita.txt': 'i' });
     git(root, ['add', '-N', 'ita.txt']);
     git(root, ['update-index', '--skip-worktree', 'd.txt']);

@@ -310,7 +310,7 @@ describe('job envelopes', () => {
       'auto',
       'c-x:y',
       '123',
-      'h-' + 'a'.repeat(200),
+      `h-${'a'.repeat(200)}`,
       'TASK-20260101-000001/../../..',
       'advance',
       'begin-or-resume',

@@ -201,7 +201,7 @@ describe('baton install-hooks codex with the real Codex', () => {
       env: { ...process.env, CODEX_HOME: codexHome },
     });
     expect(skipped.code, skipped.stderr).toBe(0);
-    expect(skipped.stdout).not.toMatch(/^  \w+ +\.codex\/config\.toml$/m);
+    expect(skipped.stdout).not.toMatch(/^ {2}\w+ +\.codex\/config\.toml$/m);
     expect(fs.existsSync(path.join(repo.root, '.codex', 'config.toml'))).toBe(false);
     fs.writeFileSync(path.join(repo.root, '.codex', 'config.toml'), 'sandbox_workspace_write = [');
     const broken = await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env: { ...process.env, CODEX_HOME: codexHome } });

@@ -109,7 +109,7 @@ describe('RespClient against the suite Redis', () => {
 
   it('reassembles replies split over many socket reads (1 MiB values, many pipelined replies)', async () => {
     const key = uniquePrefix('resp-big');
-    const big = 'x'.repeat(1024 * 1024 - 3) + 'end';
+    const big = `${'x'.repeat(1024 * 1024 - 3)}end`;
     await reference.set(key, big);
     const replies = await client.pipeline(
       Array.from({ length: 500 }, (_, index) => (index % 100 === 0 ? ['GET', key] : ['ECHO', `m${index}`])),

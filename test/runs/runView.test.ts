@@ -144,7 +144,7 @@ describe('describeRun', () => {
     const view = describeRun({
       run: readRun(dir),
       taskDir: dir,
-      log: parseRunLog([...log, entry].map((line) => JSON.stringify(line)).join('\n') + '\n{"torn'),
+      log: parseRunLog(`${[...log, entry].map((line) => JSON.stringify(line)).join('\n')}\n{"torn`),
       taskRef: '01',
       readText: nodeRunFiles.readText,
     });

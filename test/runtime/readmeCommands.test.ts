@@ -17,7 +17,7 @@ const redisUrl = inject('redisUrl');
 const DENO_DIR = process.env.DENO_DIR ?? path.join(os.tmpdir(), 'baton-deno-cache');
 const SECTION = '### Running the worker on Bun or Deno';
 
-export function readmeWorkerCommands(readme: string): string[] {
+function readmeWorkerCommands(readme: string): string[] {
   const at = readme.indexOf(SECTION);
   if (at < 0) throw new Error(`README.md has no '${SECTION}' section`);
   const block = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));

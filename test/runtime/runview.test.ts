@@ -3,7 +3,7 @@ import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { DENO_DIR, RUNTIMES, batonEnv, jsonOf, runBaton } from '../support/processes.ts';
-import { URL_PATTERN, dashboardUrlOf, startBaton } from '../support/services.ts';
+import { dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
 

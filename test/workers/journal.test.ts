@@ -39,29 +39,67 @@ function recordFile(eventId: string) {
 }
 
 describe('EventJournal.apply', () => {
+  /** How often the journal computed an outcome (it must not, for a duplicate). */
+  let computed = 0;
+  const counted = (compute: () => EngineOutcome) => async () => {
+    computed += 1;
+    return compute();
+  };
+  beforeEach(() => {
+    computed = 0;
+  });
+
   it('applies once; a second delivery returns the first result without computing again', async () => {
-    let computed = 0;
-    const first = await journal.apply('c-1', async () => ((computed += 1), outcome('one\n')));
+    const first = await journal.apply(
+      'c-1',
+      counted(() => outcome('one\n')),
+    );
     expect(first).toEqual({ result: result('running'), replayed: false });
     expect(fs.readFileSync(runFile(), 'utf8')).toBe('one\n');
     fs.writeFileSync(runFile(), 'later\n');
-    const second = await journal.apply('c-1', async () => ((computed += 1), outcome('two\n', 'paused')));
+    const second = await journal.apply(
+      'c-1',
+      counted(() => outcome('two\n', 'paused')),
+    );
     expect(second).toEqual({ result: result('running'), replayed: true });
     expect(computed).toBe(1);
     expect(fs.readFileSync(runFile(), 'utf8')).toBe('later\n');
   });
 
   it('a native event is a duplicate only while it targets the same receipt; another target is applied as a new event, once', async () => {
-    let computed = 0;
-    const first = await journal.apply('h-1', async () => ((computed += 1), outcome('one\n')), 'hook-start', 'receipt-1');
+    const first = await journal.apply(
+      'h-1',
+      counted(() => outcome('one\n')),
+      'hook-start',
+      'receipt-1',
+    );
     expect(first.replayed).toBe(false);
     expect(JSON.parse(fs.readFileSync(recordFile('h-1'), 'utf8')).target).toBe('receipt-1');
-    expect((await journal.apply('h-1', async () => ((computed += 1), outcome('x\n')), 'hook-start', 'receipt-1')).replayed).toBe(true);
+    expect(
+      (
+        await journal.apply(
+          'h-1',
+          counted(() => outcome('x\n')),
+          'hook-start',
+          'receipt-1',
+        )
+      ).replayed,
+    ).toBe(true);
     expect(computed).toBe(1);
-    const other = await journal.apply('h-1', async () => ((computed += 1), outcome('two\n', 'paused')), 'hook-start', 'receipt-2');
+    const other = await journal.apply(
+      'h-1',
+      counted(() => outcome('two\n', 'paused')),
+      'hook-start',
+      'receipt-2',
+    );
     expect(other).toEqual({ result: result('paused'), replayed: false });
     expect(fs.readFileSync(runFile(), 'utf8')).toBe('two\n');
-    const again = await journal.apply('h-1', async () => ((computed += 1), outcome('three\n')), 'hook-start', 'receipt-2');
+    const again = await journal.apply(
+      'h-1',
+      counted(() => outcome('three\n')),
+      'hook-start',
+      'receipt-2',
+    );
     expect(again).toEqual({ result: result('paused'), replayed: true });
     expect(computed).toBe(2);
     expect(

@@ -78,7 +78,7 @@ export function completeCommitStage(ctx: OrchestrationContext, taskRef: string, 
   if (!opened.ok) return opened.result;
   const { task, run } = opened.value;
   const receipt = run.pendingDelegation;
-  if (!receipt || receipt.stage !== 'commit') {
+  if (receipt?.stage !== 'commit') {
     return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending commit delegation', task.taskId);
   }
   return completeStage(ctx, taskRef, { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact, agent });
@@ -94,8 +94,7 @@ export function validateStage(
   const { task, run } = opened.value;
   const receipt = run.pendingDelegation;
   if (
-    !receipt ||
-    receipt.status !== 'activated' ||
+    receipt?.status !== 'activated' ||
     receipt.stage !== event.stage ||
     receipt.round !== event.round ||
     receipt.artifact !== event.artifact ||

@@ -26,7 +26,7 @@ export async function prepare(
   const loaded = loadRun(ctx, task.value);
   if (!loaded.ok) return loaded.result;
   const run = loaded.value;
-  if (!run || run.status !== 'running') return failed('ORCHESTRATION_RUN_NOT_RUNNING', 'a running orchestration is required', taskId);
+  if (run?.status !== 'running') return failed('ORCHESTRATION_RUN_NOT_RUNNING', 'a running orchestration is required', taskId);
   if (run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_BUSY', 'the run already has a pending delegation', taskId);
   // One pending delegation per repository, whatever the other run's status (0.9.2 guard).
   const repositoryPending = pendingDelegations(ctx, (receipt) => isLifecycleClient(receipt.client));
