@@ -48,8 +48,9 @@ function describeSource(config: ClientQueueConfig, root: string): string {
 }
 
 async function redisChecks(root: string, repo: RepoIdentity, redisOption: string | undefined): Promise<Check[]> {
-  const config = clientQueueConfig(root, redisOption, () => queueConfigFrom(undefined, undefined, root))!;
-  const where = `${redactRedisUrl(config.redisUrl)} (${describeSource(config, root)})`;
+  const resolved = clientQueueConfig(root, redisOption, () => queueConfigFrom(undefined, undefined, root))!;
+  const config = resolved.queue;
+  const where = `${redactRedisUrl(config.redisUrl)} (${describeSource(resolved, root)})`;
   const start = `run 'baton start' in ${root} and keep it running`;
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { connectFast } = await import('../queue/connection.ts');

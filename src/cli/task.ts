@@ -112,7 +112,7 @@ type PrintableResult = { status: string } & Record<string, unknown>;
 export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentity, options: TaskCommonOptions): Promise<PrintableResult> {
   // `--redis` > $REDIS_URL > the endpoint the repository's worker recorded > private/default Redis.
   const { clientQueueConfig } = await import('../queue/endpoint.ts');
-  const config = clientQueueConfig(repo.root, options.redis, () => queueConfigFrom(undefined, undefined, repo.root))!;
+  const config = clientQueueConfig(repo.root, options.redis, () => queueConfigFrom(undefined, undefined, repo.root))!.queue;
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { drainSpool } = await import('../queue/spool.ts');
   const { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } = await import('../queue/connection.ts');

@@ -84,10 +84,12 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
       `baton: ${repository.worktree} is a linked worktree of ${root}; the event goes to ${root}'s queue, but changes made in the worktree are not measured there`,
     );
   }
-  const config = clientQueueConfig(root, request.redis, () => {
-    const local = privateRedisUrl(root);
-    return local ? { redisUrl: local, prefix: process.env.BATON_PREFIX || DEFAULT_PREFIX } : null;
-  });
+  // Which Redis, resolved once here and handed down as it is (null: none configured).
+  const queue =
+    clientQueueConfig(root, request.redis, () => {
+      const local = privateRedisUrl(root);
+      return local ? { redisUrl: local, prefix: process.env.BATON_PREFIX || DEFAULT_PREFIX } : null;
+    })?.queue ?? null;
   const repo = repoIdentity(root);
   if (decision.kind === 'spawn-check') {
     const claim = {
@@ -96,15 +98,15 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
       client,
       budgetMs: request.budgetMs,
       verbose: request.verbose,
-      config,
+      queue,
       ...decision,
       sessionId: text(input.payload.session_id),
     };
     return report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter.hook);
   }
   const envelope = envelopeFor(decision.event, repo, 'hook', nativeEventId(decision, pendingReceiptOf(root, client)));
-  if (!config) return report.finish(await spoolUnconfigured(report, envelope), adapter.hook);
-  const outcome = await deliver(envelope, { queue: config, budgetMs: request.budgetMs }, { waitForResult: request.verbose });
+  if (!queue) return report.finish(await spoolUnconfigured(report, envelope), adapter.hook);
+  const outcome = await deliver(envelope, { queue, budgetMs: request.budgetMs }, { waitForResult: request.verbose });
   // The result goes to stderr, never stdout: stdout is the client's hook-output channel.
   if (outcome.stdout) report.say(`baton: ${outcome.stdout}`);
   if (outcome.stderr) report.notice(outcome.stderr);

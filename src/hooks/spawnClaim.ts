@@ -1,7 +1,7 @@
 import type { LifecycleEvent } from '../core/events.ts';
-import type { ClientQueueConfig } from '../queue/endpoint.ts';
 import { deliver } from '../queue/deliver.ts';
 import type { DeliveryTarget } from '../queue/deliver.ts';
+import type { QueueConfig } from '../queue/keys.ts';
 import { envelopeFor } from '../queue/envelope.ts';
 import { eventIdForNative } from '../queue/eventIds.ts';
 import type { RepoIdentity } from '../queue/checkoutId.ts';
@@ -33,15 +33,15 @@ export type SpawnClaimRequest = Readonly<{
   client: ClientId;
   budgetMs: number;
   verbose: boolean;
-  /** null: no Redis configured for the repository. */
-  config: ClientQueueConfig | null;
+  /** Which Redis (null: none configured for the repository). */
+  queue: QueueConfig | null;
   nativeAgent: string;
   toolCallId: string;
   sessionId: string | undefined;
 }>;
 
 export async function claimSpawn(report: HookReport, claim: SpawnClaimRequest, noRedisAdvice: string): Promise<number> {
-  const { root, client, nativeAgent, config } = claim;
+  const { root, client, nativeAgent, queue } = claim;
   const fileCheck = async (why: string): Promise<number> => {
     const { checkSpawn } = await import('./spawnCheck.ts');
     const verdict = checkSpawn(root, client, nativeAgent, claim.toolCallId);
@@ -50,12 +50,12 @@ export async function claimSpawn(report: HookReport, claim: SpawnClaimRequest, n
     report.notice(verdict.reason);
     return 2;
   };
-  if (!config) return fileCheck(`WARNING: ${noRedisAdvice}`);
+  if (!queue) return fileCheck(`WARNING: ${noRedisAdvice}`);
   // Backstop: a claim a worker applies after the hook stopped waiting for it changes nothing.
   const notAfter = new Date(Date.now() + claim.budgetMs + CLAIM_GRACE_MS).toISOString();
   const event: LifecycleEvent = { intent: 'claim-spawn', taskRef: 'auto', client, nativeAgent, toolCallId: claim.toolCallId, notAfter };
   const envelope = envelopeFor(event, claim.repo, 'hook', eventIdForNative([client, 'claim', claim.sessionId, claim.toolCallId]));
-  const target: DeliveryTarget = { queue: config, budgetMs: claim.budgetMs };
+  const target: DeliveryTarget = { queue, budgetMs: claim.budgetMs };
   const outcome = await deliver(envelope, target, { waitForResult: true, withdrawUnanswered: { graceMs: CLAIM_GRACE_MS } });
   const result = parseResult(outcome.stdout);
   if (result) {

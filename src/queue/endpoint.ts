@@ -87,7 +87,8 @@ function isGraces(value: unknown): value is RecordedGraces {
   );
 }
 
-export type ClientQueueConfig = QueueConfig & { source: 'option' | 'endpoint' | 'env' | 'fallback' };
+/** The Redis and prefix a client uses, and where that came from (said by `baton doctor`). */
+export type ClientQueueConfig = Readonly<{ queue: QueueConfig; source: 'option' | 'endpoint' | 'env' | 'fallback' }>;
 
 /**
  * The Redis and prefix a client of `repoRoot`'s worker (hook, `baton task`) must use: `--redis`,
@@ -101,17 +102,17 @@ export function clientQueueConfig(
   env: Record<string, string | undefined> = process.env,
 ): ClientQueueConfig | null {
   const envPrefix = env.BATON_PREFIX || DEFAULT_PREFIX;
-  if (redisOption !== undefined) return { redisUrl: redisOption, prefix: envPrefix, source: 'option' };
+  if (redisOption !== undefined) return { queue: { redisUrl: redisOption, prefix: envPrefix }, source: 'option' };
   const recorded = readEndpoint(repoRoot);
   if (env.REDIS_URL) {
     // The worker's prefix goes with the worker's Redis when $BATON_PREFIX does not say otherwise.
     const prefix =
       env.BATON_PREFIX || (recorded && recorded.redisUrl === withTlsFiles(env.REDIS_URL, env) ? recorded.prefix : DEFAULT_PREFIX);
-    return { redisUrl: env.REDIS_URL, prefix, source: 'env' };
+    return { queue: { redisUrl: env.REDIS_URL, prefix }, source: 'env' };
   }
-  if (recorded) return { redisUrl: recorded.redisUrl, prefix: recorded.prefix, source: 'endpoint' };
+  if (recorded) return { queue: { redisUrl: recorded.redisUrl, prefix: recorded.prefix }, source: 'endpoint' };
   const other = fallback();
-  return other ? { ...other, source: 'fallback' } : null;
+  return other ? { queue: { redisUrl: other.redisUrl, prefix: other.prefix }, source: 'fallback' } : null;
 }
 
 /**

@@ -20,14 +20,14 @@ afterEach(() => repo.cleanup());
 describe('claimSpawn with Redis unreachable', () => {
   it('a blocked spawn: its claim and then its release are spooled; an allowed one: only its claim', async () => {
     repo = gitRepoWithTask();
-    const dead = { redisUrl: `unix://${path.join(repo.root, '.git', 'no-such-redis.sock')}`, prefix: 'p', source: 'env' as const };
+    const dead = { redisUrl: `unix://${path.join(repo.root, '.git', 'no-such-redis.sock')}`, prefix: 'p' };
     const claim = (toolCallId: string) => ({
       root: repo.root,
       repo: repoIdentity(repo.root),
       client: 'codex' as const,
       budgetMs: 1_000,
       verbose: false,
-      config: dead,
+      queue: dead,
       nativeAgent: 'agent-infra-lifecycle-executor',
       toolCallId,
       sessionId: 'parent-session',

@@ -18,27 +18,24 @@ describe('clientQueueConfig', () => {
     recordEndpoint(repo.root, { redisUrl: 'redis://worker.example:6379', prefix: '{team}' });
     expect(fs.statSync(endpointFile(repo.root)).mode & 0o777).toBe(0o600);
     expect(clientQueueConfig(repo.root, undefined, none, {})).toEqual({
-      redisUrl: 'redis://worker.example:6379',
-      prefix: '{team}',
+      queue: { redisUrl: 'redis://worker.example:6379', prefix: '{team}' },
       source: 'endpoint',
     });
     // REDIS_URL naming the worker's Redis takes the worker's prefix along; another URL the default.
     expect(clientQueueConfig(repo.root, undefined, none, { REDIS_URL: 'redis://worker.example:6379' })).toEqual({
-      redisUrl: 'redis://worker.example:6379',
-      prefix: '{team}',
+      queue: { redisUrl: 'redis://worker.example:6379', prefix: '{team}' },
       source: 'env',
     });
     expect(clientQueueConfig(repo.root, undefined, none, { REDIS_URL: 'redis://other:6379' })).toEqual({
-      redisUrl: 'redis://other:6379',
-      prefix: 'baton',
+      queue: { redisUrl: 'redis://other:6379', prefix: 'baton' },
       source: 'env',
     });
     expect(clientQueueConfig(repo.root, undefined, none, { REDIS_URL: 'redis://other:6379', BATON_PREFIX: 'x' })).toMatchObject({
-      prefix: 'x',
+      queue: { prefix: 'x' },
       source: 'env',
     });
     expect(clientQueueConfig(repo.root, 'redis://flag:1', none, { REDIS_URL: 'redis://other:6379' })).toMatchObject({
-      redisUrl: 'redis://flag:1',
+      queue: { redisUrl: 'redis://flag:1' },
       source: 'option',
     });
   });
