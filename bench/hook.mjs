@@ -22,8 +22,11 @@
 //                              Information.
 //
 // Every round runs every variant once, in a rotating order, so machine noise spreads evenly.
+// With --before DIR (an earlier build: a DIR holding bin/ and dist/), the hook variants of that
+// build run in the same rounds too, and the results give each one's p50 and min as after / before
+// (--before-label names that build in the results, e.g. its commit).
 //
-//   npm run build && node bench/hook.mjs [--rounds 25] [--warmup 3]
+//   npm run build && node bench/hook.mjs [--rounds 25] [--warmup 3] [--before DIR [--before-label TEXT]]
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,9 +56,11 @@ const WARMUP = Number(options.warmup ?? 3);
 const GOAL_RATIO = 1.5;
 const GOAL_KEYS = ['start-enqueue', 'stop-enqueue'];
 const INFO_KEYS = ['ioredis', 'pretool-worker', 'pretool-blocked', 'start-worker'];
+const HOOK_KEYS = ['start-enqueue', 'stop-enqueue', 'pretool-worker', 'pretool-blocked', 'start-worker'];
 
 await main(async () => {
   const build = snapshotBuild();
+  const earlier = options.before ? snapshotBuild(path.resolve(options.before)) : null;
   const redis = await startRedis();
   const inspect = redisClient(redis.socket);
   const repo = makeRepo({ label: 'hook', git: true });
@@ -120,7 +125,7 @@ await main(async () => {
     node: { command: process.execPath },
     bun: { command: BUN },
   };
-  const hookArgs = [build.bin, 'hook', 'claude-code'];
+  const hookArgsOf = (bin) => [bin, 'hook', 'claude-code'];
   const fail = (what, run) => new Error(`${what}: exit ${run.code}: ${run.stdout}${run.stderr}`);
   const floorBreakdown = { node: [], bun: [] };
   const ioredisBreakdown = { node: [], bun: [] };
@@ -137,7 +142,7 @@ await main(async () => {
       breakdown[runtime].push(JSON.parse(run.stdout));
       return run;
     };
-    const enqueueOnly = (what, base, label) => async () => {
+    const enqueueOnly = (hookArgs, what, base, label) => async () => {
       const before = await idleWaiting();
       const run = await timedRun(command, hookArgs, {
         env: envFor(idlePrefix),
@@ -151,56 +156,74 @@ await main(async () => {
       { runtime, key: 'empty', name: 'empty start-up', run: () => timedRun(command, ['-e', '0']) },
       { runtime, key: 'floor', name: 'floor: start-up + node:net + one raw XADD (no client library)', run: rawWrite([], floorBreakdown) },
       { runtime, key: 'ioredis', name: 'reference: start-up + ioredis + one XADD', run: rawWrite(['--ioredis'], ioredisBreakdown) },
-      { runtime, key: 'start-enqueue', name: 'hook SubagentStart, enqueue only', run: enqueueOnly('SubagentStart', startExample, 'sq') },
-      { runtime, key: 'stop-enqueue', name: 'hook SubagentStop, enqueue only', run: enqueueOnly('SubagentStop', stopExample, 'tq') },
-      {
-        runtime,
-        key: 'pretool-worker',
-        name: 'hook PreToolUse spawn claim, with a worker',
-        run: async () => {
-          await resetPrepared();
-          const run = await timedRun(command, hookArgs, {
-            env: envFor(workerPrefix),
-            input: payload(preToolExample, { tool_use_id: uniqueId('tu') }),
-            cwd: repo.root,
-          });
-          if (run.code !== 0) throw fail('PreToolUse with a prepared delegation: expected the spawn to be allowed', run);
-          return run;
-        },
-      },
-      {
-        runtime,
-        key: 'pretool-blocked',
-        name: 'hook PreToolUse spawn claim, no worker (blocked, claim withdrawn)',
-        run: async () => {
-          const before = await idleWaiting();
-          const run = await timedRun(command, hookArgs, {
-            env: envFor(idlePrefix),
-            input: payload(preToolExample, { tool_use_id: uniqueId('tb') }, idleRepo.root),
-            cwd: idleRepo.root,
-          });
-          if (run.code !== 2 || !run.stderr.includes('withdrawn') || (await idleWaiting()) !== before)
-            throw fail('PreToolUse with no worker: expected the spawn blocked and its claim withdrawn', run);
-          return run;
-        },
-      },
-      {
-        runtime,
-        key: 'start-worker',
-        name: 'hook SubagentStart, with a worker',
-        run: async () => {
-          await resetPrepared();
-          const run = await timedRun(command, hookArgs, {
-            env: envFor(workerPrefix),
-            input: payload(startExample, { agent_id: uniqueId('sa') }),
-            cwd: repo.root,
-          });
-          if (run.code !== 0) throw fail('SubagentStart with a worker', run);
-          if (run.stdout.includes('"status":"running"')) waited[runtime] += 1;
-          return run;
-        },
-      },
     );
+    // The hook's variants, of this build and (--before) of the earlier one, keyed `before/…`.
+    for (const [prefix, label, hookArgs] of [
+      ['', '', hookArgsOf(build.bin)],
+      ...(earlier ? [['before/', 'before: ', hookArgsOf(earlier.bin)]] : []),
+    ]) {
+      variants.push(
+        {
+          runtime,
+          key: `${prefix}start-enqueue`,
+          name: `${label}hook SubagentStart, enqueue only`,
+          run: enqueueOnly(hookArgs, 'SubagentStart', startExample, 'sq'),
+        },
+        {
+          runtime,
+          key: `${prefix}stop-enqueue`,
+          name: `${label}hook SubagentStop, enqueue only`,
+          run: enqueueOnly(hookArgs, 'SubagentStop', stopExample, 'tq'),
+        },
+        {
+          runtime,
+          key: `${prefix}pretool-worker`,
+          name: `${label}${'hook PreToolUse spawn claim, with a worker'}`,
+          run: async () => {
+            await resetPrepared();
+            const run = await timedRun(command, hookArgs, {
+              env: envFor(workerPrefix),
+              input: payload(preToolExample, { tool_use_id: uniqueId('tu') }),
+              cwd: repo.root,
+            });
+            if (run.code !== 0) throw fail('PreToolUse with a prepared delegation: expected the spawn to be allowed', run);
+            return run;
+          },
+        },
+        {
+          runtime,
+          key: `${prefix}pretool-blocked`,
+          name: `${label}${'hook PreToolUse spawn claim, no worker (blocked, claim withdrawn)'}`,
+          run: async () => {
+            const before = await idleWaiting();
+            const run = await timedRun(command, hookArgs, {
+              env: envFor(idlePrefix),
+              input: payload(preToolExample, { tool_use_id: uniqueId('tb') }, idleRepo.root),
+              cwd: idleRepo.root,
+            });
+            if (run.code !== 2 || !run.stderr.includes('withdrawn') || (await idleWaiting()) !== before)
+              throw fail('PreToolUse with no worker: expected the spawn blocked and its claim withdrawn', run);
+            return run;
+          },
+        },
+        {
+          runtime,
+          key: `${prefix}start-worker`,
+          name: `${label}${'hook SubagentStart, with a worker'}`,
+          run: async () => {
+            await resetPrepared();
+            const run = await timedRun(command, hookArgs, {
+              env: envFor(workerPrefix),
+              input: payload(startExample, { agent_id: uniqueId('sa') }),
+              cwd: repo.root,
+            });
+            if (run.code !== 0) throw fail('SubagentStart with a worker', run);
+            if (prefix === '' && run.stdout.includes('"status":"running"')) waited[runtime] += 1;
+            return run;
+          },
+        },
+      );
+    }
   }
 
   const samples = new Map(variants.map((variant) => [`${variant.runtime}/${variant.key}`, []]));
@@ -241,8 +264,22 @@ await main(async () => {
     results[`${runtime}/floor`].breakdown = breakdown(floorBreakdown[runtime]);
     results[`${runtime}/ioredis`].breakdown = breakdown(ioredisBreakdown[runtime]);
   }
+  // --before: each hook variant of this build against the same variant of the earlier build.
+  const afterToBefore = earlier
+    ? Object.fromEntries(
+        Object.keys(runtimes).map((runtime) => [
+          runtime,
+          Object.fromEntries(
+            HOOK_KEYS.map((key) => {
+              const [now, then] = [results[`${runtime}/${key}`], results[`${runtime}/before/${key}`]];
+              return [key, { p50: round(now.p50 / then.p50), min: round(now.min / then.min) }];
+            }),
+          ),
+        ]),
+      )
+    : null;
   const machine = machineInfo();
-  const command = 'npm run build && node bench/hook.mjs' + (ROUNDS !== 25 ? ` --rounds ${ROUNDS}` : '');
+  const command = `npm run build && node bench/hook.mjs${ROUNDS !== 25 ? ` --rounds ${ROUNDS}` : ''}${earlier ? ' --before DIR' : ''}`;
   const verdict = (ratio) => (ratio <= GOAL_RATIO ? `${ratio}× ✅` : `${ratio}× ❌`);
   const goalMet = Object.fromEntries(
     Object.keys(runtimes).map((runtime) => [runtime, Math.max(...GOAL_KEYS.map((key) => ratios[runtime][key])) <= GOAL_RATIO]),
@@ -259,6 +296,7 @@ await main(async () => {
     ratiosToFloorMin: minRatios,
     startWithWorkerWaitedForResult: waited,
     goalMet,
+    ...(earlier ? { before: { build: options['before-label'] ?? 'an earlier build', bundle: earlier.bundleHash }, afterToBefore } : {}),
   };
   const rows = Object.values(results).map((entry) => [entry.runtime, entry.name, entry.p50, entry.p90, entry.min, entry.max]);
   const ratioRows = Object.keys(runtimes).map((runtime) => [
@@ -304,7 +342,25 @@ ${Object.keys(runtimes)
   .join('; ')}. Load average at the end of the
 run: ${machine.loadAverage.join(', ')} (2 cores shared with other work: see the p90 column).
 
-## Wall times (ms)
+${
+  afterToBefore
+    ? `## This build against an earlier one (after / before)
+
+The same hook variants of \`--before DIR\`, ${options['before-label'] ?? 'an earlier build'} (bundle ${earlier.bundleHash}), ran in the same rounds, in
+the same rotation, against the same Redis and worker; below 1 is faster now.
+
+${table(
+  ['runtime', ...HOOK_KEYS.map((key) => `${key} p50`), ...GOAL_KEYS.map((key) => `${key} min`)],
+  Object.keys(runtimes).map((runtime) => [
+    runtime,
+    ...HOOK_KEYS.map((key) => `${afterToBefore[runtime][key].p50}×`),
+    ...GOAL_KEYS.map((key) => `${afterToBefore[runtime][key].min}×`),
+  ]),
+)}
+
+`
+    : ''
+}## Wall times (ms)
 
 ${table(['runtime', 'variant', 'p50', 'p90', 'min', 'max'], rows)}
 

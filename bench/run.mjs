@@ -76,10 +76,16 @@ const hook = read('hook');
 if (hook) {
   for (const runtime of ['node', 'bun']) {
     const ratios = hook.ratiosToFloorP50[runtime];
+    // With --before: this build's enqueue-only hooks against the earlier build's, same run (p50).
+    const versus = hook.afterToBefore?.[runtime];
     rows.push([
       `Hook wall time, ${runtime === 'node' ? 'Node' : 'Bun'}`,
       `≤ 1.5× floor (${hook.results[`${runtime}/floor`].p50} ms: start-up + raw RESP write, no client library)`,
-      `enqueue only: ${ratios['start-enqueue']}× (SubagentStart), ${ratios['stop-enqueue']}× (SubagentStop); PreToolUse with a worker: ${ratios['pretool-worker']}×`,
+      `enqueue only: ${ratios['start-enqueue']}× (SubagentStart), ${ratios['stop-enqueue']}× (SubagentStop); PreToolUse with a worker: ${ratios['pretool-worker']}×${
+        versus
+          ? `; against ${hook.before.build}: ${versus['start-enqueue'].p50}× (SubagentStart), ${versus['stop-enqueue'].p50}× (SubagentStop)`
+          : ''
+      }`,
       mark(hook.goalMet[runtime]),
       'hook.md',
       hook.machine.date,
@@ -101,12 +107,22 @@ if (latency) {
 }
 const throughput = read('throughput');
 if (throughput) {
-  for (const scenario of throughput.scenarios) {
+  // With --before the scenarios ran several times with both builds: one row per scenario, this
+  // build's median, and how it compares.
+  const measured = throughput.afterToBefore
+    ? throughput.afterToBefore.map((entry) => ({
+        ...entry,
+        repos: throughput.scenarios[0].repos,
+        eventsPerSecond: entry.after,
+        versus: `; median of ${throughput.before.rounds}, against ${throughput.before.build}: ${entry.ratio}× (${entry.before} events/s)`,
+      }))
+    : throughput.scenarios;
+  for (const scenario of measured) {
     const ceiling = throughput.fileSystemCeiling?.[scenario.filesystem]?.atomicWritesPerSecond;
     rows.push([
       `Throughput, ${scenario.repos} repos, ${scenario.processes} ${scenario.runtime} process${scenario.processes > 1 ? 'es' : ''}, ${scenario.filesystem}`,
       scenario.processes === 1 ? '≥ 1,000 events/s' : 'scaling',
-      `${scenario.eventsPerSecond} events/s${ceiling ? ` (FS ceiling ${ceiling} atomic writes/s)` : ''}`,
+      `${scenario.eventsPerSecond} events/s${ceiling ? ` (FS ceiling ${ceiling} atomic writes/s)` : ''}${scenario.versus ?? ''}`,
       scenario.processes === 1 ? mark(scenario.eventsPerSecond >= 1000) : '—',
       'throughput.md',
       throughput.machine.date,
