@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { TASK_ID } from '../support/fixtures.ts';
+import { completeStageArgs } from '../support/runSteps.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { HOOK_WAITS_FOR_RESULT, jsonOf, runBaton } from '../support/processes.ts';
@@ -60,20 +61,7 @@ async function driveToCompletion(childPrefix: string): Promise<string[]> {
     const started = await hook('SubagentStart', next.role, childId);
     expect(started.code, started.stderr).toBe(0);
     doStageWork(repo.root, repo.taskDir, next);
-    const completed =
-      next.stage === 'commit'
-        ? await task('stage-completed', '--agent', 'claude')
-        : await task(
-            'complete-stage',
-            '--stage',
-            next.stage,
-            '--round',
-            String(next.round),
-            '--artifact',
-            next.artifact,
-            '--agent',
-            'claude',
-          );
+    const completed = next.stage === 'commit' ? await task('stage-completed', '--agent', 'claude') : await task(...completeStageArgs(next));
     expect(completed.status, JSON.stringify(completed)).toBe('running');
     const stopped = await hook('SubagentStop', next.role, childId);
     expect(stopped.code, stopped.stderr).toBe(0);

@@ -9,6 +9,7 @@ import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { heartbeatKey } from '../../src/queue/keys.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
 import { TASK_ID } from '../support/fixtures.ts';
+import { completeStageArgs } from '../support/runSteps.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { HOOK_WAITS_FOR_RESULT, runBaton } from '../support/processes.ts';
 import { useWorkerHarness } from '../support/workerHarness.ts';
@@ -132,19 +133,7 @@ describe('Redis stopped and restarted during a stream of lifecycle events', () =
         doStageWork(root, repo.taskDir, next);
         // The CLI drains the spool before adding its own event, so the start is applied first.
         const completed =
-          next.stage === 'commit'
-            ? await task('stage-completed', '--agent', 'claude')
-            : await task(
-                'complete-stage',
-                '--stage',
-                next.stage,
-                '--round',
-                String(next.round),
-                '--artifact',
-                next.artifact,
-                '--agent',
-                'claude',
-              );
+          next.stage === 'commit' ? await task('stage-completed', '--agent', 'claude') : await task(...completeStageArgs(next));
         expect(completed.status, `${JSON.stringify(completed)}\n${log.join('\n')}`).toBe('running');
         await hook('SubagentStop', next.role, childId);
         const advanced = await task('advance');

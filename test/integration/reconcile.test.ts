@@ -3,6 +3,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
+import { completeStageArgs } from '../support/runSteps.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
@@ -72,18 +73,7 @@ async function startStage(complete: boolean): Promise<StageNext> {
   expect(await hook('SubagentStart', next.role, 'child-1')).toMatchObject({ code: 0, stdout: '' });
   if (complete) {
     doStageWork(repo.root, repo.taskDir, next);
-    const completed = await task(
-      TASK_ID,
-      'complete-stage',
-      '--stage',
-      next.stage,
-      '--round',
-      String(next.round),
-      '--artifact',
-      next.artifact,
-      '--agent',
-      'claude',
-    );
+    const completed = await task(TASK_ID, ...completeStageArgs(next));
     expect(completed.run.pendingDelegation.status).toBe('stage-completed');
   }
   return next;

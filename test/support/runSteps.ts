@@ -67,23 +67,16 @@ export async function startStage(
   return next;
 }
 
+/** The arguments of the `baton task` complete-stage a subagent of `next` runs (agent `claude`). */
+export function completeStageArgs(next: Readonly<{ stage: string; round: number; artifact: string }>): string[] {
+  return ['complete-stage', '--stage', next.stage, '--round', String(next.round), '--artifact', next.artifact, '--agent', 'claude'];
+}
+
 /** The subagent's work, complete-stage (or stage-completed for commit). */
 export async function completeStage(ctx: StepContext, next: { stage: string; round: number; artifact: string }): Promise<void> {
   stageWork(ctx.taskDir, ctx.root, next.stage, next.artifact);
   const completed =
-    next.stage === 'commit'
-      ? await task(ctx, ['stage-completed', '--agent', 'claude'])
-      : await task(ctx, [
-          'complete-stage',
-          '--stage',
-          next.stage,
-          '--round',
-          String(next.round),
-          '--artifact',
-          next.artifact,
-          '--agent',
-          'claude',
-        ]);
+    next.stage === 'commit' ? await task(ctx, ['stage-completed', '--agent', 'claude']) : await task(ctx, completeStageArgs(next));
   expect(completed.status, JSON.stringify(completed)).toBe('running');
 }
 

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { readRun, uniquePrefix } from '../support/fixtures.ts';
+import { completeStageArgs } from '../support/runSteps.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import { BATON_BIN, batonEnv, jsonOf, runProcess, startWorkerProcess } from '../support/processes.ts';
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
@@ -162,17 +163,7 @@ describe.skipIf(skipReason !== null)('many machines, one repository each, one Re
           await task('prepare', '--client', 'claude-code');
           await hook('SubagentStart', next.role, `${name}-child-${stage}`);
           stageWork(machine.taskDir, machine.source, next.stage, next.artifact);
-          await task(
-            'complete-stage',
-            '--stage',
-            next.stage,
-            '--round',
-            String(next.round),
-            '--artifact',
-            next.artifact,
-            '--agent',
-            'claude',
-          );
+          await task(...completeStageArgs(next));
           await hook('SubagentStop', next.role, `${name}-child-${stage}`);
           await task('advance');
         }
