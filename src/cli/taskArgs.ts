@@ -89,7 +89,8 @@ function usage(message: string): never {
 // counts: `1e3`, `05`, `0.0`, `0x10`.
 function integer(value: string, message: string): number {
   const number = Number(value);
-  if (!Number.isInteger(number)) usage(message);
+  // A safe integer only: 2**53 + 1 parses to a neighbour, so the value would not be the one typed.
+  if (!Number.isSafeInteger(number)) usage(message);
   return number;
 }
 

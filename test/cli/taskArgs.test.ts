@@ -67,6 +67,8 @@ describe('parseTaskCommand: upstream usage errors', () => {
     [['01', 'route', 'foo'], "unknown option 'foo'"],
     [['01', 'status', '--worker', 'cloud'], '--worker must be queue or inline'],
     [['01', 'status', '--timeout', '0'], '--timeout must be a positive integer (milliseconds)'],
+    // 2**53 + 1 would silently become 2**53 (a neighbour of what was typed); the fuzz test found it.
+    [['01', 'begin-or-resume', '--timeout', '9007199254740993'], '--timeout must be a positive integer (milliseconds)'],
   ])('%j → %s', (argv, message) => {
     expect(usageError(argv)).toBe(message);
   });
