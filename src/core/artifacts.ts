@@ -290,7 +290,7 @@ const REVIEW_INPUT_MARKER = /\*\*Review Input\*\*[:：]|\*\*审查输入\*\*[:�
 /** What a review's text names as its input (§3.3 steps 1–3): no marker line, no canonical name of the expected family near it, or that name. */
 export type NamedReviewInput =
   | Readonly<{ kind: 'no-marker' }>
-  | Readonly<{ kind: 'no-canonical-name' }>
+  | Readonly<{ kind: 'no-canonical-name'; names: readonly string[] }>
   | Readonly<{ kind: 'named'; input: { family: ArtifactFamily; round: number; name: string } }>;
 
 export function namedReviewInput(content: string, reviewFamily: string): NamedReviewInput {
@@ -301,7 +301,7 @@ export function namedReviewInput(content: string, reviewFamily: string): NamedRe
   const window = lines.slice(start, start + REVIEW_INPUT_WINDOW);
   const tokens = window.flatMap((line) => [...line.matchAll(/`([^`]*\.md)`/g)].map((match) => match[1] ?? ''));
   const input = tokens.map(parseArtifactName).find((parsed) => parsed?.family === expected) ?? null;
-  return input ? { kind: 'named', input } : { kind: 'no-canonical-name' };
+  return input ? { kind: 'named', input } : { kind: 'no-canonical-name', names: Object.freeze(tokens) };
 }
 
 /**

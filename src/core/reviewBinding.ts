@@ -5,12 +5,18 @@ import type { ReviewFamily } from './artifacts.ts';
 
 // Why a review does not count (docs/lifecycle.md §3.4). A review binds the latest artifact of its
 // family only by naming it on its `**Review Input**:` line; a review without that line, or naming
-// another round, is accepted as 0.9.2 accepts it, and routing then asks for another review round
-// without a word. baton says why: complete-stage warns when the review is handed over, and route,
-// `baton runs` and the run page show the reason next to the new round.
+// another file, is accepted by 0.9.2, and routing then asks for another review round without a
+// word. baton refuses it at complete-stage (ORCHESTRATION_REVIEW_INPUT_MISMATCH), while the
+// reviewer is still running and can fix it; route, `baton runs` and the run page still show the
+// reason next to a new round when such a review reached the task another way.
 
-/** A review that does not count as the review of `input` (the latest artifact), and why. */
-export type UnboundReview = Readonly<{ review: string; input: string; reason: string }>;
+export const REVIEW_INPUT_MISMATCH_CODE = 'ORCHESTRATION_REVIEW_INPUT_MISMATCH';
+
+/**
+ * A review that does not count as the review of `input` (the latest artifact), and why; `given` is
+ * what its Review Input line names (the first back-ticked `.md` name), null when it names nothing.
+ */
+export type UnboundReview = Readonly<{ review: string; input: string; given: string | null; reason: string }>;
 
 export type ReviewText = Readonly<{
   name: string;
@@ -38,7 +44,8 @@ export function unboundReview(taskDir: string, reviewFamily: ReviewFamily, revie
       : named.kind === 'no-canonical-name'
         ? `its ${line} names no ${family} artifact`
         : `its ${line} names ${named.input.name} instead`;
-  return { review: review.name, input: latest.name, reason };
+  const given = named.kind === 'named' ? named.input.name : named.kind === 'no-canonical-name' ? (named.names[0] ?? null) : null;
+  return { review: review.name, input: latest.name, given, reason };
 }
 
 /** The latest review of `reviewFamily` (the inventory's, as §3.4 reads it), checked with unboundReview. */
@@ -60,10 +67,11 @@ export function describeUnboundReview(unbound: UnboundReview): string {
   return `${unbound.review} does not count as the review of ${unbound.input}: ${unbound.reason}`;
 }
 
-/** The warning of a complete-stage that hands over such a review. */
-export function unboundReviewWarning(unbound: UnboundReview, nextReview: string): string {
+/** Why complete-stage refuses such a review: what was expected, what was given, and how to fix it. */
+export function reviewInputMismatchMessage(unbound: UnboundReview): string {
   return (
-    `${unbound.review} will not count as the review of ${unbound.input}: ${unbound.reason}; ` +
-    `route will ask for another review (${nextReview}). A review counts when it names what it reviewed: "- **Review Input**: \`${unbound.input}\`"`
+    `${unbound.review}: expected Review Input ${unbound.input} (the latest artifact under review), given ${unbound.given ?? 'none'} ` +
+    `(${unbound.reason}). Put "- **Review Input**: \`${unbound.input}\`" in the review and run complete-stage again; ` +
+    'baton wrote nothing, and the run and its delegation are unchanged'
   );
 }

@@ -64,7 +64,9 @@ ${baton} task <task-id> complete-stage --stage ${stage} --round <round> --artifa
 BATON_ARTIFACT
 \`\`\`
 
-It prints one line of JSON. \`"status":"running"\`: done. \`ORCHESTRATION_ARTIFACT_INVALID\`: nothing was
+It prints one line of JSON. \`"status":"running"\`: done. \`ORCHESTRATION_ARTIFACT_INVALID\`${
+    what === 'review' ? ' or `ORCHESTRATION_REVIEW_INPUT_MISMATCH`' : ''
+  }: nothing was
 written; fix what \`error.message\` says and run the command again. Any other failure: stop and report
 it; do not work around it.
 `;
@@ -238,8 +240,8 @@ What baton's router reads, exactly:
 
 - **The Review Input line** names the file you reviewed, in backticks, on that line or one of the
   next 11 (\`\`- **Review Input**: \`${spec.family}-r2.md\` \`\`). It must be the latest ${spec.family} artifact. If it
-  names another file, or none, the review does not count: the router asks for another review round
-  instead of going on, whatever the verdict says.
+  names another file (\`task.md\`, an older round), or none, \`complete-stage\` refuses the review with
+  \`ORCHESTRATION_REVIEW_INPUT_MISMATCH\`, naming the file expected: fix the line and hand it over again.
 - **One \`## Review Summary\` section** (no other heading of that name), with exactly one
   \`**Overall Verdict**:\` line and one \`**Findings (AI-actionable)**:\` line, each at the start of a
   line (a leading \`- \` is fine, an indented one does not count).

@@ -90,7 +90,9 @@ agent that drives a task through its lifecycle. A subagent of type \`${EXECUTOR}
 \`${REVIEWER}\` follows its own instructions instead.
 
 Each command prints one line of JSON: read \`status\` (\`running\`, \`paused\`, \`completed\`, \`failed\`),
-\`error.code\`, \`run.pause\` and \`next\`. Use the task id (\`TASK-…\`) or its short number as \`<task>\`.
+\`error.code\`, \`run.pause\`, \`next\` and \`warnings\`. \`warnings\` says why baton did something you may
+not expect (why \`route\` asks for another review round, why a run stays paused): tell the user each
+one, and act on it before you go on. Use the task id (\`TASK-…\`) or its short number as \`<task>\`.
 
 1. \`${task} <task> begin-or-resume\`
 2. \`${task} <task> route\`: \`next\` names the \`action\` (skill), \`role\`, \`stage\`, \`round\` and \`artifact\`.
@@ -148,7 +150,7 @@ export function withoutInstructionBlock(text: string): string {
 // ---------------------------------------------------------------------------------------------
 // Subagent profiles (docs/lifecycle.md §10.1, plus how to hand the artifact to baton)
 
-function handOver(client: InstallClient, baton: string, what: string): string {
+function handOver(client: InstallClient, baton: string, what: string, fixable = '`ORCHESTRATION_ARTIFACT_INVALID`'): string {
   return `- Do not write ${what} with a file tool (${client.install.instructions.handOverReason}). Hand its full text to baton, which checks it,
   writes it and records the stage in one step:
 
@@ -159,7 +161,7 @@ function handOver(client: InstallClient, baton: string, what: string): string {
   \`\`\`
 
   \`<task>\`, \`<stage>\`, \`<round>\` and \`<artifact>\` are the ones the orchestrator gave you. The command
-  prints one line of JSON. On \`"status":"failed"\` with \`ORCHESTRATION_ARTIFACT_INVALID\`, nothing was
+  prints one line of JSON. On \`"status":"failed"\` with ${fixable}, nothing was
   written: fix what \`error.message\` says and run it again. On any other failure, stop and report it.`;
 }
 
@@ -209,7 +211,7 @@ and the artifact name.
 ${readGuidance}- Do not modify business code or any other file: your only output is your review artifact (with its
   Review Summary, naming the reviewed artifact in backticks). baton compares the workspace before and
   after you and pauses the run on any other write (DELEGATION_REVIEWER_WRITE_FORBIDDEN).
-${handOver(client, baton, 'the review')}
+${handOver(client, baton, 'the review', '`ORCHESTRATION_ARTIFACT_INVALID` or `ORCHESTRATION_REVIEW_INPUT_MISMATCH` (the Review Input line does not name the artifact under review)')}
 - Stop after the review is recorded, with a short summary as your answer. Do not fix what you found,
   start another stage or spawn other agents.
 `,

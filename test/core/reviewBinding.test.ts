@@ -1,12 +1,16 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { listRuns } from '../../src/runs/runList.ts';
 import { latestReviewUnbound, unboundReview } from '../../src/core/reviewBinding.ts';
-import { TASK_ID, engineHarness, reviewWithVerdict, useTaskPerTest, writeArtifact } from '../support/fixtures.ts';
+import { runFilePath } from '../../src/core/taskLayout.ts';
+import { TASK_ID, engineHarness, failedResult, readRun, reviewWithVerdict, useTaskPerTest, writeArtifact } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 
-// A review that does not name the latest artifact on its **Review Input** line is accepted (0.9.2)
-// but does not count (docs/lifecycle.md §3.4): routing asks for another review round. baton says
-// why: complete-stage warns, route's result and the run listing carry the reason.
+// A review that does not name the latest artifact on its **Review Input** line does not count
+// (docs/lifecycle.md §3.4). 0.9.2 accepted it and routing asked for another review round; baton
+// refuses it at complete-stage (ORCHESTRATION_REVIEW_INPUT_MISMATCH) while the reviewer can fix it,
+// and route's result and the run listing still say why when such a review got there another way.
 
 let fixture: Fixture;
 let dir: string;
@@ -23,6 +27,7 @@ describe('unboundReview', () => {
     expect(unboundReview(dir, 'review-analysis', { name: 'review-analysis.md', content: approved(null) })).toEqual({
       review: 'review-analysis.md',
       input: 'analysis.md',
+      given: null,
       reason: 'it has no "**Review Input**:" line',
     });
     expect(
@@ -34,6 +39,7 @@ describe('unboundReview', () => {
     ).toEqual({
       review: 'review-analysis-r2.md',
       input: 'analysis-r2.md',
+      given: 'analysis.md',
       reason: 'its "**Review Input**:" line names analysis.md instead',
     });
     expect(
@@ -72,34 +78,86 @@ describe('a review that does not count, through the engine', () => {
     return h;
   }
 
-  it('complete-stage --content accepts it with a warning; route, prepare and the listing give the reason next to round 2', async () => {
-    const h = await reviewerActivated();
-    const completed = await h.apply({
+  const completeReview = (h: Awaited<ReturnType<typeof reviewerActivated>>, content?: string) =>
+    h.apply({
       intent: 'complete-stage',
       taskRef: TASK_ID,
       stage: 'review-analysis',
       round: 1,
       artifact: 'review-analysis.md',
       agent: 'claude',
-      content: approved(null),
+      ...(content === undefined ? {} : { content }),
     });
+  const stopReviewer = (h: Awaited<ReturnType<typeof reviewerActivated>>) =>
+    h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'c-1' });
+
+  it('complete-stage --content naming task.md is refused with ORCHESTRATION_REVIEW_INPUT_MISMATCH; nothing changes; fixed, it completes', async () => {
+    const h = await reviewerActivated();
+    const before = fs.readFileSync(runFilePath(dir), 'utf8');
+    const refused = await completeReview(h, approved('- **Review Input**: `task.md`'));
+    expect(refused).toEqual(
+      failedResult(
+        'ORCHESTRATION_REVIEW_INPUT_MISMATCH',
+        'review-analysis.md: expected Review Input analysis.md (the latest artifact under review), given task.md ' +
+          '(its "**Review Input**:" line names no analysis artifact). Put "- **Review Input**: `analysis.md`" in the review and ' +
+          'run complete-stage again; baton wrote nothing, and the run and its delegation are unchanged',
+        TASK_ID,
+      ),
+    );
+    expect(fs.readFileSync(runFilePath(dir), 'utf8')).toBe(before);
+    expect(readRun(dir).pendingDelegation).toMatchObject({ stage: 'review-analysis', round: 1, status: 'activated' });
+    expect(fs.existsSync(path.join(dir, 'review-analysis.md'))).toBe(false);
+
+    // The reviewer is still running: it fixes the line and completes the same round.
+    const completed = await completeReview(h, approved('- **Review Input**: `analysis.md`'));
     expect(completed).toMatchObject({
       status: 'running',
       changed: true,
       error: null,
       run: { pendingDelegation: { status: 'stage-completed' } },
     });
-    expect(completed.warnings).toEqual([
-      'review-analysis.md will not count as the review of analysis.md: it has no "**Review Input**:" line; ' +
-        'route will ask for another review (review-analysis-r2.md). A review counts when it names what it reviewed: "- **Review Input**: `analysis.md`"',
-    ]);
-    await h.apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'c-1',
+    expect(completed.warnings).toBeUndefined();
+    await stopReviewer(h);
+    await h.apply({ intent: 'advance', taskRef: TASK_ID });
+    const routed = await h.apply({ intent: 'route', taskRef: TASK_ID });
+    expect(routed.next).toMatchObject({ stage: 'plan', round: 1 });
+    expect(routed.warnings).toBeUndefined();
+    expect((await listRuns(fixture.root))[0]).toMatchObject({ stage: 'plan', note: null });
+  });
+
+  it('a review without a Review Input line, or naming an older round, is refused and says what was given', async () => {
+    const h = await reviewerActivated();
+    expect((await completeReview(h, approved(null))).error).toEqual({
+      code: 'ORCHESTRATION_REVIEW_INPUT_MISMATCH',
+      message: expect.stringMatching(
+        /^review-analysis\.md: expected Review Input analysis\.md \(the latest artifact under review\), given none \(it has no "\*\*Review Input\*\*:" line\)\. /,
+      ),
     });
+    writeArtifact(dir, 'analysis-r2.md', '# Analysis, again\n');
+    expect((await completeReview(h, approved('- **Review Input**: `analysis.md`'))).error?.message).toMatch(
+      /^review-analysis\.md: expected Review Input analysis-r2\.md \(the latest artifact under review\), given analysis\.md \(its "\*\*Review Input\*\*:" line names analysis\.md instead\)\. Put "- \*\*Review Input\*\*: `analysis-r2\.md`"/,
+    );
+    expect(readRun(dir).pendingDelegation).toMatchObject({ status: 'activated' });
+  });
+
+  it('complete-stage without --content reads the review the reviewer wrote, and refuses it the same way', async () => {
+    const h = await reviewerActivated();
+    writeArtifact(dir, 'review-analysis.md', approved('- **Review Input**: `plan.md`'));
+    const refused = await completeReview(h);
+    expect(refused.error?.code).toBe('ORCHESTRATION_REVIEW_INPUT_MISMATCH');
+    expect(refused.error?.message).toMatch(
+      /^review-analysis\.md: expected Review Input analysis\.md \(the latest artifact under review\), given plan\.md /,
+    );
+    writeArtifact(dir, 'review-analysis.md', approved('- **Review Input**: `analysis.md`'));
+    expect(await completeReview(h)).toMatchObject({ status: 'running', error: null });
+  });
+
+  it('a review that does not count and reached the task anyway (rewritten after complete-stage): route, prepare and the listing give the reason next to round 2', async () => {
+    const h = await reviewerActivated();
+    expect((await completeReview(h, approved('- **Review Input**: `analysis.md`'))).error).toBeNull();
+    // The reviewer rewrites its file after complete-stage, without the line.
+    writeArtifact(dir, 'review-analysis.md', approved(null));
+    await stopReviewer(h);
     expect((await h.apply({ intent: 'advance', taskRef: TASK_ID })).status).toBe('running');
 
     const reason = 'review-analysis.md does not count as the review of analysis.md: it has no "**Review Input**:" line';
@@ -117,47 +175,5 @@ describe('a review that does not count, through the engine', () => {
     const prepared = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(prepared.warnings).toEqual([reason]);
     expect((await listRuns(fixture.root))[0]).toMatchObject({ stage: 'review-analysis', round: 2, pending: { round: 2 }, note: reason });
-  });
-
-  it('a review that names its input: no warning, no note', async () => {
-    const h = await reviewerActivated();
-    const completed = await h.apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'review-analysis',
-      round: 1,
-      artifact: 'review-analysis.md',
-      agent: 'claude',
-      content: approved('- **Review Input**: `analysis.md`'),
-    });
-    expect(completed.warnings).toBeUndefined();
-    await h.apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'c-1',
-    });
-    await h.apply({ intent: 'advance', taskRef: TASK_ID });
-    const routed = await h.apply({ intent: 'route', taskRef: TASK_ID });
-    expect(routed.next).toMatchObject({ stage: 'plan', round: 1 });
-    expect(routed.warnings).toBeUndefined();
-    expect((await listRuns(fixture.root))[0]).toMatchObject({ stage: 'plan', note: null });
-  });
-
-  it('complete-stage without --content reads the review the reviewer wrote', async () => {
-    const h = await reviewerActivated();
-    writeArtifact(dir, 'review-analysis.md', approved('- **Review Input**: `plan.md`'));
-    const completed = await h.apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'review-analysis',
-      round: 1,
-      artifact: 'review-analysis.md',
-      agent: 'claude',
-    });
-    expect(completed.warnings?.[0]).toMatch(
-      /^review-analysis\.md will not count as the review of analysis\.md: its "\*\*Review Input\*\*:" line names no analysis artifact;/,
-    );
   });
 });

@@ -11,8 +11,8 @@ import { URL_PATTERN } from '../support/services.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // What a user of the built `baton` is told when the lifecycle does something they did not expect:
-// a review without a **Review Input** line is accepted with a warning, and route and `baton runs`
-// say why the next step is review round 2; a mistyped complete-stage pauses with the values
+// a review naming the wrong **Review Input** is refused at complete-stage, and when one that does
+// not count gets there anyway, route and `baton runs` say why the next step is review round 2; a mistyped complete-stage pauses with the values
 // expected and given; begin-or-resume says why it leaves the run paused; a pause message that a late SubagentStop made untrue is marked as out of date.
 
 const harness = useWorkerHarness('file');
@@ -51,6 +51,8 @@ const runsTable = async () => (await runBaton(['runs', '--repo', repo.root], { e
 /** An approved review with a valid summary and no **Review Input** line: the trap. */
 const REVIEW_WITHOUT_INPUT =
   '# Review\n\n## Review Summary\n\n- **Overall Verdict**: Approved\n- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors / **Manual validation**: 0\n';
+/** The same review naming the task file instead of the artifact under review. */
+const REVIEW_OF_TASK_MD = REVIEW_WITHOUT_INPUT.replace('# Review\n', '# Review\n\n- **Review Input**: `task.md`\n');
 
 describe('baton says why', () => {
   it('a mistyped complete-stage pauses with the values; begin-or-resume says why the run stays paused', async () => {
@@ -125,32 +127,54 @@ describe('baton says why', () => {
     expect((await task(['advance'])).json).toMatchObject({ status: 'running', run: { pause: null, stepCount: 1 } });
   }, 120_000);
 
-  it('a review without a Review Input line: accepted with a warning; route and baton runs say why round 2 comes', async () => {
+  it('a review naming task.md as its Review Input is refused (exit 1) and nothing changes; a review that got there anyway: route and baton runs say why round 2 comes', async () => {
     expect((await task(['prepare', '--client', 'claude-code'])).json.next).toMatchObject({ stage: 'review-analysis', round: 1 });
     await hook('SubagentStart', 'reviewer', 'child-r');
-    const completed = await task(
-      [
-        'complete-stage',
-        '--stage',
-        'review-analysis',
-        '--round',
-        '1',
-        '--artifact',
-        'review-analysis.md',
-        '--agent',
-        'claude',
-        '--content',
-        '-',
-      ],
-      REVIEW_WITHOUT_INPUT,
-    );
+    const completeReview = (content: string) =>
+      task(
+        [
+          'complete-stage',
+          '--stage',
+          'review-analysis',
+          '--round',
+          '1',
+          '--artifact',
+          'review-analysis.md',
+          '--agent',
+          'claude',
+          '--content',
+          '-',
+        ],
+        content,
+      );
+    const before = fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8');
+    const refused = await completeReview(REVIEW_OF_TASK_MD);
+    expect(refused.code, refused.stdout).toBe(1);
+    expect(refused.json).toEqual({
+      status: 'failed',
+      changed: false,
+      taskId: TASK_ID,
+      run: null,
+      next: null,
+      error: {
+        code: 'ORCHESTRATION_REVIEW_INPUT_MISMATCH',
+        message:
+          'review-analysis.md: expected Review Input analysis.md (the latest artifact under review), given task.md ' +
+          '(its "**Review Input**:" line names no analysis artifact). Put "- **Review Input**: `analysis.md`" in the review and ' +
+          'run complete-stage again; baton wrote nothing, and the run and its delegation are unchanged',
+      },
+    });
+    expect(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')).toBe(before);
+    expect(runFile().pendingDelegation).toMatchObject({ stage: 'review-analysis', round: 1, status: 'activated' });
+    expect(fs.existsSync(path.join(repo.taskDir, 'review-analysis.md'))).toBe(false);
+    expect((await task(['route'])).json.next).toMatchObject({ stage: 'review-analysis', round: 1 });
+
+    // The reviewer fixes the line: the same round completes.
+    const completed = await completeReview(REVIEW_WITHOUT_INPUT.replace('# Review\n', '# Review\n\n- **Review Input**: `analysis.md`\n'));
     expect(completed.code, completed.stdout).toBe(0);
     expect(completed.json).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: { status: 'stage-completed' } } });
-    expect(completed.json.warnings).toEqual([
-      'review-analysis.md will not count as the review of analysis.md: it has no "**Review Input**:" line; ' +
-        'route will ask for another review (review-analysis-r2.md). A review counts when it names what it reviewed: "- **Review Input**: `analysis.md`"',
-    ]);
-    expect(fs.readFileSync(path.join(repo.taskDir, 'review-analysis.md'), 'utf8')).toBe(REVIEW_WITHOUT_INPUT);
+    // It then rewrites its file without the line, after complete-stage: the review does not count.
+    fs.writeFileSync(path.join(repo.taskDir, 'review-analysis.md'), REVIEW_WITHOUT_INPUT);
     await hook('SubagentStop', 'reviewer', 'child-r');
     expect((await task(['advance'])).json.status).toBe('running');
 

@@ -4,6 +4,9 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LIFECYCLE_INTENTS } from '../../src/core/intents.ts';
 import { CODE_ADVICE, INTENT_OWNERS, orchestratorInstructions, profiles } from '../../src/install/instructions.ts';
+import { stageSkill } from '../../src/install/guidance.ts';
+import { clientAdapter } from '../../src/clients/registry.ts';
+import type { InstallClient } from '../../src/clients/installer.ts';
 import { TASK_ID, tempRepo, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { BATON_BIN, PROJECT_ROOT, runBaton, runProcess } from '../support/processes.ts';
@@ -68,6 +71,34 @@ describe('the orchestrator instructions and profiles', () => {
     expect(codex).toContain('`wait_agent`');
     expect(codex).toContain(`${BATON} task <task> prepare --client codex`);
   });
+});
+
+describe('what the installed texts say about a refused review and about warnings', () => {
+  for (const client of ['claude-code', 'codex'] as const) {
+    it(`${client}: the orchestrator reads \`warnings\`; the reviewer and the review skills fix a Review Input baton refuses`, () => {
+      const orchestrator = orchestratorInstructions(client, BATON);
+      expect(orchestrator).toContain('`error.code`, `run.pause`, `next` and `warnings`.');
+      expect(orchestrator).toMatch(
+        /`warnings` says why baton did something you may\s+not expect \(why `route` asks for another review round/,
+      );
+      const reviewer = profiles(client, BATON).find((profile) => profile.name === 'agent-infra-lifecycle-reviewer')!.instructions;
+      expect(reviewer).toMatch(
+        /On `"status":"failed"` with `ORCHESTRATION_ARTIFACT_INVALID` or `ORCHESTRATION_REVIEW_INPUT_MISMATCH` \(the Review Input line does not name the artifact under review\), nothing was\s+written: fix what `error.message` says and run it again\./,
+      );
+      const executor = profiles(client, BATON).find((profile) => profile.name === 'agent-infra-lifecycle-executor')!.instructions;
+      expect(executor).not.toContain('ORCHESTRATION_REVIEW_INPUT_MISMATCH');
+      for (const skill of ['review-analysis', 'review-plan', 'review-code'] as const) {
+        const text = stageSkill(skill, clientAdapter(client) as InstallClient, BATON);
+        expect(text, skill).toMatch(
+          /`complete-stage` refuses the review with\s+`ORCHESTRATION_REVIEW_INPUT_MISMATCH`, naming the file expected: fix the line and hand it over again\./,
+        );
+        expect(text, skill).toMatch(/`ORCHESTRATION_ARTIFACT_INVALID` or `ORCHESTRATION_REVIEW_INPUT_MISMATCH`: nothing was\s+written/);
+      }
+      expect(stageSkill('analyze-task', clientAdapter(client) as InstallClient, BATON)).not.toContain(
+        'ORCHESTRATION_REVIEW_INPUT_MISMATCH',
+      );
+    });
+  }
 });
 
 describe('baton install-hooks --agent-infra-shim', () => {

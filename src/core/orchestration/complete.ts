@@ -1,8 +1,8 @@
 import { failed } from '../results.ts';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isReviewFamily, looseArtifactName, looseHighestRound } from '../artifacts.ts';
-import { unboundReview, unboundReviewWarning } from '../reviewBinding.ts';
+import { isReviewFamily } from '../artifacts.ts';
+import { REVIEW_INPUT_MISMATCH_CODE, reviewInputMismatchMessage, unboundReview } from '../reviewBinding.ts';
 import { ARTIFACT_INVALID_CODE, stageArtifactProblem } from '../stageArtifact.ts';
 import { completeDelegationStage } from '../receipts.ts';
 import { STALLED_PAUSE_CODE } from '../reconciliation.ts';
@@ -28,6 +28,10 @@ export function completeStage(
     // baton: the artifact handed over on stdin is written with the run update, or not at all.
     const problem = stageArtifactProblem(outcome.receipt, event.content);
     if (problem !== null) return failed(ARTIFACT_INVALID_CODE, problem, task.taskId);
+  }
+  const mismatch = reviewInputMismatch(task.taskDir, outcome.receipt, event.content);
+  if (mismatch !== null) return failed(REVIEW_INPUT_MISMATCH_CODE, mismatch, task.taskId);
+  if (event.content !== undefined) {
     ctx.tx.stageFile(path.join(task.taskDir, outcome.receipt.artifact), event.content);
   }
   // baton: the stalled pause (docs/architecture.md "Reconciliation") said this child had not completed
@@ -46,31 +50,28 @@ export function completeStage(
       `the stage is completed, so the pause ${STALLED_PAUSE_CODE} is lifted; the stop seals the delegation and advance goes on`,
     );
   save(ctx, task, updated);
-  warnIfReviewUnbound(ctx, task.taskDir, outcome.receipt, event.content);
   return reportRun(task.taskId, updated, true);
 }
 
 /**
- * baton: a completed review that will not count (docs/lifecycle.md §3.4) is accepted, as 0.9.2
- * accepts it, with a warning that says why. The text is the one handed over, else the file the
- * reviewer wrote (none yet: nothing to say).
+ * baton: a review that would not count (docs/lifecycle.md §3.4: its Review Input does not name the
+ * latest artifact) is refused while the reviewer can still fix it; 0.9.2 accepted it and routing
+ * asked for another review round without a word. The text is the one handed over, else the file the
+ * reviewer wrote (none yet: nothing to check). Null when the review binds.
  */
-function warnIfReviewUnbound(ctx: OrchestrationContext, taskDir: string, receipt: DelegationReceipt, handedOver: string | undefined): void {
+function reviewInputMismatch(taskDir: string, receipt: DelegationReceipt, handedOver: string | undefined): string | null {
   const reviewFamily = receipt.stage;
-  if (receipt.role !== 'reviewer' || !isReviewFamily(reviewFamily)) return;
+  if (receipt.role !== 'reviewer' || !isReviewFamily(reviewFamily)) return null;
   let content = handedOver;
   if (content === undefined) {
     try {
       content = fs.readFileSync(path.join(taskDir, receipt.artifact), 'utf8');
     } catch {
-      return;
+      return null;
     }
   }
   const unbound = unboundReview(taskDir, reviewFamily, { name: receipt.artifact, content });
-  if (!unbound) return;
-  // The next review round as routing names it: after this review's round (the file may not be written yet).
-  const round = Math.max(looseHighestRound(taskDir, reviewFamily), receipt.round) + 1;
-  ctx.warnings.push(unboundReviewWarning(unbound, looseArtifactName(reviewFamily, round)));
+  return unbound === null ? null : reviewInputMismatchMessage(unbound);
 }
 
 export function completeCommitStage(ctx: OrchestrationContext, taskRef: string, agent: string): OrchestrationResult {
