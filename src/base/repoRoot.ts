@@ -1,8 +1,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-/** Produced by callers that fail to find a repository root (baton finds it without git). */
-export const REPO_ROOT_NOT_FOUND_MESSAGE = 'ai task: current directory is not inside a git repository';
+/**
+ * Produced by callers that fail to find a repository root (baton finds it without git). 0.9.2 starts
+ * it with `ai task: `, its own command's name; baton keeps those words under the agent-infra shim only
+ * (src/cli/agentInfraWords.ts).
+ */
+export const REPO_ROOT_NOT_FOUND_MESSAGE = 'current directory is not inside a git repository';
 
 /**
  * The nearest ancestor of `startDir` (itself included) that holds a `.git` entry (a directory, or the

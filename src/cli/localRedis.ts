@@ -92,7 +92,10 @@ export function noRedisMessage(probed: string, options: { command?: 'start' | 'w
             'sudo apt-get install -y redis-server   (macOS: brew install redis)',
           ] as [string, string],
         ]),
-    ['run the Redis of compose.yaml (in the baton checkout):', 'docker compose up -d redis'],
+    [
+      'run Redis in Docker, on this machine only:',
+      'docker run -d --name baton-redis -p 127.0.0.1:6379:6379 redis:7 redis-server --appendonly yes',
+    ],
     ['use a Redis you have:', `REDIS_URL=redis://host:6379 ${command === 'worker' ? 'baton worker' : 'baton start'}`],
   ];
   const width = Math.max(...ways.map(([what]) => what.length));

@@ -41,7 +41,7 @@ ${line(`hook ${clients} [--event NAME]`, 'native hook: payload on stdin')}
   dashboard [--port N] [--host H] [--token T]       queue dashboard over every repository in Redis
   runs [--json] [--watch]                           every run of the repository, one line each
 ${line(`install-hooks ${clients}`, 'wire one client (the part of init that writes its hooks)')}
-  demo [--keep-open]                                a complete lifecycle in a temporary repository (npm start)
+  demo [--keep-open]                                a complete lifecycle in a temporary repository
 
 Options: --repo DIR, --redis URL and -h, --help work with every command; a command that has no
 use for --repo or --redis accepts it and warns that it ignores it. -V, --version prints the version.

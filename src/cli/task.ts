@@ -14,7 +14,9 @@ import type { RepoIdentity } from '../queue/checkoutId.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import type { JobOutcome, RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
-import { lookupRepoRoot, printJson, redisUrlProblem, unusedOptionWarning } from './common.ts';
+import { lookupRepoRoot, printJson as printJsonAsIs, redisUrlProblem, unusedOptionWarning } from './common.ts';
+import { underAgentInfraShim } from '../base/agentInfraShim.ts';
+import { inAgentInfraWords } from './agentInfraWords.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
 import { DEFAULT_TASK_TIMEOUT_MS, TASK_USAGE, parseTaskCommand } from './taskArgs.ts';
 import type { TaskCommonOptions } from './taskArgs.ts';
@@ -25,6 +27,11 @@ import type { TaskCommonOptions } from './taskArgs.ts';
 
 export { DEFAULT_TASK_TIMEOUT_MS } from './taskArgs.ts';
 const CONNECT_TIMEOUT_MS = 2_000;
+
+/** One result as one line of JSON; under the agent-infra shim, in 0.9.2's words (agentInfraWords.ts). */
+function printJson(result: object): void {
+  printJsonAsIs(underAgentInfraShim() ? inAgentInfraWords(result) : result);
+}
 
 /** route and status never capture a fingerprint; this seam proves it. */
 const noFingerprints: WorkspaceFingerprinter = {
@@ -124,7 +131,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   } catch (error) {
     return failed(
       'BATON_REDIS_UNAVAILABLE',
-      `cannot reach Redis (${(error as Error).message}); start Redis or point --redis / REDIS_URL at it (see README, "Running")`,
+      `cannot reach Redis (${(error as Error).message}); run 'baton start' in the repository (it finds Redis or starts a private one), or point --redis / REDIS_URL at a Redis (see docs/usage.md "baton start")`,
     );
   }
   let inlineWorker: Awaited<ReturnType<typeof startInlineWorker>> | null = null;
@@ -165,7 +172,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
       // A locked-down team Redis whose ACL does not cover this prefix or a command: not an outage.
       return failed(
         'BATON_REDIS_NO_PERMISSION',
-        `the Redis user may not do what baton needs under prefix '${config.prefix}' (${(error as Error).message}); check the prefix, or grant the ACL rule in docs/teams.md`,
+        `the Redis user may not do what baton needs under prefix '${config.prefix}' (${(error as Error).message}); check the prefix, or grant the ACL rule (see docs/teams.md "ACL: a user that sees only baton's keys")`,
       );
     }
     // Redis went away mid-command (found by test/chaos/redisRestart.test.ts: the command used to

@@ -161,12 +161,18 @@ export function shortIdsByTask(repoRoot: string, files: RunFiles = nodeRunFiles)
   return registry.ok ? registry.keyOfTask : new Map();
 }
 
+/**
+ * Where to look for the task instead. 0.9.2 says "check 'task-short-id.js list'", a script of its own
+ * that baton does not have; baton keeps those words under the agent-infra shim only
+ * (src/cli/agentInfraWords.ts).
+ */
+export const SHORT_ID_CLEANED_HINT =
+  "'baton runs' lists the tasks with a run by short id; .agents/workspace/active/.short-ids.json is the registry";
+
 function lookupShortId(repoRoot: string, key: string, length: number): ShortIdLookup {
   const activeRoot = stateDir(repoRoot, 'active');
   const emptyMessage = `short id '#${key}' not found; active task registry is empty.`;
-  const cleanedMessage =
-    `short id '#${key}' not found in active task registry ` +
-    "(it may have been cleaned up after archival; check 'task-short-id.js list').";
+  const cleanedMessage = `short id '#${key}' not found in active task registry (it may have been cleaned up after archival; ${SHORT_ID_CLEANED_HINT}).`;
 
   const registry = readShortIdRegistry(repoRoot, length);
   if (!registry.ok) return { ok: false, code: registry.code, message: registry.message ?? emptyMessage, taskId: registry.taskId };

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { ClientConfigError } from '../clients/installer.ts';
 import type { InstallClient } from '../clients/installer.ts';
 import type { FilePart, InstallContext, PlannedFile } from '../clients/installer.ts';
+import { AGENT_INFRA_SHIM_ENV } from '../base/agentInfraShim.ts';
 import { shimDir } from '../base/batonDir.ts';
 import { gitDirOf } from '../base/repoRoot.ts';
 import { writeFileAtomic } from '../base/atomicFile.ts';
@@ -93,7 +94,7 @@ function userFile(file: string, current: string | null, content: string): Planne
 /**
  * agent-infra 0.9.x's lifecycle rule and hooks run `agent-infra-internal task-orchestration …` from
  * PATH. This shim answers that one subcommand with `baton task` (same grammar, codes and exit
- * codes) and hands every other subcommand to the next `agent-infra-internal` on PATH.
+ * codes, and 0.9.2's words where baton rewords a message: AGENT_INFRA_SHIM_ENV) and hands every other subcommand to the next `agent-infra-internal` on PATH.
  */
 export function agentInfraShim(commandFor: (args: readonly string[]) => string): string {
   return `#!/bin/sh
@@ -101,6 +102,8 @@ export function agentInfraShim(commandFor: (args: readonly string[]) => string):
 # every other subcommand goes to the next agent-infra-internal on PATH.
 if [ "$1" = task-orchestration ]; then
   shift
+  ${AGENT_INFRA_SHIM_ENV}=1
+  export ${AGENT_INFRA_SHIM_ENV}
   exec ${commandFor(['task'])} "$@"
 fi
 self_dir=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd)

@@ -34,7 +34,7 @@ describe('baton worker before its Redis answers', () => {
       const waiting = worker.output();
       expect(waiting).toContain(`baton worker: no Redis: nothing answers on ${redis.url}. Any one of these works:`);
       expect(waiting).toContain('baton start');
-      expect(waiting).toContain('docker compose up -d redis');
+      expect(waiting).toContain('docker run -d --name baton-redis -p 127.0.0.1:6379:6379 redis:7 redis-server --appendonly yes');
       expect(waiting).toContain('REDIS_URL=redis://host:6379 baton worker');
       // Two more attempts (2 s apart) say nothing: no error line per attempt.
       await new Promise((resolve) => setTimeout(resolve, 4_500));

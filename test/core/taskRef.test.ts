@@ -215,7 +215,7 @@ describe('resolveTaskRef: full ids and states', () => {
   });
 
   it('REPO_ROOT_NOT_FOUND when no repository root is given', () => {
-    expect(REPO_ROOT_NOT_FOUND_MESSAGE).toBe('ai task: current directory is not inside a git repository');
+    expect(REPO_ROOT_NOT_FOUND_MESSAGE).toBe('current directory is not inside a git repository');
     expect(resolveTaskRef(TASK, { repoRoot: '' })).toEqual({
       ok: false,
       code: 'REPO_ROOT_NOT_FOUND',
@@ -282,7 +282,8 @@ describe('resolveTaskRef: short ids', () => {
       ok: false,
       code: 'SHORT_ID_NOT_FOUND',
       message:
-        "short id '#02' not found in active task registry (it may have been cleaned up after archival; check 'task-short-id.js list').",
+        "short id '#02' not found in active task registry (it may have been cleaned up after archival; " +
+        "'baton runs' lists the tasks with a run by short id; .agents/workspace/active/.short-ids.json is the registry).",
       repoRoot: repo,
       taskId: null,
     });
@@ -314,7 +315,8 @@ describe('resolveTaskRef: short ids', () => {
       ok: false,
       code: 'SHORT_ID_STALE',
       message:
-        "short id '#02' not found in active task registry (it may have been cleaned up after archival; check 'task-short-id.js list').",
+        "short id '#02' not found in active task registry (it may have been cleaned up after archival; " +
+        "'baton runs' lists the tasks with a run by short id; .agents/workspace/active/.short-ids.json is the registry).",
       repoRoot: repo,
       taskId: OTHER,
     });

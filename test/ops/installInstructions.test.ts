@@ -7,7 +7,7 @@ import { CODE_ADVICE, INTENT_OWNERS, orchestratorInstructions, profiles } from '
 import { stageSkill } from '../../src/install/guidance.ts';
 import { clientAdapter } from '../../src/clients/registry.ts';
 import type { InstallClient } from '../../src/clients/installer.ts';
-import { TASK_ID, tempRepo, writeTask } from '../support/fixtures.ts';
+import { TASK_ID, dirOutsideAnyRepository, tempRepo, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { BATON_BIN, PROJECT_ROOT, runBaton, runProcess } from '../support/processes.ts';
 import { shellQuote } from '../../src/base/shellQuote.ts';
@@ -151,6 +151,33 @@ describe('baton install-hooks --agent-infra-shim', () => {
       expect({ code: shimmed.code, stdout: shimmed.stdout }).toEqual({ code: direct.code, stdout: direct.stdout });
     }
     expect((await viaShim(['task-orchestration', '01', 'launch'])).code).toBe(2);
+
+    // Where baton rewords 0.9.2's message to name its own command, the shim answers in 0.9.2's words.
+    const stale = (await viaShim(['task-orchestration', '02', 'status'])).stdout;
+    expect(JSON.parse(stale).error).toEqual({
+      code: 'SHORT_ID_NOT_FOUND',
+      message:
+        "short id '#02' not found in active task registry (it may have been cleaned up after archival; check 'task-short-id.js list').",
+    });
+    expect(JSON.parse((await runBaton(['task', '02', 'status'], { cwd: repo.root, env })).stdout).error.message).toBe(
+      "short id '#02' not found in active task registry (it may have been cleaned up after archival; " +
+        "'baton runs' lists the tasks with a run by short id; .agents/workspace/active/.short-ids.json is the registry).",
+    );
+    const outside = dirOutsideAnyRepository('shim-outside');
+    try {
+      const shimmed = await runProcess('agent-infra-internal', ['task-orchestration', '01', 'status'], { cwd: outside, env: pathEnv });
+      expect({ code: shimmed.code, error: JSON.parse(shimmed.stdout).error }).toEqual({
+        code: 1,
+        error: { code: 'REPO_ROOT_NOT_FOUND', message: 'ai task: current directory is not inside a git repository' },
+      });
+      const direct = await runBaton(['task', '01', 'status'], { cwd: outside, env });
+      expect(JSON.parse(direct.stdout).error).toEqual({
+        code: 'REPO_ROOT_NOT_FOUND',
+        message: 'current directory is not inside a git repository',
+      });
+    } finally {
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
     const forwarded = await viaShim(['skill-index', '--json']);
     expect(forwarded).toMatchObject({ code: 0, stdout: 'real agent-infra-internal: skill-index --json\n' });
 

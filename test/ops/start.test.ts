@@ -93,7 +93,7 @@ describe('baton start', () => {
     expect(run.code).toBe(1);
     expect(run.stderr).toContain('no Redis');
     expect(run.stderr).toContain('apt-get install -y redis-server');
-    expect(run.stderr).toContain('docker compose up -d redis');
+    expect(run.stderr).toContain('docker run -d --name baton-redis -p 127.0.0.1:6379:6379 redis:7 redis-server --appendonly yes');
     expect(run.stderr).toContain('REDIS_URL=');
     expect(fs.existsSync(path.join(repo.root, '.git', 'baton', 'redis', 'url'))).toBe(false);
   });
