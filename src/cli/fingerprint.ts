@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { findRepoRoot } from '../base/repoRoot.ts';
+import { REPO_ROOT_NOT_FOUND_MESSAGE, findRepoRoot } from '../base/repoRoot.ts';
 import { createFingerprinter } from '../fingerprint/index.ts';
 import { unusedOptionWarning } from './common.ts';
 
@@ -86,7 +86,7 @@ export async function run(argv: string[]): Promise<number> {
   const start = options.repo !== undefined ? path.resolve(options.repo) : process.cwd();
   if (options.repo !== undefined && !fs.existsSync(start)) return fail(`--repo ${start}: no such directory`);
   const root = findRepoRoot(start);
-  if (root === null) return fail(`not a git repository (or any parent up to /): ${start}`);
+  if (root === null) return fail(`${REPO_ROOT_NOT_FOUND_MESSAGE} (${start})`);
 
   // One capture per process: nothing to remember for a next one.
   const fingerprinter = createFingerprinter({ remember: false });

@@ -17,9 +17,12 @@ import { lookupRepoRoot, redisUrlProblem } from './common.ts';
 const STOPPED_LINGER_MS = 1_000;
 
 export const EXIT_OK = 0;
-/** Something failed (Redis unreachable, port in use, a job left unfinished at the deadline). */
+/**
+ * Something failed (no repository there, Redis unreachable, port in use, a job left unfinished at
+ * the deadline): every command exits 1 for these (docs/usage.md "Exit codes").
+ */
 export const EXIT_FAILURE = 1;
-/** The command line is wrong: a bad option, no repository at --repo, a refused dashboard bind. */
+/** The command line is wrong: a bad option or option value, a refused dashboard bind. */
 export const EXIT_USAGE = 2;
 
 export type ServiceLog = (line: string) => void;
@@ -149,11 +152,14 @@ export class ServiceHost {
     return exitCode;
   }
 
-  /** The repository at `--repo DIR` (else of the working directory), or null after a usage error. */
+  /**
+   * The repository at `--repo DIR` (else of the working directory), or null after saying there is
+   * none (then the command exits EXIT_FAILURE, as every command does without a repository).
+   */
   repoRoot(option: string | undefined): string | null {
     const found = lookupRepoRoot(option);
     if (found.ok) return found.root;
-    this.fail(`${found.message}${option ? ` (${option})` : ''}; run it inside a git repository or pass --repo DIR`, EXIT_USAGE);
+    this.fail(`${found.message}${option ? ` (${option})` : ''}; run it inside a git repository or pass --repo DIR`);
     return null;
   }
 

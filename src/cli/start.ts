@@ -2,16 +2,7 @@ import { Command } from 'commander';
 import { CLIENT_IDS, clientIdList } from '../clients/registry.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
-import {
-  dashboardOptions,
-  dashboardToken,
-  EXIT_FAILURE,
-  EXIT_USAGE,
-  graceOptions,
-  queueOptions,
-  REDIS_HELP,
-  ServiceHost,
-} from './serviceHost.ts';
+import { dashboardOptions, dashboardToken, EXIT_FAILURE, graceOptions, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton start`: the main job for the current repository — a worker and
 // its dashboard — with Redis found or started for it (localRedis.ts). Ctrl-C stops the dashboard,
@@ -47,7 +38,7 @@ export async function run(argv: string[]): Promise<number> {
   const options = program.opts<StartOptions>();
   const host = new ServiceHost('baton start');
   const root = host.repoRoot(options.repo);
-  if (root === null) return EXIT_USAGE;
+  if (root === null) return EXIT_FAILURE;
   const badUrl = host.refuseRedisUrl(options.redis);
   if (badUrl !== null) return badUrl;
   const token = dashboardToken(options.token);

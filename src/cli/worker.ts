@@ -78,7 +78,7 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
   const requested = options.repo.length > 0 ? options.repo : options.discover ? [] : [undefined];
   for (const option of requested) {
     const root = host.repoRoot(option);
-    if (root === null) return EXIT_USAGE;
+    if (root === null) return EXIT_FAILURE;
     repos.push(root);
   }
   const token = dashboardToken(options.token);

@@ -25,22 +25,54 @@ function env(): NodeJS.ProcessEnv {
 
 const HINT = 'run it inside a git repository or pass --repo DIR';
 
-describe('a service command pointed at no repository exits 2 (usage) before touching Redis', () => {
+describe('every command pointed at no repository exits 1, the code of a failure (docs/usage.md "Exit codes"), before touching Redis', () => {
   it('(precondition: no directory above the temp folder holds a .git, or every command would find it)', () => {
     expect(findRepoRoot(missing)).toBeNull();
   });
 
   it.each([['worker'], ['start']])('baton %s --repo <not a repository>', async (command) => {
     const run = await runBaton([command, '--repo', missing], { env: env(), cwd: outside });
-    expect(run.code).toBe(EXIT_USAGE);
+    expect(run.code).toBe(EXIT_FAILURE);
     expect(run.stdout).toBe('');
     expect(run.stderr).toBe(`baton ${command}: ${REPO_ROOT_NOT_FOUND_MESSAGE} (${missing}); ${HINT}\n`);
   });
 
   it.each([['worker'], ['start']])('baton %s outside any repository', async (command) => {
     const run = await runBaton([command], { env: env(), cwd: outside });
-    expect(run.code).toBe(EXIT_USAGE);
+    expect(run.code).toBe(EXIT_FAILURE);
     expect(run.stderr).toBe(`baton ${command}: ${REPO_ROOT_NOT_FOUND_MESSAGE}; ${HINT}\n`);
+  });
+
+  // The same kind of error, the same exit code, whatever the command; each says so in its own words.
+  it.each([
+    [['task', '01', 'status'], 'stdout'],
+    [['task', '01', 'begin-or-resume', '--redis', UNREACHABLE_REDIS], 'stdout'],
+    [['runs'], 'stderr'],
+    [['init', '--client', 'claude-code'], 'stderr'],
+    [['new', 'A title'], 'stderr'],
+    [['doctor'], 'stderr'],
+    [['doctor', '--json'], 'stdout'],
+    [['uninstall'], 'stderr'],
+    [['install-hooks', 'claude-code'], 'stderr'],
+    [['fingerprint'], 'stderr'],
+    [['worker'], 'stderr'],
+    [['start'], 'stderr'],
+  ] as const)('baton %s outside any repository: exit 1, "not inside a git repository"', async (args, stream) => {
+    const run = await runBaton([...args], { env: env(), cwd: outside });
+    expect(run.code, run.stdout + run.stderr).toBe(EXIT_FAILURE);
+    expect(run[stream]).toContain(REPO_ROOT_NOT_FOUND_MESSAGE);
+    expect(REPO_ROOT_NOT_FOUND_MESSAGE).toBe('current directory is not inside a git repository');
+  });
+
+  it('a usage error is 2 whether or not there is a repository: an unknown option outside any repository', async () => {
+    for (const args of [
+      ['start', '--no-such-option'],
+      ['runs', '--no-such-option'],
+      ['task', '01', 'status', '--no-such-option'],
+    ]) {
+      const run = await runBaton(args, { env: env(), cwd: outside });
+      expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(EXIT_USAGE);
+    }
   });
 
   it('baton dashboard serves no single repository: --repo <not a repository> is ignored with a warning', async () => {

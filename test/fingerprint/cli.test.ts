@@ -78,7 +78,7 @@ describe('baton fingerprint', () => {
     const notRepo = tempDir('baton-not-repo-');
     const r1 = baton(['--repo', notRepo]);
     expect(r1.code).toBe(1);
-    expect(r1.stderr).toMatch(/not a git repository/);
+    expect(r1.stderr).toMatch(/^baton fingerprint: current directory is not inside a git repository \(.+\)$/m);
     const r0 = baton(['--repo', path.join(notRepo, 'missing')]);
     expect(r0.code).toBe(1);
     expect(r0.stderr).toMatch(/no such directory/);
