@@ -173,11 +173,13 @@ export function profiles(id: string, baton: string, guidance = false): readonly 
   const client = adapterOf(id);
   const agent = client.stageAgents[0];
   const skillFile = guidance ? client.install.skills?.file('<skill>') : undefined;
-  const readGuidance = skillFile
-    ? `- Read the requested skill's guidance first and follow it: \`${skillFile}\`, where \`<skill>\` is the
-  skill the orchestrator named (\`${client.install.skills!.file('analyze-task')}\` for analyze-task).
+  // The example is a skill of the profile's own role: an executor runs analyze-task, a reviewer review-analysis.
+  const readGuidance = (example: string) =>
+    skillFile
+      ? `- Read the requested skill's guidance first and follow it: \`${skillFile}\`, where \`<skill>\` is the
+  skill the orchestrator named (\`${client.install.skills!.file(example)}\` for ${example}).
 `
-    : '';
+      : '';
   return [
     {
       name: EXECUTOR,
@@ -189,7 +191,7 @@ artifact name.
 
 - Run only the requested non-review lifecycle skill (analyze-task, plan-task, code-task or commit)
   for the task you were given. Never run a review-* skill and never review your own work.
-${readGuidance}${handOver(client, baton, 'the stage artifact (analysis, plan or code report)')}
+${readGuidance('analyze-task')}${handOver(client, baton, 'the stage artifact (analysis, plan or code report)')}
 - For the commit stage there is no artifact: once the commit is made, run
   \`${baton} task <task> stage-completed --agent ${agent}\`.
 - Then stop, with a short summary as your answer. Do not start the next stage, route the lifecycle,
@@ -208,7 +210,7 @@ and the artifact name.
 
 - Run only the requested review-* skill (review-analysis, review-plan or review-code) for the task
   you were given.
-${readGuidance}- Do not modify business code or any other file: your only output is your review artifact (with its
+${readGuidance('review-analysis')}- Do not modify business code or any other file: your only output is your review artifact (with its
   Review Summary, naming the reviewed artifact in backticks). baton compares the workspace before and
   after you and pauses the run on any other write (DELEGATION_REVIEWER_WRITE_FORBIDDEN).
 ${handOver(client, baton, 'the review', '`ORCHESTRATION_ARTIFACT_INVALID` or `ORCHESTRATION_REVIEW_INPUT_MISMATCH` (the Review Input line does not name the artifact under review)')}

@@ -101,6 +101,26 @@ describe('what the installed texts say about a refused review and about warnings
   }
 });
 
+describe('the profiles point at guidance of their own role', () => {
+  it.each([
+    ['claude-code', '.claude/skills/analyze-task/SKILL.md', '.claude/skills/review-analysis/SKILL.md'],
+    ['codex', '.agents/skills/analyze-task/SKILL.md', '.agents/skills/review-analysis/SKILL.md'],
+  ] as const)(
+    '%s: the executor example is an executor skill, the reviewer example a review skill',
+    (client, executorExample, reviewerExample) => {
+      const [executor, reviewer] = profiles(client, BATON, true).map((profile) => profile.instructions) as [string, string];
+      const example = (text: string) => /\(`([^`]+)` for ([a-z-]+)\)/.exec(text)?.slice(1) ?? [];
+      const [executorFile, executorSkill] = example(executor);
+      const [reviewerFile, reviewerSkill] = example(reviewer);
+      expect(executorSkill).toBe('analyze-task');
+      expect(executorFile).toContain(executorExample);
+      expect(reviewerSkill).toBe('review-analysis');
+      expect(reviewerFile).toContain(reviewerExample);
+      expect(reviewer).not.toContain('analyze-task/');
+    },
+  );
+});
+
 describe('baton install-hooks --agent-infra-shim', () => {
   let repo: Fixture;
   let other: string;
