@@ -23,7 +23,20 @@ export function stageArtifactProblem(receipt: Pick<DelegationReceipt, 'artifact'
     return `the content for ${receipt.artifact} is larger than ${MAX_ARTIFACT_BYTES} bytes`;
   if (receipt.role === 'reviewer') {
     const review = parseReviewSummary(content);
-    if (!review.ok) return `${receipt.artifact} has no valid Review Summary (${review.code}: ${review.message}); nothing was written`;
+    if (!review.ok) {
+      const hint = review.code === 'REVIEW_SUMMARY_PLACEHOLDER_INVALID' ? `; ${WRITE_NUMBERS}` : '';
+      return `${receipt.artifact} has no valid Review Summary (${review.code}: ${review.message})${hint}; nothing was written`;
+    }
+    if (review.summary.countState === 'placeholders') {
+      return `${receipt.artifact}: its finding counts are the placeholders {unresolved-blockers}, {unresolved-major}, {unresolved-minor}, which no step of baton's fills in, so the review would not count as approved; ${WRITE_NUMBERS}; nothing was written`;
+    }
   }
   return null;
 }
+
+/**
+ * What the review skill says about the counts too (src/install/guidance.ts): numbers. 0.9.2's parser
+ * also accepts the canonical placeholder sentence, which its ledger step finalizes later; baton has
+ * no such step, so placeholders handed over are refused rather than left to cost a round.
+ */
+export const WRITE_NUMBERS = 'write the counts as numbers: "**Findings (AI-actionable)**: 0 blockers, 1 major, 2 minors"';

@@ -247,8 +247,11 @@ What baton's router reads, exactly:
   line (a leading \`- \` is fine, an indented one does not count).
 - **The verdict**: \`Approved\` lets the lifecycle go on; \`Changes Requested\` or \`Rejected\` sends the
   ${title} back to its executor for another round.
-- **The counts** are numbers (\`0 blockers, 1 major, 2 minors\`): placeholders or words make the review
-  invalid, and the ${title} goes back for another round. Count the open findings of this review.
+- **The counts** are numbers (\`0 blockers, 1 major, 2 minors\`). Count the open findings of this review.
+  \`complete-stage\` refuses anything else with \`ORCHESTRATION_ARTIFACT_INVALID\`, nothing written: words
+  (\`REVIEW_SUMMARY_PLACEHOLDER_INVALID\`, whose text says the parser also knows "canonical
+  placeholders"), and those placeholders themselves (\`{unresolved-blockers} blockers, …\`), which
+  nothing fills in here, so a review with them would not count as approved.
 - **Manual validation** (\`**Manual validation**: <V>\` on the findings line): ${spec.manual}.
 
 ${handOver(context, name, 'review')}

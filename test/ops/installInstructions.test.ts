@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LIFECYCLE_INTENTS } from '../../src/core/intents.ts';
 import { CODE_ADVICE, INTENT_OWNERS, orchestratorInstructions, profiles } from '../../src/install/instructions.ts';
 import { stageSkill } from '../../src/install/guidance.ts';
+import { WRITE_NUMBERS } from '../../src/core/stageArtifact.ts';
 import { clientAdapter } from '../../src/clients/registry.ts';
 import type { InstallClient } from '../../src/clients/installer.ts';
 import { TASK_ID, dirOutsideAnyRepository, tempRepo, writeTask } from '../support/fixtures.ts';
@@ -97,6 +98,15 @@ describe('what the installed texts say about a refused review and about warnings
       expect(stageSkill('analyze-task', clientAdapter(client) as InstallClient, BATON)).not.toContain(
         'ORCHESTRATION_REVIEW_INPUT_MISMATCH',
       );
+      // The counts: numbers, as complete-stage's refusal says (src/core/stageArtifact.ts WRITE_NUMBERS).
+      const counts = stageSkill('review-code', clientAdapter(client) as InstallClient, BATON);
+      expect(counts).toContain('- **The counts** are numbers (`0 blockers, 1 major, 2 minors`).');
+      expect(counts).toMatch(
+        /`complete-stage` refuses anything else with `ORCHESTRATION_ARTIFACT_INVALID`, nothing written: words\s+\(`REVIEW_SUMMARY_PLACEHOLDER_INVALID`/,
+      );
+      expect(counts).toMatch(/and those placeholders themselves \(`\{unresolved-blockers\} blockers, …`\), which\s+nothing fills in here/);
+      expect(counts).not.toContain('make the review invalid');
+      expect(WRITE_NUMBERS).toContain('0 blockers, 1 major, 2 minors');
     });
   }
 });
