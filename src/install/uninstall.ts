@@ -9,6 +9,7 @@ import { contentDigest } from './record.ts';
 import type { InitRecord, RecordedFile } from './record.ts';
 import { batonHookPositions, batonOfHookCommand, parseSettings, settingsText, withoutBatonHooks } from './settings.ts';
 import { withoutGitignoreLine } from './gitignore.ts';
+import { jsonEqual } from './jsonText.ts';
 
 // `baton uninstall` (docs/adopting.md "Uninstall"): takes out exactly what `baton init` put in. A
 // file that still is what init wrote gets back its text from before init, byte for byte (record.ts).
@@ -83,7 +84,7 @@ export async function withoutBaton(
       if (!parsed.ok || client === null) return text;
       const installer = await client.install.installer();
       const kept = withoutBatonHooks(installer.withoutSettings?.(parsed.settings) ?? parsed.settings);
-      if (JSON.stringify(kept) === JSON.stringify(parsed.settings)) return text;
+      if (jsonEqual(kept, parsed.settings)) return text;
       return Object.keys(kept).length === 0 ? null : settingsText(kept, text);
     }
     case 'instructions':

@@ -56,7 +56,9 @@ export const installer: ClientInstaller = {
     const globalConfig = claudeGlobalConfigFile(context.env);
     const globalText = context.readText(globalConfig, globalConfig);
     return {
-      files: [context.userFile(globalConfig, globalText, withClaudeWorkspaceTrust(globalText, context.realRoot, globalConfig))],
+      files: [
+        context.userFile(globalConfig, globalText, withClaudeWorkspaceTrust(globalText, context.realRoot, globalConfig, context.patchJson)),
+      ],
       notices: [],
     };
   },
