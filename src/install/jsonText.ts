@@ -138,10 +138,11 @@ export function insertJson(
     // Before an item: the new one takes its place, with the same white space before the next.
     const next = children[key]!;
     const content = JSON.stringify(value);
-    const gapStart = key === 0 ? container.offset + 1 : end(children[key - 1]!);
-    const gap = text.slice(gapStart, next.offset);
-    const lead = key === 0 ? gap : gap.slice(gap.indexOf(',') + 1);
-    const separator = /^[ \t\r\n]*$/.test(lead) ? lead : ' ';
+    // The white space after a comma between two items (before the first: after the bracket).
+    const [left, right] = key > 0 ? [children[key - 1]!, next] : children.length > 1 ? [next, children[1]!] : [undefined, next];
+    const gap = text.slice(left ? end(left) : container.offset + 1, right.offset);
+    const lead = left ? gap.slice(gap.indexOf(',') + 1) : gap;
+    const separator = /^[ \t\r\n]+$/.test(lead) ? lead : ' ';
     return formatInserted(
       text,
       { offset: next.offset, length: 0, content: `${content},${separator}` },
@@ -192,7 +193,9 @@ export function removeJson(text: string, path: JSONPath, key: string | number): 
       // A comment between them stays: only the comma and the item's own line go.
       const comma = end(previous) + gap.indexOf(',');
       const lineStart = Math.max(text.lastIndexOf('\n', child.offset - 1) + 1, comma + 1);
-      const from = /^[ \t]*$/.test(text.slice(lineStart, child.offset)) ? lineStart : child.offset;
+      const eolStart = text[lineStart - 2] === '\r' ? lineStart - 2 : lineStart - 1;
+      const ownLine = /^[ \t]*$/.test(text.slice(lineStart, child.offset)) && text[lineStart - 1] === '\n' && eolStart > comma;
+      const from = ownLine ? eolStart : child.offset;
       edits = [
         { offset: comma, length: 1, content: '' },
         { offset: from, length: end(child) - from, content: '' },
