@@ -76,20 +76,22 @@ export function mergeSettings(
   return { ...existing, hooks };
 }
 
-/** The inverse of mergeSettings: baton's entries out, and the groups, events and `hooks` they leave empty. */
+/** The inverse of mergeSettings: baton's entries out, and the groups, events and `hooks` they leave empty (not those the user left empty). */
 export function withoutBatonHooks(settings: HookSettings): HookSettings {
   if (settings.hooks === undefined) return settings;
   const hooks: Record<string, HookGroup[]> = {};
+  let emptied = false;
   for (const [event, groups] of Object.entries(settings.hooks)) {
     const kept = groups.flatMap((group) => {
       const entries = group.hooks.filter((entry) => !ownsEntry(entry));
       if (entries.length === group.hooks.length) return [group];
       return entries.length > 0 ? [{ ...group, hooks: entries }] : [];
     });
-    if (kept.length > 0) hooks[event] = kept;
+    if (kept.length > 0 || groups.length === 0) hooks[event] = kept;
+    else emptied = true;
   }
   const { hooks: _dropped, ...rest } = settings;
-  return Object.keys(hooks).length > 0 ? { ...settings, hooks } : rest;
+  return Object.keys(hooks).length > 0 || !emptied ? { ...settings, hooks } : rest;
 }
 
 /** baton's hooks in settings, with the positions a client keys them by (Codex's trust). */

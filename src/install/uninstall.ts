@@ -105,6 +105,8 @@ export async function withoutBaton(
  */
 export async function originalOf(repoRoot: string, file: PlannedFile, client: InstallClient | null): Promise<string | null> {
   if (file.before === null || file.outcome === 'created') return null;
+  // An empty file holds nothing of baton's: the user's, as it is.
+  if (file.before.trim() === '' && file.part !== 'shim') return file.before;
   if (file.part === 'gitignore' || file.part === 'settings' || file.part === 'instructions')
     return withoutBaton(file.part, file.before, file.path, client);
   if (file.part === 'client' && client) {

@@ -35,6 +35,7 @@ function withoutBatonPermission(settings: HookSettings): HookSettings {
   const { allow, ...rest } = permissions as Record<string, unknown>;
   if (!Array.isArray(allow)) return settings;
   const kept = allow.filter((rule) => !isBatonTaskRule(rule));
+  if (kept.length === allow.length) return settings;
   const remaining = kept.length > 0 ? { ...rest, allow: kept } : rest;
   const { permissions: _dropped, ...others } = settings;
   return Object.keys(remaining).length > 0 ? { ...settings, permissions: remaining } : others;
