@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { batonShimDir } from '../support/agentClients.ts';
-import { JSON_CORPUS, TOML_CORPUS } from '../support/formattingCorpus.ts';
+import { JSON_CORPUS, TOML_CORPUS, userBytesChanged } from '../support/formattingCorpus.ts';
 import { git } from '../support/gitRepo.ts';
 import { projectDirs, projectFiles } from '../support/projectFiles.ts';
 import type { CliRun } from '../support/processes.ts';
@@ -88,11 +88,12 @@ describe('baton init → uninstall over the formatting corpus', () => {
         const after = read(path.join(root, file));
         expect(after, file).not.toBe(files[file]);
         expect(keptIn(files[file]!, after), `${file} keeps every byte of the user's`).toBe(true);
+        if (file.endsWith('.json')) expect(userBytesChanged(files[file]!, after), file).toEqual([]);
       }
       // The user's own sandbox table gets network access turned on; any other config keeps every byte.
       if (!codexConfig.text.includes('[sandbox_workspace_write]'))
         expect(keptIn(codexConfig.text, read(path.join(root, '.codex/config.toml')))).toBe(true);
-      expect(keptIn(claudeUserConfig.text, read(claudeConfig)), 'the Claude Code config keeps every byte').toBe(true);
+      expect(userBytesChanged(claudeUserConfig.text, read(claudeConfig)), 'the Claude Code config keeps every byte').toEqual([]);
       expect(keptIn(codexConfig.text, read(codexUserConfig)), 'the Codex config keeps every byte').toBe(true);
       // The record keeps each file's exact bytes from before.
       const record = JSON.parse(read(path.join(root, '.git', 'baton', 'init.json'))) as {

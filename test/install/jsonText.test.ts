@@ -4,7 +4,7 @@ import type { HookSettings } from '../../src/clients/installer.ts';
 import { clientAdapter } from '../../src/clients/registry.ts';
 import { detectFormat, insertJson, jsonEqual, parseJsonc, patchJson, removeJson } from '../../src/install/jsonText.ts';
 import { mergeSettings, settingsText } from '../../src/install/settings.ts';
-import { JSON_CORPUS } from '../support/formattingCorpus.ts';
+import { JSON_CORPUS, userBytesChanged } from '../support/formattingCorpus.ts';
 
 // The text patches baton makes to a user's JSON/JSONC settings (src/install/jsonText.ts): every byte
 // outside baton's own entries stays, over a corpus of real-world formattings.
@@ -41,6 +41,7 @@ describe('patchJson over the formatting corpus', () => {
         const patched = settingsText(merged, entry.text);
         expect(jsonEqual(readValue(patched), merged)).toBe(true);
         expect(keptIn(entry.text, patched)).toBe(true);
+        expect(userBytesChanged(entry.text, patched)).toEqual([]);
         expect(patched.includes('\r\n')).toBe(entry.text.includes('\r\n'));
         if (entry.text.includes('\r\n')) expect(patched.replace(/\r\n/g, '')).not.toMatch(/\n/);
         expect(patched.endsWith('\n')).toBe(entry.text.endsWith('\n'));

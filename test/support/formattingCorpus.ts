@@ -1,3 +1,5 @@
+import { findNodeAtLocation, type JSONPath, type Node, parseTree } from 'jsonc-parser/lib/esm/main.js';
+
 // Real-world formattings of the files baton edits in a user's project (docs/adopting.md "Uninstall":
 // every byte outside baton's own entries is kept, and uninstall gives the file back byte for byte):
 // `.claude/settings.json` and `.codex/hooks.json` (JSON, or JSONC with comments), and
@@ -80,3 +82,59 @@ export const TOML_CORPUS: readonly CorpusEntry[] = [
   { name: 'unicode', text: '# Grüße → 世界 ✓\nmodel_instructions_file = "./docs/Anleitung für Agenten.md"\n' },
   { name: 'empty file', text: '' },
 ];
+
+/**
+ * Where a user's JSON text `after` (baton's entries added) breaks `before`'s bytes: every value of
+ * `before` must be in `after` with the same bytes around and between its items, baton's additions
+ * going only after the last item of an object or array (one-line arrays stay on their line, key
+ * order and comments stay). Empty: nothing broken.
+ */
+export function userBytesChanged(before: string, after: string): string[] {
+  const afterTree = parseTree(after, [], { allowTrailingComma: true });
+  const changed: string[] = [];
+  const end = (node: Node) => node.offset + node.length;
+  const walk = (node: Node, path: JSONPath) => {
+    const there = afterTree && findNodeAtLocation(afterTree, path);
+    if (!there) {
+      changed.push(`${JSON.stringify(path)}: gone`);
+      return;
+    }
+    const children = node.type === 'object' || node.type === 'array' ? (node.children ?? []) : [];
+    if (node.type !== 'object' && node.type !== 'array') {
+      if (before.slice(node.offset, end(node)) !== after.slice(there.offset, end(there)))
+        changed.push(`${JSON.stringify(path)}: ${before.slice(node.offset, end(node))} became ${after.slice(there.offset, end(there))}`);
+      return;
+    }
+    const pathOf = (child: Node, index: number): JSONPath =>
+      node.type === 'object' ? [...path, child.children![0]!.value as string] : [...path, index];
+    // The item (a property: key and value) in `after` that stands for `child`.
+    const counterpart = (child: Node, index: number) => {
+      const value = findNodeAtLocation(afterTree!, pathOf(child, index));
+      return node.type === 'object' ? value?.parent : value;
+    };
+    let previous: [Node, Node] | null = null;
+    children.forEach((child, index) => {
+      const other = counterpart(child, index);
+      if (!other) return;
+      const gapBefore = previous ? before.slice(end(previous[0]), child.offset) : before.slice(node.offset, child.offset);
+      const gapAfter = previous ? after.slice(end(previous[1]), other.offset) : after.slice(there.offset, other.offset);
+      if (gapBefore !== gapAfter)
+        changed.push(`${JSON.stringify(pathOf(child, index))}: ${JSON.stringify(gapBefore)} before it became ${JSON.stringify(gapAfter)}`);
+      if (node.type === 'object') {
+        const key = (text: string, property: Node) => text.slice(property.offset, property.children![1]!.offset);
+        if (key(before, child) !== key(after, other))
+          changed.push(`${JSON.stringify(pathOf(child, index))}: its key became ${key(after, other)}`);
+        walk(child.children![1]!, pathOf(child, index));
+      } else walk(child, pathOf(child, index));
+      previous = [child, other];
+    });
+    // After the last item, baton's go in; what closed the container still closes it.
+    const last = children.at(-1);
+    const closing = last ? before.slice(end(last), end(node)) : '';
+    if (last && !after.slice(there.offset, end(there)).endsWith(closing))
+      changed.push(`${JSON.stringify(path)}: no longer ends in ${JSON.stringify(closing)}`);
+  };
+  const tree = parseTree(before, [], { allowTrailingComma: true });
+  if (tree) walk(tree, []);
+  return changed;
+}
