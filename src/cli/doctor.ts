@@ -18,6 +18,7 @@ import { EXECUTOR, REVIEWER } from '../install/instructions.ts';
 import { installContext, readText } from '../install/plan.ts';
 import { batonHookPositions, batonOfHookCommand, parseSettings } from '../install/settings.ts';
 import { parseCommand } from './options.ts';
+import { wiredClients } from './wiredClients.ts';
 import { batonVersion } from '../base/batonPackage.ts';
 
 // `baton doctor [--json]` (docs/adopting.md "baton doctor"): is this repository ready for an agent to
@@ -199,11 +200,7 @@ export async function run(argv: string[]): Promise<number> {
   ];
   checks.push(...(await redisChecks(root.root, repo, options.redis)));
   checks.push(spoolCheck(root.root));
-  const installed = CLIENT_ADAPTERS.filter((client) => {
-    const text = readText(path.join(root.root, client.install.settingsFile), client.install.settingsFile);
-    const parsed = text === null ? null : parseSettings(text, client.install.settingsFile);
-    return parsed?.ok === true && batonHookPositions(parsed.settings).length > 0;
-  });
+  const installed = wiredClients(root.root);
   for (const client of CLIENT_ADAPTERS) checks.push(...(await clientChecks(root.root, client, installed.length > 0)));
   const ok = checks.every((check) => check.status !== 'fail');
   if (options.json) printJson({ ok, repository: repo.root, checks });
