@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { missingTool, requireHere } from '../support/requirements.ts';
 import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
@@ -57,7 +58,7 @@ describe('baton start', () => {
   });
 
   it('starts a private redis-server (append-only, noeviction) when nothing answers, and hooks and tasks find it', async (context) => {
-    if (!findRedisServer()) context.skip();
+    requireHere(context, missingTool(findRedisServer() !== null, 'redis-server', 'redis-server'));
     repo = gitRepoWithTask();
     const env = envWithout('REDIS_URL', { BATON_PREFIX: uniquePrefix('start-private'), BATON_DEFAULT_REDIS_URL: CLOSED });
     const service = await startBaton(['start', '--port', '0'], { env, cwd: repo.root, ready: /baton ready in \d+ ms/ });
