@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { missingTool, requireHere } from '../support/requirements.ts';
 import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
@@ -12,6 +13,7 @@ import type { ServiceProcess } from '../support/services.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { UNTOUCHED, startForeignRedis } from '../support/foreignRedis.ts';
 import type { ForeignRedis } from '../support/foreignRedis.ts';
+import { findRedisServer } from '../../src/redisServer/launch.ts';
 
 // `baton start`: worker + dashboard for the repository, with Redis from REDIS_URL or --redis, else a
 // private redis-server it starts — or instructions when there is none. A Redis that merely answers on
@@ -65,7 +67,8 @@ describe('baton start', () => {
     expect(service.output()).toContain('stopped');
   });
 
-  it('starts a private redis-server (append-only, noeviction), passing over the Redis on the default address, and tasks find it', async () => {
+  it('starts a private redis-server (append-only, noeviction), passing over the Redis on the default address, and tasks find it', async (context) => {
+    requireHere(context, missingTool(findRedisServer() !== null, 'redis-server', 'redis-server'));
     repo = gitRepoWithTask();
     foreign = await startForeignRedis();
     const env = envWithout('REDIS_URL', {
