@@ -217,13 +217,14 @@ describe('reconciliation through a worker process', { timeout: 90_000 }, () => {
       'the seal',
     );
     expect(Date.parse(sealed!.sealedAt!) - Date.parse(sealed!.stageCompletedAt!)).toBeGreaterThanOrEqual(4000);
-    // Two more scans by each live worker (their round counters say so): nothing else is queued or recorded.
+    // Two more scans by each live worker that began after the seal (their round counters say so):
+    // nothing else is queued or recorded.
     await afterRounds(
       redisUrl,
       prefix,
       restarted.map((worker) => workerIdOf(worker.output())),
       'reconcile-scan',
-      2,
+      3,
     );
     expect(runOf().pendingDelegation?.reconciliations).toHaveLength(1);
     expect(await reconcileJobs()).toBe(1);
