@@ -122,7 +122,7 @@ async function reconcileCounters(): Promise<Record<string, number>> {
   }
 }
 
-describe('reconciliation through a worker process', { timeout: 90_000 }, () => {
+describe('reconciliation through a worker process', { timeout: 180_000 }, () => {
   it('(1) stage-completed, no SubagentStop: sealed by the worker, advance consumes; the late stop with no change leaves the run running', async () => {
     await setUp('rec-seal');
     const next = await beforeTheGrace(() => startStage(true));
