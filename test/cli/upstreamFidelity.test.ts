@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import {
@@ -15,7 +16,7 @@ import {
   writeTask,
 } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
-import { BATON_BIN, batonEnv, jsonOf, runBaton, runProcess } from '../support/processes.ts';
+import { PROJECT_ROOT, batonEnv, jsonOf, runBaton, runProcess } from '../support/processes.ts';
 import { missingTool, requireHere } from '../support/requirements.ts';
 
 // Where baton used to differ from agent-infra 0.9.2, through the real
@@ -143,12 +144,25 @@ describe('a task.md that cannot be read', () => {
     fs.chmodSync(fixture.root, 0o755);
     fs.chmodSync(file, 0o000);
     const asNobody = asRoot ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath] : [process.execPath];
-    const run = await runProcess(asNobody[0]!, [...asNobody.slice(1), BATON_BIN, 'task', TASK_ID, 'route', ...NO_REDIS], {
-      cwd: fixture.root,
-      env: { ...batonEnv({ redisUrl, prefix: uniquePrefix('fid') }), HOME: fixture.root },
-    });
-    expect(run.code, run.stderr).toBe(1);
-    expect(jsonOf(run)).toEqual(failedResult('ORCHESTRATION_TASK_READ_FAILED', `Error: EACCES: permission denied, open '${file}'`));
+    // The built baton, where `nobody` may read it whatever the checkout's own permissions.
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-as-nobody-'));
+    try {
+      fs.chmodSync(copy, 0o755);
+      for (const part of ['bin', 'dist', 'package.json'])
+        fs.cpSync(path.join(PROJECT_ROOT, part), path.join(copy, part), { recursive: true });
+      const run = await runProcess(
+        asNobody[0]!,
+        [...asNobody.slice(1), path.join(copy, 'bin', 'baton.mjs'), 'task', TASK_ID, 'route', ...NO_REDIS],
+        {
+          cwd: fixture.root,
+          env: { ...batonEnv({ redisUrl, prefix: uniquePrefix('fid') }), HOME: fixture.root },
+        },
+      );
+      expect(run.code, run.stderr).toBe(1);
+      expect(jsonOf(run)).toEqual(failedResult('ORCHESTRATION_TASK_READ_FAILED', `Error: EACCES: permission denied, open '${file}'`));
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
   });
 
   it('a directory named task.md → ORCHESTRATION_TASK_READ_FAILED with String(error), exit 1', async () => {

@@ -63,7 +63,8 @@ describe('worker --discover', () => {
       await redis.hset(`${prefix}:baton:repos`, 'b0b0b0b0b0b0b0b0', JSON.stringify({ root: local.root, host: 'machine-b' }));
       await redis.hset(`${prefix}:baton:repos`, 'c0c0c0c0c0c0c0c0', JSON.stringify({ root: moved, host: 'machine-c' }));
       worker = await startWorkerProcess(['--discover', '--allow-root', path.dirname(local.root)], { env });
-      // A discovery round after the start (the worker's round counter says so) served neither.
+      // A discovery round after the start (the worker's round counter says so; timed rounds all
+      // begin after its ready line) served neither.
       await afterRounds(redisUrl, prefix, [workerIdOf(worker.output())], 'discover');
       expect(worker.output()).not.toContain('serving');
       expect(fs.existsSync(path.join(moved, '.git', 'baton', 'checkout.json'))).toBe(false);

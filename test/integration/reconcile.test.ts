@@ -42,6 +42,18 @@ async function setUp(label: string): Promise<void> {
   env = batonEnv({ redisUrl, prefix });
 }
 
+/**
+ * The steps before the grace matters run under a worker whose graces no loaded machine reaches, so
+ * the situation is made, not raced: the short-grace worker starts once it is there.
+ */
+async function beforeTheGrace<T>(steps: () => Promise<T>): Promise<T> {
+  const setup = await startWorker(['--stop-grace', '10m', '--spawn-grace', '10m']);
+  const made = await steps();
+  expect(await setup.stop('SIGTERM')).toBe(0);
+  workers.splice(workers.indexOf(setup), 1);
+  return made;
+}
+
 async function startWorker(args: readonly string[] = GRACE): Promise<WorkerProcess> {
   const worker = await startWorkerProcess(['--repo', repo.root, ...args], { env });
   workers.push(worker);
@@ -110,14 +122,14 @@ async function reconcileCounters(): Promise<Record<string, number>> {
   }
 }
 
-describe('reconciliation through a worker process', () => {
+describe('reconciliation through a worker process', { timeout: 180_000 }, () => {
   it('(1) stage-completed, no SubagentStop: sealed by the worker, advance consumes; the late stop with no change leaves the run running', async () => {
     await setUp('rec-seal');
+    const next = await beforeTheGrace(() => startStage(true));
     const worker = await startBaton(['worker', '--repo', repo.root, ...GRACE, '--dashboard', '--port', '0'], { env, ready: / ready:/ });
     services.push(worker);
     const api = async () =>
       (await (await fetch(new URL(`api/runs/${repoIdentity(repo.root).id}/${TASK_ID}`, dashboardUrlOf(worker)))).json()) as any;
-    const next = await startStage(true);
     const sealed = await until(
       () => runOf().pendingDelegation,
       (receipt) => receipt?.status === 'sealed',
@@ -145,8 +157,8 @@ describe('reconciliation through a worker process', () => {
 
   it('(2) activated, never completed, no stop: the run is paused recoverably and the message names abort', async () => {
     await setUp('rec-stall');
+    await beforeTheGrace(() => startStage(false));
     await startWorker();
-    await startStage(false);
     const run = await until(
       () => runOf(),
       (value) => value.status === 'paused',
@@ -162,13 +174,15 @@ describe('reconciliation through a worker process', () => {
 
   it('(3) prepared, never spawned: the repository is released, another task prepares, the first is paused recoverably without a pending delegation', async () => {
     await setUp('rec-spawn');
+    await beforeTheGrace(async () => {
+      const second = await runBaton(['new', 'A second task'], { env, cwd: repo.root });
+      expect(second.code).toBe(0);
+      await task(TASK_ID, 'begin-or-resume');
+      await task(TASK_ID, 'prepare', '--client', 'claude-code');
+      await task('02', 'begin-or-resume');
+      expect((await task('02', 'prepare', '--client', 'codex')).error?.code).toBe('ORCHESTRATION_DELEGATION_BUSY');
+    });
     await startWorker();
-    const second = await runBaton(['new', 'A second task'], { env, cwd: repo.root });
-    expect(second.code).toBe(0);
-    await task(TASK_ID, 'begin-or-resume');
-    await task(TASK_ID, 'prepare', '--client', 'claude-code');
-    await task('02', 'begin-or-resume');
-    expect((await task('02', 'prepare', '--client', 'codex')).error?.code).toBe('ORCHESTRATION_DELEGATION_BUSY');
     const run = await until(
       () => runOf(),
       (value) => value.pendingDelegation === null,
@@ -203,13 +217,14 @@ describe('reconciliation through a worker process', () => {
       'the seal',
     );
     expect(Date.parse(sealed!.sealedAt!) - Date.parse(sealed!.stageCompletedAt!)).toBeGreaterThanOrEqual(4000);
-    // Two more scans by each live worker (their round counters say so): nothing else is queued or recorded.
+    // Two more scans by each live worker that began after the seal (their round counters say so):
+    // nothing else is queued or recorded.
     await afterRounds(
       redisUrl,
       prefix,
       restarted.map((worker) => workerIdOf(worker.output())),
       'reconcile-scan',
-      2,
+      3,
     );
     expect(runOf().pendingDelegation?.reconciliations).toHaveLength(1);
     expect(await reconcileJobs()).toBe(1);

@@ -19,9 +19,9 @@ async function roundsOf(redis: Redis, prefix: string, workerId: string, duty: Co
 }
 
 /**
- * Resolves once each of `workerIds` has completed `rounds` more rounds of `duty` than when called
- * (a round under way when called does not count: it may have started before the point of interest,
- * so one more is awaited).
+ * Resolves once each of `workerIds` has completed `rounds` more rounds of `duty` than when called.
+ * The first of them may have been under way already: to have N rounds that began after the point
+ * of interest, ask for N + 1.
  */
 export async function afterRounds(
   redisUrl: string,
@@ -37,7 +37,7 @@ export async function afterRounds(
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const now = await Promise.all(workerIds.map((id) => roundsOf(redis, prefix, id, duty)));
-      if (now.every((count, index) => count >= start[index]! + rounds + 1)) return;
+      if (now.every((count, index) => count >= start[index]! + rounds)) return;
       if (Date.now() > deadline)
         throw new Error(`${duty}: ${rounds} more round(s) of ${workerIds.join(', ')} not within ${timeoutMs} ms (${start} → ${now})`);
       await new Promise((resolve) => setTimeout(resolve, 50));

@@ -30,7 +30,7 @@ export function describeNeeding(unmet: string | null, title: string, body: () =>
   });
 }
 
-/** Why redis-server cannot be used here, or null. */
+/** Why `tool` cannot be used here (with the apt package that has it), or null when it is present. */
 export function missingTool(present: boolean, tool: string, aptPackage: string): string | null {
   return present ? null : `${tool} is not installed (apt-get install ${aptPackage})`;
 }
