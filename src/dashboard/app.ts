@@ -6,10 +6,11 @@ import type { Context } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { serveStatic as baseServeStatic } from 'hono/serve-static';
 import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import type { Queue } from 'bullmq';
 import { createMetrics } from './metrics.ts';
+import { servedOffline } from './offline.ts';
+import { ServingAwareAdapter } from './servingWorkers.ts';
 import { localMachine } from './repositories.ts';
 import type { DashboardRepository } from './repositories.ts';
 import { registerRunPages } from './runPages/routes.ts';
@@ -78,6 +79,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
   const shown = new Map<string, DashboardRepository>();
 
   const app = new Hono();
+  app.use('*', servedOffline());
   app.use('*', async (c, next) => {
     c.header('X-Frame-Options', 'DENY');
     c.header('X-Content-Type-Options', 'nosniff');
@@ -159,7 +161,7 @@ export function createDashboardApp(options: DashboardAppOptions = {}): Dashboard
           machine: entry.host ?? localMachine(),
         });
         board.addQueue(
-          new BullMQAdapter(entry.queue, {
+          new ServingAwareAdapter(entry.queue, entry.root, {
             readOnlyMode: !allowWrites,
             allowRetries: allowWrites,
             // bull-board names a queue by prefix + queue name (menu, URLs): lead with the repository path.

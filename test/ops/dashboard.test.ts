@@ -19,7 +19,8 @@ import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // The dashboard in a real browser (headless Debian Chromium through playwright-core): a repository
 // queue shown by its path, a completed job's orchestration result, a failed job that the read-only
-// dashboard cannot retry and the writable one can; and the token rule when bound beyond loopback.
+// dashboard cannot retry and the writable one can; no request to another host from any page; and the
+// token rule when bound beyond loopback.
 
 const redisUrl = inject('redisUrl');
 let repo: GitRepo;
@@ -184,6 +185,10 @@ describe('baton dashboard in a browser', () => {
     expect(await queue.isPaused()).toBe(true);
     expect(await put(url, `api/queues/${name}/resume`, { origin, 'sec-fetch-site': 'same-origin' })).toBe(200);
     expect(await queue.isPaused()).toBe(false);
+  });
+
+  it('no page above made a request to another host (bull-board links a public font host; baton serves it without)', () => {
+    expect(browser.foreignRequests()).toEqual([]);
   });
 
   it('answers only to loopback host names without a token (DNS rebinding)', async () => {

@@ -237,4 +237,8 @@ describe('the run page', () => {
     expect(await page.locator('.pause pre[data-command="abort"]').count()).toBe(1);
     await page.close();
   });
+
+  it('no page above made a request to another host, the live updates included', () => {
+    expect(browser.foreignRequests()).toEqual([]);
+  });
 });

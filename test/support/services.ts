@@ -84,7 +84,11 @@ export function dashboardUrlOf(service: ServiceProcess): string {
 
 export const CHROMIUM = '/usr/bin/chromium';
 
-/** Headless Debian Chromium through playwright-core, with a fresh profile; fonts from the web are blocked. */
+/** This machine: 127.0.0.0/8 (a test binds 127.0.0.2 as a non-loopback-name address), localhost, ::1. */
+const isThisMachine = (hostname: string): boolean =>
+  /^127\.\d+\.\d+\.\d+$/.test(hostname) || ['localhost', '[::1]', '::1'].includes(hostname);
+
+/** Headless Debian Chromium through playwright-core, with a fresh profile; a request to another host is refused and recorded. */
 export async function launchBrowser() {
   if (!fs.existsSync(CHROMIUM))
     throw new Error(
@@ -106,10 +110,24 @@ export async function launchBrowser() {
       '--disable-sync',
     ],
   });
-  // bull-board's page links Google Fonts; the test machine may have no network.
-  await context.route(/^https?:\/\/fonts\.(googleapis|gstatic)\.com\//, (route) => route.abort());
+  // No request may leave the machine from the dashboard (docs/run-view.md "Nothing from other hosts"):
+  // any request to another host is refused and recorded, for the test to fail on.
+  const foreign: string[] = [];
+  await context.route(
+    (url) => !isThisMachine(url.hostname),
+    (route) => {
+      foreign.push(route.request().url());
+      return route.abort();
+    },
+  );
+  // What the dashboard's Content-Security-Policy refused never reaches the route: the browser says it on the console.
+  context.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) foreign.push(`refused by the policy: ${message.text()}`);
+  });
   return {
     context,
+    /** The requests the pages made (or tried, refused by the policy) to another host than the loopback one they were served from. */
+    foreignRequests: (): string[] => [...foreign],
     async close() {
       await context.close();
       fs.rmSync(profile, { recursive: true, force: true });
