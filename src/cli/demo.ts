@@ -54,7 +54,7 @@ export async function run(argv: string[]): Promise<number> {
   const repo = await createDemoRepository();
   host.onStop(() => repo.remove());
   try {
-    const redis = await host.redis(options.redis, repo.root);
+    const redis = await host.redis(options.redis, repo.root, 'demo');
     if (!redis) return EXIT_FAILURE;
     const { repoIdentity } = await import('../queue/checkoutId.ts');
     const config = queueConfigFrom(redis.url, options.prefix);
@@ -69,6 +69,7 @@ export async function run(argv: string[]): Promise<number> {
     out('baton demo');
     out(`  repository  ${repo.root} (made with isomorphic-git; task ${repo.taskId}, short id 01)`);
     out(`  redis       ${redis.describe}`);
+    if (redis.passedOver !== undefined) out(`              ${redis.passedOver}`);
     out(`  worker      ${worker.id} (in this process, serving the repository queue)`);
     out(`  ${describeDashboard(dashboard).replace('dashboard: ', 'dashboard   ')}`);
     out(

@@ -18,6 +18,7 @@ import { EXECUTOR, REVIEWER } from '../install/instructions.ts';
 import { installContext, readText } from '../install/plan.ts';
 import { batonHookPositions, batonOfHookCommand, parseSettings } from '../install/settings.ts';
 import { parseCommand } from './options.ts';
+import { wiredClients } from './wiredClients.ts';
 import { batonVersion } from '../base/batonPackage.ts';
 
 // `baton doctor [--json]` (docs/adopting.md "baton doctor"): is this repository ready for an agent to
@@ -25,12 +26,17 @@ import { batonVersion } from '../base/batonPackage.ts';
 // (which URL, and where that came from), a worker serving this checkout (the same heartbeat reader
 // `baton task` consults before it answers BATON_WORKER_UNAVAILABLE), Redis's eviction and
 // persistence settings (what the worker warns about), the spool, and for each client its hooks (and
-// whether the command they run starts here), profiles and trust. Exit 0 only when every check holds.
+// whether the command they run starts here), profiles and trust.
+// Levels, as `brew doctor` has them: `fail` (agents cannot run a task here), `warn` (fine on a
+// development machine, wrong on a shared box: a Redis that forgets its queue on restart, a client
+// that the user has not yet trusted the project in), `ok`, and `skip` (does not apply).
+// The exit code follows fail only; `--strict` (a shared box, CI) counts every warning as a failure.
 
-export type CheckStatus = 'ok' | 'fail' | 'skip';
+export type CheckStatus = 'ok' | 'warn' | 'fail' | 'skip';
 export type Check = Readonly<{ check: string; status: CheckStatus; message: string }>;
 
 const CONNECT_TIMEOUT_MS = 2_000;
+const LABELS: Record<CheckStatus, string> = { ok: 'ok  ', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
 
 function describeSource(config: ClientQueueConfig, root: string): string {
   switch (config.source) {
@@ -54,7 +60,7 @@ async function redisChecks(root: string, repo: RepoIdentity, redisOption: string
   const start = `run 'baton start' in ${root} and keep it running`;
   const { RepositoryQueueClient } = await import('../queue/client.ts');
   const { connectFast } = await import('../queue/connection.ts');
-  const { redisSettingsProblems } = await import('../queue/redisSettings.ts');
+  const { redisSettingProblems } = await import('../queue/redisSettings.ts');
   let client: Awaited<ReturnType<typeof RepositoryQueueClient.connect>>;
   try {
     client = await RepositoryQueueClient.connect(config, repo, CONNECT_TIMEOUT_MS);
@@ -87,7 +93,7 @@ async function redisChecks(root: string, repo: RepoIdentity, redisOption: string
     await client.close();
   }
   const connection = await connectFast(config.redisUrl, CONNECT_TIMEOUT_MS).catch(() => null);
-  const problems = connection ? await redisSettingsProblems(connection) : null;
+  const problems = connection ? await redisSettingProblems(connection) : null;
   connection?.disconnect();
   checks.push(
     problems === null
@@ -98,7 +104,12 @@ async function redisChecks(root: string, repo: RepoIdentity, redisOption: string
         }
       : problems.length === 0
         ? { check: 'redis settings', status: 'ok', message: 'maxmemory-policy noeviction; persistence on' }
-        : { check: 'redis settings', status: 'fail', message: problems.join(' ') },
+        : {
+            check: 'redis settings',
+            // An evicted key is a job lost while Redis runs; no persistence loses jobs only when it restarts.
+            status: problems.some((problem) => problem.setting === 'eviction') ? 'fail' : 'warn',
+            message: problems.map((problem) => problem.message).join(' '),
+          },
   );
   return checks;
 }
@@ -167,7 +178,8 @@ async function clientChecks(root: string, client: InstallClient, anyInstalled: b
   checks.push(
     problems.length === 0
       ? { check: `trust ${name}`, status: 'ok', message: `${client.displayName} honours this repository's hooks and permissions` }
-      : { check: `trust ${name}`, status: 'fail', message: problems.join(' ') },
+      : // On a dev machine the user trusts the project in the client (its trust dialog, /hooks screen); an unattended agent cannot.
+        { check: `trust ${name}`, status: 'warn', message: problems.join(' ') },
   );
   return checks;
 }
@@ -175,40 +187,47 @@ async function clientChecks(root: string, client: InstallClient, anyInstalled: b
 export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton doctor')
     .description(
-      'Check that agents can run tasks here: Redis, a worker serving this checkout, Redis settings, the spool, and for each client its hooks and trust. Exit 0 only when all hold.',
+      'Check that agents can run tasks here: Redis, a worker serving this checkout, Redis settings, the spool, and for each client its hooks and trust. Each check is ok, WARN (fine on a development machine) or FAIL; exit 1 when one fails.',
     )
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .option(
       '--redis <url>',
       "the Redis to check (default: as baton task finds it: REDIS_URL, the worker's recorded endpoint, the private Redis of baton start, 127.0.0.1:6379)",
     )
-    .option('--json', 'print { ok, repository, checks: [{ check, status, message }] }');
+    .option(
+      '--strict',
+      'count warnings as failures (a shared box, CI): a Redis without persistence, a client that has not trusted the project',
+    )
+    .option('--json', 'print { ok, strict, repository, checks: [{ check, status, message }] }');
   const exit = parseCommand(program, argv);
   if (exit !== null) return exit;
-  const options = program.opts<{ repo?: string; redis?: string; json?: boolean }>();
+  const options = program.opts<{ repo?: string; redis?: string; json?: boolean; strict?: boolean }>();
+  const strict = options.strict === true;
   const root = lookupRepoRoot(options.repo);
   if (!root.ok) {
     const message = `${root.message}: run it inside your project's git repository, or pass --repo DIR`;
-    if (options.json) printJson({ ok: false, repository: null, checks: [{ check: 'repository', status: 'fail', message }] });
+    if (options.json) printJson({ ok: false, strict, repository: null, checks: [{ check: 'repository', status: 'fail', message }] });
     else process.stderr.write(`baton doctor: ${message}\n`);
     return 1;
   }
   const repo = repoIdentity(root.root);
-  const checks: Check[] = [
+  const found: Check[] = [
     { check: 'repository', status: 'ok', message: `${repo.root}, checkout id ${repo.id} (queue ${queueNameFor(repo.id)})` },
   ];
-  checks.push(...(await redisChecks(root.root, repo, options.redis)));
-  checks.push(spoolCheck(root.root));
-  const installed = CLIENT_ADAPTERS.filter((client) => {
-    const text = readText(path.join(root.root, client.install.settingsFile), client.install.settingsFile);
-    const parsed = text === null ? null : parseSettings(text, client.install.settingsFile);
-    return parsed?.ok === true && batonHookPositions(parsed.settings).length > 0;
-  });
-  for (const client of CLIENT_ADAPTERS) checks.push(...(await clientChecks(root.root, client, installed.length > 0)));
+  found.push(...(await redisChecks(root.root, repo, options.redis)));
+  found.push(spoolCheck(root.root));
+  const installed = wiredClients(root.root);
+  for (const client of CLIENT_ADAPTERS) found.push(...(await clientChecks(root.root, client, installed.length > 0)));
+  const checks = strict ? found.map((check) => (check.status === 'warn' ? { ...check, status: 'fail' as const } : check)) : found;
   const ok = checks.every((check) => check.status !== 'fail');
-  if (options.json) printJson({ ok, repository: repo.root, checks });
-  else
-    for (const check of checks)
-      process.stdout.write(`${check.status === 'fail' ? 'FAIL' : check.status.padEnd(4)}  ${check.check.padEnd(18)} ${check.message}\n`);
+  if (options.json) printJson({ ok, strict, repository: repo.root, checks });
+  else {
+    for (const check of checks) process.stdout.write(`${LABELS[check.status]}  ${check.check.padEnd(18)} ${check.message}\n`);
+    const warnings = checks.filter((check) => check.status === 'warn').length;
+    if (warnings > 0)
+      process.stdout.write(
+        `${warnings} warning(s): fine on a development machine; on a shared box or in CI, 'baton doctor --strict' fails on them\n`,
+      );
+  }
   return ok ? 0 : 1;
 }

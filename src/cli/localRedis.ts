@@ -9,17 +9,21 @@ import { defaultRedisUrl, privateRedisUrl } from '../queue/endpoint.ts';
 import { privateRedisDir } from '../base/batonDir.ts';
 import { RedisServerError, findRedisServer, launchRedisServer } from '../redisServer/launch.ts';
 
-// Finding a Redis for `baton start` and `baton demo`: the configured one (--redis, $REDIS_URL), else
-// whatever answers on the default address, else a private redis-server for this repository on a
-// unix socket (append-only, noeviction, data under <gitdir>/baton/redis), else clear instructions.
+// Finding a Redis for `baton start` and `baton demo`: the configured one (--redis, $REDIS_URL), else a
+// private redis-server for this repository on a unix socket (append-only, noeviction, data under
+// <gitdir>/baton/redis), else clear instructions. A Redis that merely answers on the default address
+// (127.0.0.1:6379, or $BATON_DEFAULT_REDIS_URL) may belong to something else: it is never written
+// into unless named with --redis or $REDIS_URL; the banner says it was passed over and how to use it.
 // While the private server runs its address is recorded in <gitdir>/baton/redis/url, so hooks and
 // `baton task` in the repository find it without configuration.
 
 export type ResolvedRedis = Readonly<{
   url: string;
-  kind: 'configured' | 'default' | 'private' | 'private-shared';
+  kind: 'configured' | 'private' | 'private-shared';
   /** Human description for the start banner. */
   describe: string;
+  /** For the banner, when a Redis answers on the default address and was not used (nothing named it): that, and how to use it. */
+  passedOver?: string;
   stop(): Promise<void>;
 }>;
 
@@ -120,6 +124,8 @@ export async function resolveRedis(options: {
   repoRoot: string;
   env?: Record<string, string | undefined>;
   log?: (line: string) => void;
+  /** The command the messages name (`baton start` or `baton demo`). */
+  command?: 'start' | 'demo';
 }): Promise<ResolvedRedis> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
@@ -133,15 +139,35 @@ export async function resolveRedis(options: {
     return { url: configured, kind: 'configured', describe: redactRedisUrl(configured), stop: async () => undefined };
   }
   const probed = defaultRedisUrl(env);
-  if (await answers(probed)) return { url: probed, kind: 'default', describe: redactRedisUrl(probed), stop: async () => undefined };
-  return startPrivateRedis(options.repoRoot, probed, env, log);
+  // Asked only to say so: a Redis there is someone's, and baton writes into it only when named.
+  const defaultAnswers = answers(probed);
+  const resolved = await startPrivateRedis(options.repoRoot, env, log, async () =>
+    (await defaultAnswers) ? passedOverMessage(probed, options.command ?? 'start') : noRedisMessage(probed),
+  );
+  if (!(await defaultAnswers)) return resolved;
+  const url = redactRedisUrl(probed);
+  const command = options.command ?? 'start';
+  return {
+    ...resolved,
+    passedOver: `not using the Redis that answers on ${url} (nothing names it); to use it: baton ${command} --redis ${url}`,
+  };
+}
+
+/** No private redis-server can run, and the Redis on the default address was not named: how to go on. */
+export function passedOverMessage(probed: string, command: 'start' | 'demo'): string {
+  const url = redactRedisUrl(probed);
+  return [
+    `a Redis answers on ${url}, but nothing names it (--redis, REDIS_URL) and it may belong to something else, so baton does not write into it; and redis-server is not installed to run a private one. Either of these works:`,
+    `  - use that Redis for baton:   baton ${command} --redis ${url}`,
+    '  - install Redis; baton then runs a private one for this repository:   sudo apt-get install -y redis-server   (macOS: brew install redis)',
+  ].join('\n');
 }
 
 async function startPrivateRedis(
   repoRoot: string,
-  probed: string,
   env: Record<string, string | undefined>,
   log: (line: string) => void,
+  noServer: () => Promise<string>,
 ): Promise<ResolvedRedis> {
   const dir = privateRedisDir(repoRoot);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -167,7 +193,7 @@ async function startPrivateRedis(
   fs.rmSync(urlFile, { force: true });
 
   const binary = findRedisServer(env);
-  if (!binary) throw new RedisUnavailableError(noRedisMessage(probed));
+  if (!binary) throw new RedisUnavailableError(await noServer());
   let server: Awaited<ReturnType<typeof launchRedisServer>>;
   try {
     // Its own process group: Ctrl-C reaches baton, which stops the worker first, then Redis.

@@ -66,7 +66,7 @@ export function jobLine(repository: ServedRepository, job: ProcessedJob, elapsed
 /** Where --redis looks when it is not given, for a command that reaches a running Redis or starts one. */
 export const REDIS_HELP = {
   running: 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379)',
-  startsOne: 'Redis URL (default: $REDIS_URL, then redis://127.0.0.1:6379, then a private redis-server)',
+  startsOne: 'Redis URL (default: $REDIS_URL, else a private redis-server; a Redis on redis://127.0.0.1:6379 is used only when named)',
 } as const;
 
 /** `--redis` and `--prefix`, as every service command declares them. */
@@ -184,10 +184,10 @@ export class ServiceHost {
   }
 
   /** Redis for a service (localRedis.ts), stopped last; null after printing why there is none. */
-  async redis(redisOption: string | undefined, repoRoot: string): Promise<ResolvedRedis | null> {
+  async redis(redisOption: string | undefined, repoRoot: string, command: 'start' | 'demo'): Promise<ResolvedRedis | null> {
     const { resolveRedis, RedisUnavailableError } = await import('./localRedis.ts');
     try {
-      const redis = await resolveRedis({ redisOption, repoRoot, log: this.log });
+      const redis = await resolveRedis({ redisOption, repoRoot, log: this.log, command });
       this.onStop(() => redis.stop());
       return redis;
     } catch (error) {
@@ -277,8 +277,17 @@ export class ServiceHost {
    * Serves until SIGINT/SIGTERM, then stops everything. EXIT_OK when every step stopped cleanly
    * (a worker finished its active job), else EXIT_FAILURE.
    */
-  async serveUntilSignal(plan: string): Promise<number> {
-    const signal = await untilSignal((again) => this.log(`${again}: already stopping`));
+  /**
+   * Listens for SIGINT/SIGTERM from now on. Call it before printing that the service is ready: Node
+   * starts handling a signal a moment after the listener is added, and a Ctrl-C sent the instant
+   * "ready" is read would otherwise kill the process without stopping anything (a private Redis).
+   */
+  listenForStop(): Promise<NodeJS.Signals> {
+    return untilSignal((again) => this.log(`${again}: already stopping`));
+  }
+
+  async serveUntilSignal(plan: string, stopSignal: Promise<NodeJS.Signals> = this.listenForStop()): Promise<number> {
+    const signal = await stopSignal;
     this.log(`${signal}: ${plan}`);
     await this.stop();
     if (this.jobUnfinished) this.log('stopped at the deadline; an unfinished job will be handed to the next worker');

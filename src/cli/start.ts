@@ -1,6 +1,6 @@
 import { Command } from 'commander';
-import { CLIENT_IDS, clientIdList } from '../clients/registry.ts';
 import { queueConfigFrom } from '../queue/endpoint.ts';
+import { agentsLine } from './wiredClients.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
 import { dashboardOptions, dashboardToken, EXIT_FAILURE, graceOptions, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
@@ -45,7 +45,7 @@ export async function run(argv: string[]): Promise<number> {
   const refused = await host.refuseBind(options.host, token);
   if (refused !== null) return refused;
   const started = performance.now();
-  const redis = await host.redis(options.redis, root);
+  const redis = await host.redis(options.redis, root, 'start');
   if (!redis) return EXIT_FAILURE;
   const { describeDashboard } = await import('../dashboard/index.ts');
   let worker: Awaited<ReturnType<typeof host.worker>>;
@@ -70,17 +70,22 @@ export async function run(argv: string[]): Promise<number> {
     fallbackToFreePort: true,
   });
   if (!dashboard) return EXIT_FAILURE;
+  const stopSignal = host.listenForStop();
   const ms = (performance.now() - started).toFixed(0);
   process.stdout.write(
     [
       `baton start: serving ${root}`,
       `  redis      ${redis.describe}`,
+      ...(redis.passedOver === undefined ? [] : [`             ${redis.passedOver}`]),
       `  worker     ${worker.id}`,
       `  ${describeDashboard(dashboard).replace('dashboard: ', 'dashboard  ')}`,
-      `  agents     wire a client once per repository: baton install-hooks ${CLIENT_IDS[0]} (or ${clientIdList(CLIENT_IDS.slice(1))})`,
+      `  agents     ${agentsLine(root)}`,
       `baton ready in ${ms} ms (Ctrl-C to stop)`,
       '',
     ].join('\n'),
   );
-  return host.serveUntilSignal(`stopping the dashboard, finishing the active job (deadline ${options.shutdownDeadline} ms), then stopping`);
+  return host.serveUntilSignal(
+    `stopping the dashboard, finishing the active job (deadline ${options.shutdownDeadline} ms), then stopping`,
+    stopSignal,
+  );
 }

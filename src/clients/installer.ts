@@ -107,6 +107,8 @@ export type InstallContext = Readonly<{
   planFile(relative: string, content: string, mode?: number): PlannedFile;
   /** A client's own file outside the repository: it keeps its permissions, a new one is private. */
   userFile(file: string, current: string | null, content: string): PlannedFile;
+  /** A JSON (or JSONC) file's text changed to hold `value`, every byte outside what changes kept; null is a new file. */
+  patchJson(text: string | null, value: unknown): string;
 }>;
 
 export type ClientInstaller = Readonly<{

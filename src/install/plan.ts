@@ -10,6 +10,7 @@ import { writeFileAtomic } from '../base/atomicFile.ts';
 import { AGENTS_PATH } from '../core/taskLayout.ts';
 import { SKILL_NAMES, guidanceOwner, stageSkill } from './guidance.ts';
 import { orchestratorInstructions, profiles, withInstructionBlock } from './instructions.ts';
+import { newJsonText, patchJson } from './jsonText.ts';
 import { batonHookPositions, hookArgs, mergeSettings, parseSettings, settingsText } from './settings.ts';
 
 // What `baton install-hooks <client>` (and `baton init`, for each client) writes, computed before
@@ -172,6 +173,7 @@ export function installContext(
     readText,
     planFile: (file, content, mode) => planFile(repoRoot, file, content, 'client', mode),
     userFile,
+    patchJson: (text, value) => (text === null || text.trim() === '' ? newJsonText(value) : patchJson(text, value)),
   };
 }
 
@@ -202,12 +204,8 @@ export async function planInstall(
     );
   }
   const files: PlannedFile[] = [];
-  const unchangedSettings = text !== null && JSON.stringify(merged) === JSON.stringify(settings);
-  files.push(
-    unchangedSettings
-      ? { path: relative, content: text, outcome: 'unchanged', before: text, part: 'settings' } // keep the user's formatting byte for byte
-      : planFile(repoRoot, relative, settingsText(merged, text), 'settings'),
-  );
+  // A text patch: the user's bytes stay, and a file that already holds baton's entries is unchanged.
+  files.push(planFile(repoRoot, relative, settingsText(merged, text), 'settings'));
   const baton = commandFor([]);
   const guidance = options.guidance
     ? planGuidance(repoRoot, client, baton)

@@ -2,10 +2,13 @@ import { z } from 'zod';
 import type { InstallClient } from '../clients/installer.ts';
 import type { HookGroup, HookSettings, InstalledHook } from '../clients/installer.ts';
 import { CLIENT_IDS } from '../clients/registry.ts';
+import { newJsonText, parseJsonc, patchJson } from './jsonText.ts';
 
 // A client's hooks settings file (docs/wiring.md): baton's hook entries merged in, keeping every
 // other entry and key in its order and replacing only baton's own earlier entries; taken out again
-// by `baton uninstall`. Only the shape baton touches is checked.
+// by `baton uninstall`. Only the shape baton touches is checked. The merge is computed on the value;
+// the file is then patched as text (jsonText.ts), so the user's formatting stays. JSONC (comments,
+// trailing commas) is read as the clients read it.
 
 export const HOOK_TIMEOUT_SECONDS = 10;
 
@@ -73,20 +76,22 @@ export function mergeSettings(
   return { ...existing, hooks };
 }
 
-/** The inverse of mergeSettings: baton's entries out, and the groups, events and `hooks` they leave empty. */
+/** The inverse of mergeSettings: baton's entries out, and the groups, events and `hooks` they leave empty (not those the user left empty). */
 export function withoutBatonHooks(settings: HookSettings): HookSettings {
   if (settings.hooks === undefined) return settings;
   const hooks: Record<string, HookGroup[]> = {};
+  let emptied = false;
   for (const [event, groups] of Object.entries(settings.hooks)) {
     const kept = groups.flatMap((group) => {
       const entries = group.hooks.filter((entry) => !ownsEntry(entry));
       if (entries.length === group.hooks.length) return [group];
       return entries.length > 0 ? [{ ...group, hooks: entries }] : [];
     });
-    if (kept.length > 0) hooks[event] = kept;
+    if (kept.length > 0 || groups.length === 0) hooks[event] = kept;
+    else emptied = true;
   }
   const { hooks: _dropped, ...rest } = settings;
-  return Object.keys(hooks).length > 0 ? { ...settings, hooks } : rest;
+  return Object.keys(hooks).length > 0 || !emptied ? { ...settings, hooks } : rest;
 }
 
 /** baton's hooks in settings, with the positions a client keys them by (Codex's trust). */
@@ -110,13 +115,12 @@ export function batonHookPositions(settings: HookSettings): InstalledHook[] {
   return positions;
 }
 
-export function indentOf(text: string): string {
-  return /^([ \t]+)\S/m.exec(text)?.[1] ?? '  ';
-}
-
-/** Settings as baton writes them: the file's own indentation (two spaces for a new one), a final newline. */
+/**
+ * Settings as baton writes them: the user's file patched as text to hold `settings` (jsonText.ts: every
+ * byte outside baton's entries kept), or a new file (two-space indentation, a final newline).
+ */
 export function settingsText(settings: HookSettings, previous: string | null): string {
-  return `${JSON.stringify(settings, null, previous ? indentOf(previous) : 2)}\n`;
+  return previous === null || previous.trim() === '' ? newJsonText(settings) : patchJson(previous, settings);
 }
 
 export type ParsedSettings = { ok: true; settings: HookSettings } | { ok: false; message: string };
@@ -124,15 +128,10 @@ export type ParsedSettings = { ok: true; settings: HookSettings } | { ok: false;
 /** Settings text parsed and its shape checked (empty text is `{}`); `label` names the file in the message. */
 export function parseSettings(text: string, label: string): ParsedSettings {
   if (text.trim() === '') return { ok: true, settings: {} };
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    return {
-      ok: false,
-      message: `${label} is not valid JSON (${(error as Error).message}); fix or remove it and run again. Nothing was written`,
-    };
-  }
+  const parsed = parseJsonc(text);
+  if (!parsed.ok)
+    return { ok: false, message: `${label} is not valid JSON (${parsed.message}); fix or remove it and run again. Nothing was written` };
+  const value = parsed.value;
   const checked = settingsSchema.safeParse(value);
   if (!checked.success) {
     const issue = checked.error.issues[0];

@@ -9,6 +9,7 @@ import { contentDigest } from './record.ts';
 import type { InitRecord, RecordedFile } from './record.ts';
 import { batonHookPositions, batonOfHookCommand, parseSettings, settingsText, withoutBatonHooks } from './settings.ts';
 import { withoutGitignoreLine } from './gitignore.ts';
+import { jsonEqual } from './jsonText.ts';
 
 // `baton uninstall` (docs/adopting.md "Uninstall"): takes out exactly what `baton init` put in. A
 // file that still is what init wrote gets back its text from before init, byte for byte (record.ts).
@@ -83,7 +84,7 @@ export async function withoutBaton(
       if (!parsed.ok || client === null) return text;
       const installer = await client.install.installer();
       const kept = withoutBatonHooks(installer.withoutSettings?.(parsed.settings) ?? parsed.settings);
-      if (JSON.stringify(kept) === JSON.stringify(parsed.settings)) return text;
+      if (jsonEqual(kept, parsed.settings)) return text;
       return Object.keys(kept).length === 0 ? null : settingsText(kept, text);
     }
     case 'instructions':
@@ -104,6 +105,8 @@ export async function withoutBaton(
  */
 export async function originalOf(repoRoot: string, file: PlannedFile, client: InstallClient | null): Promise<string | null> {
   if (file.before === null || file.outcome === 'created') return null;
+  // An empty file holds nothing of baton's: the user's, as it is.
+  if (file.before.trim() === '' && file.part !== 'shim') return file.before;
   if (file.part === 'gitignore' || file.part === 'settings' || file.part === 'instructions')
     return withoutBaton(file.part, file.before, file.path, client);
   if (file.part === 'client' && client) {

@@ -146,3 +146,12 @@ export function metricsKey(prefix: string, metric: 'events' | 'latency'): string
 
 /** Upper bounds (seconds) of the enqueue → applied latency histogram. */
 export const LATENCY_BUCKETS_S = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60] as const;
+
+/**
+ * Hash of a worker's completed rounds of its periodic duties (`reconcile-scan`, `discover`), each a
+ * counter: the evidence that a round ran after a point of interest, so a test (or an operator)
+ * can wait for "the worker looked and did nothing" instead of sleeping. Expires with its worker.
+ */
+export function dutyRoundsKey(prefix: string, workerId: string): string {
+  return `${prefix}:baton:rounds:${workerId}`;
+}

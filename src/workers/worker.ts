@@ -14,6 +14,8 @@ import { realpathOrNull } from './checkouts.ts';
 import { QueueConsumers } from './consumer.ts';
 import type { ConsumerOptions } from './consumer.ts';
 import { discover } from './discovery.ts';
+import { countRound } from './dutyRounds.ts';
+import type { CountedDuty } from './dutyRounds.ts';
 import { followCheckoutIds } from './followCheckoutIds.ts';
 import { ProcessHeartbeat, announce } from './heartbeat.ts';
 import { pruneJournals } from './journal.ts';
@@ -38,6 +40,7 @@ import { drainSpools } from './spoolDrain.ts';
 //   followCheckoutIds.ts  a checkout re-cloned meanwhile: serve its new queue
 //   spoolDrain.ts         queue what hooks spooled while Redis was down
 //   reconciler.ts         queue a reconcile job for a delegation past its grace
+//   dutyRounds.ts         count the completed rounds of the periodic duties (evidence a round ran)
 //   journal.ts            the event journal, pruned of what is past the deduplication window
 //   shutdown.ts           stopping: finish the active jobs, leave the heartbeat sets, disconnect
 
@@ -124,13 +127,15 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   pruneJournals(checkouts.repositories(), retention);
 
   const timers: ReturnType<typeof setInterval>[] = [];
-  const every = (ms: number, duty: () => unknown) => {
+  /** Runs `duty` every `ms` (never two at once); a `counted` duty's completed rounds are counted in Redis (dutyRounds.ts). */
+  const every = (ms: number, duty: () => unknown, counted?: CountedDuty) => {
     let running = false;
     const timer = setInterval(() => {
       if (running || closing) return;
       running = true;
       Promise.resolve()
         .then(duty)
+        .then(() => (counted && !closing ? countRound(scope, counted) : undefined))
         .catch((error: unknown) => log(`background task: ${(error as Error).message}`))
         .finally(() => {
           running = false;
@@ -141,8 +146,8 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   };
   every(HEARTBEAT_INTERVAL_MS, () => followCheckoutIds(scope, checkouts, consumers).then(() => heartbeat.beat()));
   every(options.spoolPollMs ?? 1_000, () => drainSpools(scope, checkouts, consumers));
-  if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, () => discover(scope, checkouts, discoverRoots));
-  every(scanIntervalMs(graces), reconciliationScan(scope, checkouts, consumers, graces));
+  if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, () => discover(scope, checkouts, discoverRoots), 'discover');
+  every(scanIntervalMs(graces), reconciliationScan(scope, checkouts, consumers, graces), 'reconcile-scan');
   every(JOURNAL_PRUNE_INTERVAL_MS, () => pruneJournals(checkouts.repositories(), retention));
   log(`worker ${workerId} connected to ${redactRedisUrl(options.queue.redisUrl)} (prefix ${prefix})`);
 

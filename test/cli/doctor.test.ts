@@ -1,7 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { batonShimDir } from '../support/agentClients.ts';
 import { uniquePrefix } from '../support/fixtures.ts';
 import { git } from '../support/gitRepo.ts';
@@ -10,8 +12,10 @@ import type { WorkerProcess } from '../support/processes.ts';
 import { startPrivateRedis } from '../support/redisServer.ts';
 import type { PrivateRedis } from '../support/redisServer.ts';
 
-// baton doctor (docs/adopting.md "baton doctor"): one line per check with what to
-// do, --json for scripts, exit 0 only when every check holds.
+// baton doctor (docs/adopting.md "baton doctor"): one line per check with what to do, --json for
+// scripts. Levels ok, WARN (fine on a development machine: a Redis without persistence, a client
+// that has not trusted the project) and FAIL; the exit code follows FAIL only, and --strict (a shared
+// box, CI) counts warnings as failures.
 
 let work: string;
 let root: string;
@@ -42,17 +46,17 @@ afterEach(async () => {
   fs.rmSync(work, { recursive: true, force: true });
 });
 
-type Report = { ok: boolean; repository: string; checks: Array<{ check: string; status: string; message: string }> };
+type Report = { ok: boolean; strict: boolean; repository: string; checks: Array<{ check: string; status: string; message: string }> };
 
-async function doctor(env: NodeJS.ProcessEnv): Promise<{ code: number | null; report: Report }> {
-  const run = await runBaton(['doctor', '--json'], { cwd: root, env, timeoutMs: 60_000 });
+async function doctor(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ code: number | null; report: Report }> {
+  const run = await runBaton(['doctor', '--json', ...args], { cwd: root, env, timeoutMs: 60_000 });
   return { code: run.code, report: JSON.parse(run.stdout) as Report };
 }
 const statusOf = (report: Report) => Object.fromEntries(report.checks.map((check) => [check.check, check.status]));
 const messageOf = (report: Report, name: string) => report.checks.find((check) => check.check === name)?.message ?? '';
 
 describe('baton doctor', () => {
-  it('names the missing worker and the missing trust, and says what to do; exit 1', async () => {
+  it('names the missing worker (FAIL) and the missing trust (WARN), and says what to do; exit 1', async () => {
     const env = { ...baseEnv, REDIS_URL: inject('redisUrl') };
     expect((await runBaton(['init'], { cwd: root, env })).code).toBe(0);
     const { code, report } = await doctor(env);
@@ -65,8 +69,8 @@ describe('baton doctor', () => {
       spool: 'ok',
       'hooks claude-code': 'ok',
       'hooks codex': 'ok',
-      'trust claude-code': 'fail',
-      'trust codex': 'fail',
+      'trust claude-code': 'warn',
+      'trust codex': 'warn',
     });
     expect(messageOf(report, 'repository')).toMatch(new RegExp(`^${root}, checkout id [0-9a-f]{16} \\(queue baton-[0-9a-f]{16}\\)$`));
     expect(messageOf(report, 'redis')).toContain('(REDIS_URL)');
@@ -78,8 +82,59 @@ describe('baton doctor', () => {
     // The same, one line per check.
     const text = await runBaton(['doctor'], { cwd: root, env, timeoutMs: 60_000 });
     expect(text.code).toBe(1);
-    expect(text.stdout.trim().split('\n')).toHaveLength(report.checks.length);
+    expect(text.stdout.trim().split('\n')).toHaveLength(report.checks.length + 1);
     expect(text.stdout).toMatch(/^FAIL {2}worker {13}no worker serves /m);
+    expect(text.stdout).toMatch(/^WARN {2}trust codex {8}Codex skips /m);
+    expect(text.stdout).toMatch(/^ok {4}redis {14}reachable at /m);
+    expect(text.stdout.trim().split('\n').at(-1)).toBe(
+      `${report.checks.filter((check) => check.status === 'warn').length} warning(s): fine on a development machine; on a shared box or in CI, 'baton doctor --strict' fails on them`,
+    );
+  });
+
+  it('a development machine: a Redis without persistence and untrusted clients are WARN, exit 0; --strict makes them FAIL, exit 1', async () => {
+    redis = await startPrivateRedis({ appendonly: false });
+    const env = { ...baseEnv, REDIS_URL: redis.url };
+    expect((await runBaton(['init'], { cwd: root, env })).code).toBe(0);
+    worker = await startWorkerProcess(['--repo', root], { env });
+    const warned = {
+      repository: 'ok',
+      redis: 'ok',
+      worker: 'ok',
+      'redis settings': 'warn',
+      spool: 'ok',
+      'hooks claude-code': 'ok',
+      'hooks codex': 'ok',
+      'trust claude-code': 'warn',
+      'trust codex': 'warn',
+    };
+    const relaxed = await doctor(env);
+    expect(statusOf(relaxed.report)).toEqual(warned);
+    expect(relaxed.report).toMatchObject({ ok: true, strict: false });
+    expect(relaxed.code).toBe(0);
+    expect(messageOf(relaxed.report, 'redis settings')).toBe(
+      'Redis persists nothing (appendonly no, no save points); a Redis restart loses queued events. Enable appendonly yes.',
+    );
+
+    const strict = await doctor(env, ['--strict']);
+    expect(statusOf(strict.report)).toEqual({ ...warned, 'redis settings': 'fail', 'trust claude-code': 'fail', 'trust codex': 'fail' });
+    expect(strict.report).toMatchObject({ ok: false, strict: true });
+    expect(strict.code).toBe(1);
+    const text = await runBaton(['doctor', '--strict'], { cwd: root, env, timeoutMs: 60_000 });
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(/^FAIL {2}redis settings {5}Redis persists nothing/m);
+    expect(text.stdout).not.toContain('warning(s)');
+
+    // A Redis that evicts loses jobs while it runs: FAIL without --strict too.
+    const admin = new Redis(redisOptionsFromUrl(redis.url));
+    try {
+      await admin.config('SET', 'maxmemory-policy', 'allkeys-lru');
+    } finally {
+      admin.disconnect();
+    }
+    const evicting = await doctor(env);
+    expect(statusOf(evicting.report)['redis settings']).toBe('fail');
+    expect(messageOf(evicting.report, 'redis settings')).toContain("Redis maxmemory-policy is 'allkeys-lru'");
+    expect(evicting.code).toBe(1);
   });
 
   it('exits 0 when everything holds: Redis that keeps its data, a worker, hooks that run, trust', async () => {

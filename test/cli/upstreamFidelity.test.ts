@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
@@ -14,7 +15,8 @@ import {
   writeTask,
 } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
-import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
+import { BATON_BIN, batonEnv, jsonOf, runBaton, runProcess } from '../support/processes.ts';
+import { missingTool, requireHere } from '../support/requirements.ts';
 
 // Where baton used to differ from agent-infra 0.9.2, through the real
 // `baton task` command. Read-only intents need no Redis; state-changing ones run with `--worker inline`.
@@ -132,6 +134,23 @@ describe('a latest review round that cannot be read fails instead of inventing a
 });
 
 describe('a task.md that cannot be read', () => {
+  it('a task.md its user may not read → ORCHESTRATION_TASK_READ_FAILED with EACCES, exit 1 (as an unprivileged user: root reads anything)', async (context) => {
+    const asRoot = process.getuid?.() === 0;
+    requireHere(context, asRoot ? missingTool(spawnSync('setpriv', ['--version']).status === 0, 'setpriv', 'util-linux') : null);
+    fixture = tempRepo();
+    const file = path.join(writeTask(fixture, TASK_ID), 'task.md');
+    // The user `nobody` may enter the repository but not read task.md.
+    fs.chmodSync(fixture.root, 0o755);
+    fs.chmodSync(file, 0o000);
+    const asNobody = asRoot ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath] : [process.execPath];
+    const run = await runProcess(asNobody[0]!, [...asNobody.slice(1), BATON_BIN, 'task', TASK_ID, 'route', ...NO_REDIS], {
+      cwd: fixture.root,
+      env: { ...batonEnv({ redisUrl, prefix: uniquePrefix('fid') }), HOME: fixture.root },
+    });
+    expect(run.code, run.stderr).toBe(1);
+    expect(jsonOf(run)).toEqual(failedResult('ORCHESTRATION_TASK_READ_FAILED', `Error: EACCES: permission denied, open '${file}'`));
+  });
+
   it('a directory named task.md → ORCHESTRATION_TASK_READ_FAILED with String(error), exit 1', async () => {
     fixture = tempRepo();
     fs.mkdirSync(path.join(fixture.taskDir(), 'task.md'), { recursive: true });

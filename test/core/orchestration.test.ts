@@ -197,28 +197,15 @@ describe('route', () => {
     expect(result.next?.action).toBe('commit');
   });
 
-  it('18: malformed frontmatter → ORCHESTRATION_TASK_INVALID; unreadable task.md → ORCHESTRATION_TASK_READ_FAILED', async () => {
+  // 18's unreadable task.md → ORCHESTRATION_TASK_READ_FAILED (EACCES) runs as an unprivileged user,
+  // through the CLI: test/cli/upstreamFidelity.test.ts "a task.md that cannot be read".
+  it('18: malformed frontmatter → ORCHESTRATION_TASK_INVALID', async () => {
     writeTask(fixture, TASK_ID, '---\nid: [1, 2]\n---\n');
     const invalid = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(invalid.error).toEqual({ code: 'ORCHESTRATION_TASK_INVALID', message: "frontmatter key 'id' is not a scalar" });
     writeTask(fixture, TASK_ID, 'no frontmatter');
     const missing = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(missing.error).toEqual({ code: 'ORCHESTRATION_TASK_INVALID', message: 'task.md frontmatter is missing' });
-    fs.chmodSync(path.join(dir, 'task.md'), 0o000);
-    const canRead = (() => {
-      try {
-        fs.readFileSync(path.join(dir, 'task.md'));
-        return true;
-      } catch {
-        return false;
-      }
-    })();
-    if (!canRead) {
-      const unreadable = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
-      expect(unreadable.error?.code).toBe('ORCHESTRATION_TASK_READ_FAILED');
-      expect(unreadable.error?.message).toMatch(/^Error: EACCES/);
-    }
-    fs.chmodSync(path.join(dir, 'task.md'), 0o644);
   });
 
   it('18b: task.md that is a directory → ORCHESTRATION_TASK_READ_FAILED (String(error))', async () => {
@@ -268,7 +255,8 @@ describe('route', () => {
 
   it('routes the example task (analysis r2 approved) to plan-task round 1', async () => {
     const example = EXAMPLE_TASK_DIR;
-    if (!fs.existsSync(example)) return;
+    // A fixture of the repository: missing, the test fails rather than passing without routing anything.
+    expect(fs.existsSync(path.join(example, 'task.md')), example).toBe(true);
     fs.cpSync(example, dir, { recursive: true });
     for (const [name, age] of [
       ['analysis.md', 40],

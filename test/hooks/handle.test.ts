@@ -3,6 +3,7 @@ import { nativePayload } from '../../src/demo/driver.ts';
 import { handleHook } from '../../src/hooks/handle.ts';
 import { RepositoryQueueClient } from '../../src/queue/client.ts';
 import { RawQueueClient } from '../../src/queue/hookTransport.ts';
+import { requireHere } from '../support/requirements.ts';
 import { uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
@@ -24,7 +25,10 @@ afterEach(() => {
 
 describe('handleHook', () => {
   it('delivers to the Redis it resolved, over the raw RESP client for a plain URL', async (context) => {
-    if (/^rediss?\+/.test(redisUrl)) context.skip();
+    requireHere(
+      context,
+      /^rediss?\+/.test(redisUrl) ? `REDIS_URL is a ${redisUrl.split(':')[0]} URL; this test needs a plain redis:// or unix:// one` : null,
+    );
     repo = gitRepoWithTask();
     process.env.REDIS_URL = redisUrl;
     process.env.BATON_PREFIX = uniquePrefix('handle');

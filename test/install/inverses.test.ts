@@ -5,6 +5,8 @@ import { withGitignoreLine, withoutGitignoreLine, ignoresWorkspace } from '../..
 import { SKILL_NAMES, guidanceOwner, stageSkill } from '../../src/install/guidance.ts';
 import { BLOCK_BEGIN, BLOCK_END, withInstructionBlock, withoutInstructionBlock } from '../../src/install/instructions.ts';
 import { mergeSettings, withoutBatonHooks } from '../../src/install/settings.ts';
+import { withSandboxSettings, withoutSandboxSettings } from '../../src/clients/codex/config.ts';
+import { TOML_CORPUS } from '../support/formattingCorpus.ts';
 
 // The inverses `baton uninstall` relies on for a file changed since init (docs/adopting.md
 // "Uninstall"): each takes out exactly baton's part and gives back the user's text.
@@ -60,6 +62,27 @@ describe("baton's hook entries", () => {
     expect(merged.hooks!.SubagentStart).toHaveLength(2);
     expect(withoutBatonHooks(merged)).toEqual(user);
     expect(withoutBatonHooks(mergeSettings({}, client, (args) => ['baton', ...args].join(' ')))).toEqual({});
+  });
+});
+
+describe("Codex's sandbox settings in .codex/config.toml", () => {
+  const roots = ['../.agents', '../.git'];
+
+  it("come out of every corpus formatting again, the user's bytes kept (a final newline they lacked aside)", () => {
+    for (const entry of TOML_CORPUS) {
+      const added = withSandboxSettings(entry.text, roots, 'config.toml');
+      const eol = entry.text.includes('\r\n') ? '\r\n' : '\n';
+      expect(added.replace(/\r\n/g, '').includes('\n'), entry.name).toBe(eol === '\n' && added.includes('\n'));
+      if (/^\[sandbox_workspace_write\]/m.test(entry.text)) {
+        // The user's own section: baton's roots join its array in place, every other line stays.
+        for (const line of entry.text.split(eol).filter((line) => !/network_access|writable_roots|^\]|^ {2}"/.test(line)))
+          expect(added.split(eol), entry.name).toContain(line);
+        continue;
+      }
+      expect(added.startsWith(entry.text), entry.name).toBe(true);
+      const back = entry.text === '' || entry.text.endsWith('\n') ? entry.text : `${entry.text}${eol}`;
+      expect(withoutSandboxSettings(added, roots, 'config.toml'), entry.name).toBe(back);
+    }
   });
 });
 

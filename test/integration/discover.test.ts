@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { afterRounds, workerIdOf } from '../support/dutyRounds.ts';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
@@ -62,7 +63,8 @@ describe('worker --discover', () => {
       await redis.hset(`${prefix}:baton:repos`, 'b0b0b0b0b0b0b0b0', JSON.stringify({ root: local.root, host: 'machine-b' }));
       await redis.hset(`${prefix}:baton:repos`, 'c0c0c0c0c0c0c0c0', JSON.stringify({ root: moved, host: 'machine-c' }));
       worker = await startWorkerProcess(['--discover', '--allow-root', path.dirname(local.root)], { env });
-      await new Promise((resolve) => setTimeout(resolve, 2_500)); // a discovery round
+      // A discovery round after the start (the worker's round counter says so) served neither.
+      await afterRounds(redisUrl, prefix, [workerIdOf(worker.output())], 'discover');
       expect(worker.output()).not.toContain('serving');
       expect(fs.existsSync(path.join(moved, '.git', 'baton', 'checkout.json'))).toBe(false);
       // Our own checkout is served once it enqueues under its own id.

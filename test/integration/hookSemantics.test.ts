@@ -1,7 +1,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Redis } from 'ioredis';
 import { describe, expect, inject, it } from 'vitest';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
+import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { metricsKey } from '../../src/queue/keys.ts';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { TASK_ID } from '../support/fixtures.ts';
 import { git } from '../support/gitRepo.ts';
@@ -90,6 +94,23 @@ async function runStage(
   return next;
 }
 
+/** How many times a worker applied each spawn-claim intent of the checkout (src/workers/jobRecords.ts counts replays too). */
+async function spawnApplications(): Promise<Record<string, number>> {
+  const redis = new Redis(redisOptionsFromUrl(redisUrl));
+  try {
+    const fields = await redis.hgetall(metricsKey(env.BATON_PREFIX!, 'events'));
+    const counts: Record<string, number> = {};
+    for (const [field, count] of Object.entries(fields)) {
+      const [checkout, intent, outcome] = field.split('\t');
+      if (checkout !== repoIdentity(repo.root).id || !intent?.endsWith('-spawn') || !outcome?.startsWith('applied:')) continue;
+      counts[intent] = (counts[intent] ?? 0) + Number(count);
+    }
+    return counts;
+  } finally {
+    redis.disconnect();
+  }
+}
+
 describe('output contract', () => {
   it('SubagentStart and SubagentStop print nothing at all and exit 0 without waiting; the queue applies them in order', async () => {
     await setUp('contract');
@@ -142,6 +163,11 @@ describe('spawn claim (PreToolUse)', () => {
     const next = await spawn('codex', 'call_2');
     expect(next.code, next.stderr).toBe(0);
     expect(run().pendingDelegation?.spawnClaim?.toolCallId).toBe('call_2');
+    // Never applied, counted: the queue is applied in order, so once call_2's claim is applied the
+    // withdrawn one would have been before it; it has no journal record, and one claim was applied.
+    const withdrawn = /claim-spawn event (h-[0-9a-f]{40})/.exec(blocked.stderr)![1]!;
+    expect(fs.existsSync(path.join(repo.root, '.git', 'baton', 'journal', `${withdrawn}.json`))).toBe(false);
+    expect(await spawnApplications()).toEqual({ 'claim-spawn': 1 });
   });
 
   it('a worker that takes the claim just as the hook gives up and does not answer: blocked, and the release queued behind the claim frees the delegation', async () => {
@@ -167,6 +193,8 @@ describe('spawn claim (PreToolUse)', () => {
     const next = await spawn('codex', 'call_2');
     expect(next.code, next.stderr).toBe(0);
     expect(run().pendingDelegation).toMatchObject({ status: 'prepared', spawnClaim: { toolCallId: 'call_2' } });
+    // Each applied once: the frozen claim, its release, the next claim (a replay would count too).
+    expect(await spawnApplications()).toEqual({ 'claim-spawn': 2, 'release-spawn': 1 });
   });
 
   it('with Redis unreachable, the read-only check of the run files decides, and the hook says so', async () => {

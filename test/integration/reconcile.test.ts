@@ -11,7 +11,11 @@ import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/proce
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
 import { dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
+import { Redis } from 'ioredis';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
+import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { metricsKey } from '../../src/queue/keys.ts';
+import { afterRounds, workerIdOf } from '../support/dutyRounds.ts';
 import { doStageWork, queueFor } from '../chaos/support.ts';
 import type { StageNext } from '../chaos/support.ts';
 
@@ -87,6 +91,22 @@ async function reconcileJobs(): Promise<number> {
     return jobs.filter((job) => job?.name === 'reconcile').length;
   } finally {
     await queue.close();
+  }
+}
+
+/** The worker's counters of the checkout's reconcile jobs (src/workers/jobRecords.ts), by outcome. */
+async function reconcileCounters(): Promise<Record<string, number>> {
+  const redis = new Redis(redisOptionsFromUrl(redisUrl));
+  try {
+    const fields = await redis.hgetall(metricsKey(prefix, 'events'));
+    const mine = `${repoIdentity(repo.root).id}\treconcile\t`;
+    return Object.fromEntries(
+      Object.entries(fields)
+        .filter(([field]) => field.startsWith(mine))
+        .map(([field, count]) => [field.slice(mine.length), Number(count)]),
+    );
+  } finally {
+    redis.disconnect();
   }
 }
 
@@ -173,17 +193,27 @@ describe('reconciliation through a worker process', () => {
     await startStage(true);
     await first.stop('SIGKILL');
     // Restarted, twice over: two workers serve the checkout now.
-    await startWorker(['--stop-grace', '4s', '--spawn-grace', '4s']);
-    await startWorker(['--stop-grace', '4s', '--spawn-grace', '4s']);
+    const restarted = [
+      await startWorker(['--stop-grace', '4s', '--spawn-grace', '4s']),
+      await startWorker(['--stop-grace', '4s', '--spawn-grace', '4s']),
+    ];
     const sealed = await until(
       () => runOf().pendingDelegation,
       (receipt) => receipt?.status === 'sealed',
       'the seal',
     );
     expect(Date.parse(sealed!.sealedAt!) - Date.parse(sealed!.stageCompletedAt!)).toBeGreaterThanOrEqual(4000);
-    // Two more scan periods: nothing else is queued or recorded.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Two more scans by each live worker (their round counters say so): nothing else is queued or recorded.
+    await afterRounds(
+      redisUrl,
+      prefix,
+      restarted.map((worker) => workerIdOf(worker.output())),
+      'reconcile-scan',
+      2,
+    );
     expect(runOf().pendingDelegation?.reconciliations).toHaveLength(1);
     expect(await reconcileJobs()).toBe(1);
+    // Applied once: one application of a reconcile job, one reconciliation counted (a replay would count as applied).
+    expect(await reconcileCounters()).toEqual({ 'applied:running': 1, 'reconciled:sealed': 1 });
   });
 });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { missingTool, requireHere } from '../support/requirements.ts';
 import { PROJECT_ROOT } from '../support/processes.ts';
 import { useWorkerHarness } from '../support/workerHarness.ts';
 import { findRedisServer } from '../../src/redisServer/launch.ts';
@@ -69,7 +70,7 @@ describe('worker warnings about the Redis configuration', () => {
   }
 
   it('warns when Redis may evict jobs and persists nothing', async (context) => {
-    if (!findRedisServer()) context.skip();
+    requireHere(context, missingTool(findRedisServer() !== null, 'redis-server', 'redis-server'));
     const output = await workerOutput(false, 'allkeys-lru');
     expect(output).toContain("warning: Redis maxmemory-policy is 'allkeys-lru'");
     expect(output).toContain('noeviction');
@@ -78,7 +79,7 @@ describe('worker warnings about the Redis configuration', () => {
   });
 
   it('is quiet with the configuration compose.yaml uses', async (context) => {
-    if (!findRedisServer()) context.skip();
+    requireHere(context, missingTool(findRedisServer() !== null, 'redis-server', 'redis-server'));
     const output = await workerOutput(true, 'noeviction');
     expect(output).not.toContain('warning: Redis');
   });

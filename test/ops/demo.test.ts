@@ -4,6 +4,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { uniquePrefix } from '../support/fixtures.ts';
 import { batonEnv, runBaton } from '../support/processes.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { UNTOUCHED, startForeignRedis } from '../support/foreignRedis.ts';
 
 // `baton demo`: a temporary repository, a worker in process, real hook processes, seven stages to a
 // completed run; it exits 0 and leaves nothing behind (repository, queue) unless --keep-open.
@@ -42,6 +43,23 @@ describe('baton demo', () => {
       expect(await redis.keys(`${prefix}:*`)).toEqual([]);
     } finally {
       redis.disconnect();
+    }
+  }, 55_000);
+
+  it('without REDIS_URL runs a private redis-server, and leaves the Redis on the default address untouched', async () => {
+    const foreign = await startForeignRedis();
+    try {
+      const { REDIS_URL: _configured, ...rest } = process.env;
+      const run = await runBaton(['demo'], { env: { ...rest, BATON_DEFAULT_REDIS_URL: foreign.url }, timeoutMs: 50_000 });
+      expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
+      expect(run.stdout).toMatch(/^ {2}redis {7}unix:\/\/\S+ \(private redis-server, append-only data in \S+baton-demo-/m);
+      expect(run.stdout).toContain(
+        `\n              not using the Redis that answers on ${foreign.url} (nothing names it); to use it: baton demo --redis ${foreign.url}\n`,
+      );
+      expect(run.stdout).toMatch(/run TASK-20260101-000001 completed in/);
+      expect(await foreign.touches()).toEqual(UNTOUCHED);
+    } finally {
+      await foreign.stop();
     }
   }, 55_000);
 });

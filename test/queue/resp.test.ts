@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { RedisReplyError, RespClient, encodeCommand, parseReply, rawRedisTarget } from '../../src/queue/resp.ts';
 import type { RespTarget } from '../../src/queue/resp.ts';
+import { describeNeeding, missingTool } from '../support/requirements.ts';
 import { uniquePrefix } from '../support/fixtures.ts';
 import { startPrivateRedis, startTcpRedis } from '../support/redisServer.ts';
 import type { TcpRedis } from '../support/redisServer.ts';
@@ -217,7 +218,7 @@ describe('RespClient over TCP: AUTH and SELECT', () => {
 
 const openssl = spawnSync('openssl', ['version'], { stdio: 'ignore' }).status === 0;
 
-describe.skipIf(!openssl)('RespClient over TLS (rediss://)', () => {
+describeNeeding(missingTool(openssl, 'openssl', 'openssl'), 'RespClient over TLS (rediss://)', () => {
   let server: TcpRedis;
   let dir: string;
   beforeAll(async () => {

@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisServerError, findRedisServer, launchRedisServer, socketPathFor } from '../../src/redisServer/launch.ts';
 import type { RedisServer } from '../../src/redisServer/launch.ts';
+import { missingTool, requireHere } from '../support/requirements.ts';
 
 // The one private-Redis launcher (used by `baton start`/`demo`, the test support and the
 // benchmarks): unix socket only, noeviction, append-only when asked, clear errors.
@@ -35,7 +36,7 @@ async function config(socket: string, key: string): Promise<string> {
 
 describe('launchRedisServer', () => {
   it('serves on a unix socket only, never evicts, and persists append-only when asked', async (context) => {
-    if (!findRedisServer()) context.skip();
+    requireHere(context, missingTool(findRedisServer() !== null, 'redis-server', 'redis-server'));
     const dir = tempDir();
     server = await launchRedisServer({ dir, appendonly: true });
     expect(server.url).toBe(`unix://${path.join(dir, 'redis.sock')}`);
@@ -49,7 +50,7 @@ describe('launchRedisServer', () => {
   });
 
   it('without appendonly keeps nothing on disk', async (context) => {
-    if (!findRedisServer()) context.skip();
+    requireHere(context, missingTool(findRedisServer() !== null, 'redis-server', 'redis-server'));
     server = await launchRedisServer({ dir: tempDir(), appendonly: false });
     expect(await config(server.socket, 'appendonly')).toBe('no');
     expect(await config(server.socket, 'save')).toBe('');

@@ -68,7 +68,11 @@ export type Isolation = { kind: 'netns' } | { kind: 'loopback'; why: string };
 
 let isolation: Isolation | null = null;
 
-/** A private network namespace when this process may make one (root, unshare, ip), else loopback. */
+/**
+ * A private network namespace (root, unshare, ip). Never a quiet fallback: when one cannot be made
+ * the agent tests fail saying what to install, unless BATON_AGENT_TESTS_NETNS=0 asks for plain
+ * loopback (then mainPath's isolation test is reported as skipped, by name).
+ */
 export function networkIsolation(): Isolation {
   if (isolation) return isolation;
   if (process.env.BATON_AGENT_TESTS_NETNS === '0') return (isolation = { kind: 'loopback', why: 'BATON_AGENT_TESTS_NETNS=0' });
@@ -80,7 +84,10 @@ export function networkIsolation(): Isolation {
           kind: 'loopback',
           why: `unshare --net is not available here (${(probe.stderr || probe.error?.message || `exit ${probe.status}`).trim()})`,
         };
-  if (isolation.kind === 'loopback') process.stderr.write(`agent tests: running the clients on plain loopback: ${isolation.why}\n`);
+  if (isolation.kind === 'loopback')
+    throw new Error(
+      `the agent tests run the clients in a private network namespace: ${isolation.why}; run as root with unshare (apt-get install util-linux) and ip (apt-get install iproute2), or set BATON_AGENT_TESTS_NETNS=0 for plain loopback`,
+    );
   return isolation;
 }
 

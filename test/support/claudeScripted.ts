@@ -17,6 +17,18 @@ export const CLAUDE_BIN = path.join(path.dirname(require.resolve('@anthropic-ai/
 /** A private network namespace whose loopback can be brought up. */
 export const CAN_ISOLATE_NETWORK = spawnSync('unshare', ['-rn', 'sh', '-c', 'ip link set lo up']).status === 0;
 
+/**
+ * Whether the run is isolated: never a quiet fallback. Without a private network namespace the run
+ * fails saying what to install, unless BATON_AGENT_TESTS_NETNS=0 asks for plain loopback.
+ */
+function isolationHere(): boolean {
+  if (CAN_ISOLATE_NETWORK) return true;
+  if (process.env.BATON_AGENT_TESTS_NETNS === '0') return false;
+  throw new Error(
+    'the scripted Claude runs need a private network namespace: unshare (apt-get install util-linux) and ip (apt-get install iproute2), with user namespaces allowed; BATON_AGENT_TESTS_NETNS=0 runs them on plain loopback',
+  );
+}
+
 export type ScriptStep = { tool: string; input: Record<string, unknown> } | { text: string };
 export type ClaudeScript = { parent: ScriptStep[]; child: ScriptStep[] };
 export type Recorded = { requests: { role: string; body: any }[]; toolResults: { role: string; result: any }[] };
@@ -102,7 +114,7 @@ export async function runScriptedClaude(options: {
   const recordFile = path.join(options.workDir, 'scripted-record.json');
   fs.rmSync(recordFile, { force: true });
   fs.writeFileSync(serverFile, SERVER_SOURCE);
-  const isolate = (options.isolate ?? true) && CAN_ISOLATE_NETWORK;
+  const isolate = (options.isolate ?? true) && isolationHere();
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: options.home,

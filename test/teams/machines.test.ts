@@ -2,8 +2,9 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
+import { describeNeeding } from '../support/requirements.ts';
 import { readRun, uniquePrefix } from '../support/fixtures.ts';
 import { completeStageArgs } from '../support/runSteps.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
@@ -27,18 +28,17 @@ const MACHINES = ['a', 'b', 'c'] as const;
 type MachineName = (typeof MACHINES)[number];
 
 function unshareWorks(): string | null {
-  if (process.getuid?.() !== 0) return 'needs root (mount namespaces)';
+  if (process.getuid?.() !== 0) return 'needs root: each machine is a mount namespace (run the suite as root, as CI does)';
   const probe = spawnSync(
     'unshare',
     ['--mount', '--uts', '--propagation', 'private', 'sh', '-c', `hostname ${HOST} && mount -t tmpfs tmpfs /mnt`],
     { encoding: 'utf8', timeout: 10_000 },
   );
-  if (probe.error) return `unshare is not available (${probe.error.message})`;
+  if (probe.error) return `unshare is not installed (apt-get install util-linux): ${probe.error.message}`;
   return probe.status === 0 ? null : `unshare --mount --uts is not permitted here (${probe.stderr.trim()})`;
 }
 
 const skipReason = unshareWorks();
-if (skipReason) console.warn(`test/teams/machines.test.ts skipped: ${skipReason}`);
 
 type Machine = { name: MachineName; source: string; taskDir: string; worker: WorkerProcess | null };
 
@@ -112,7 +112,7 @@ afterAll(async () => {
   fs.rmSync(base, { recursive: true, force: true });
 });
 
-describe.skipIf(skipReason !== null)('many machines, one repository each, one Redis', () => {
+describeNeeding(skipReason, 'many machines, one repository each, one Redis', () => {
   it('every machine has its own checkout id for the same path and host name', () => {
     const ids = MACHINES.map((name) => checkoutOf(machines.get(name)!));
     expect(new Set(ids.map((id) => id.id)).size).toBe(MACHINES.length);

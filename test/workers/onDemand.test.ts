@@ -14,11 +14,15 @@ import { queueNameFor } from '../../src/queue/keys.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import type { RepoIdentity } from '../../src/queue/checkoutId.ts';
 import { addPlainJob } from '../../src/queue/addJob.ts';
+import { runLogFile } from '../../src/runs/runLog.ts';
+import { eventsField } from '../../src/workers/jobRecords.ts';
 import {
+  HEARTBEAT_TTL_MS,
   JOB_OPTIONS,
   eventsStreamKey,
   heartbeatKey,
   jobKey,
+  metricsKey,
   repositoriesKey,
   repositoryEntryValue,
   workersKey,
@@ -66,6 +70,17 @@ async function until(what: string, condition: () => Promise<boolean>, timeoutMs 
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms\n${worker.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** Resolves after `beats` heartbeats of the worker that began after `since` (its score in the workers key is its beat's time + the TTL). */
+async function heartbeatsAfter(since: number, beats: number): Promise<void> {
+  const [workerId] = await client.zrangebyscore(workersKey(prefix), Date.now(), '+inf');
+  const seen = new Set<number>();
+  await until(`${beats} heartbeats after ${since}`, async () => {
+    const score = Number(await client.zscore(workersKey(prefix), workerId!));
+    if (score - HEARTBEAT_TTL_MS > since) seen.add(score);
+    return seen.size >= beats;
+  });
 }
 
 /** How long the job waited in the queue before the worker took it (BullMQ's own timestamps). */
@@ -190,8 +205,11 @@ describe('one worker, 200 checkouts, served on demand', () => {
     transaction.rpoplpush(`${prefix}:${queueName}:wait`, `${prefix}:${queueName}:active`);
     transaction.hset(jobKey(prefix, queueName, envelope.eventId), 'processedOn', Date.now(), 'atm', 1);
     transaction.del(eventsStreamKey(prefix, queueName));
+    const injectedAt = Date.now();
     await transaction.exec();
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Two heartbeats of the worker that began after that (what looks at idle checkouts when a worker
+    // dies) left it alone: no event told the worker, and no worker died yet.
+    await heartbeatsAfter(injectedAt, 2);
     expect(heldBy(await workerConnections(), checkout)).toBe(false);
     expect(fs.existsSync(path.join(checkout.taskDir, 'orchestration.json'))).toBe(false);
     // The worker that held it stops beating: its entry in the workers key expires.
@@ -202,5 +220,18 @@ describe('one worker, 200 checkouts, served on demand', () => {
     );
     expect(await client.hget(jobKey(prefix, queueName, envelope.eventId), 'failedReason')).toBeNull();
     expect(readRun(checkout.taskDir).status).toBe('running');
+    // Applied once: released after --keep-warm (nothing more to do there), then one application
+    // counted (a replay from the journal counts too) and one entry in the task's job log.
+    await until(`${checkout.root} released`, async () => (await workerConnections()).length === 2);
+    await heartbeatsAfter(Date.now(), 2);
+    const applied = await client.hgetall(metricsKey(prefix, 'events'));
+    expect(Object.entries(applied).filter(([field]) => field.startsWith(`${checkout.id}\t`))).toEqual([
+      [eventsField(checkout.id, 'begin-or-resume', 'applied:running'), '1'],
+    ]);
+    const jobLog = fs
+      .readFileSync(runLogFile(path.join(checkout.root, '.git', 'baton'), TASK_ID), 'utf8')
+      .trim()
+      .split('\n');
+    expect(jobLog.map((line) => JSON.parse(line).jobId)).toEqual(['c-orphaned']);
   }, 60_000);
 });

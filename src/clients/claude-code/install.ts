@@ -35,6 +35,7 @@ function withoutBatonPermission(settings: HookSettings): HookSettings {
   const { allow, ...rest } = permissions as Record<string, unknown>;
   if (!Array.isArray(allow)) return settings;
   const kept = allow.filter((rule) => !isBatonTaskRule(rule));
+  if (kept.length === allow.length) return settings;
   const remaining = kept.length > 0 ? { ...rest, allow: kept } : rest;
   const { permissions: _dropped, ...others } = settings;
   return Object.keys(remaining).length > 0 ? { ...settings, permissions: remaining } : others;
@@ -56,7 +57,9 @@ export const installer: ClientInstaller = {
     const globalConfig = claudeGlobalConfigFile(context.env);
     const globalText = context.readText(globalConfig, globalConfig);
     return {
-      files: [context.userFile(globalConfig, globalText, withClaudeWorkspaceTrust(globalText, context.realRoot, globalConfig))],
+      files: [
+        context.userFile(globalConfig, globalText, withClaudeWorkspaceTrust(globalText, context.realRoot, globalConfig, context.patchJson)),
+      ],
       notices: [],
     };
   },

@@ -51,8 +51,16 @@ export function claudeWorkspaceTrusted(text: string | null, projectRoot: string,
   return projectsOf(parseConfig(text, label), label)[projectRoot]?.hasTrustDialogAccepted === true;
 }
 
-/** The config with `projects[projectRoot].hasTrustDialogAccepted = true`; unchanged text when it already is. */
-export function withClaudeWorkspaceTrust(text: string | null, projectRoot: string, label: string): string {
+/**
+ * The config with `projects[projectRoot].hasTrustDialogAccepted = true`; unchanged text when it already
+ * is. `patch` writes the new value into the text (the installer's text patch keeps every other byte).
+ */
+export function withClaudeWorkspaceTrust(
+  text: string | null,
+  projectRoot: string,
+  label: string,
+  patch: (text: string | null, value: unknown) => string = (_text, value) => `${JSON.stringify(value, null, 2)}\n`,
+): string {
   const config = parseConfig(text, label);
   const projects = projectsOf(config, label);
   if (projects[projectRoot]?.hasTrustDialogAccepted === true && text !== null) return text;
@@ -61,5 +69,5 @@ export function withClaudeWorkspaceTrust(text: string | null, projectRoot: strin
     throw new ClaudeConfigError(`${label}: projects[${JSON.stringify(projectRoot)}] is not an object; nothing was written`);
   }
   const updated = { ...config, projects: { ...projects, [projectRoot]: { ...(project ?? {}), hasTrustDialogAccepted: true } } };
-  return `${JSON.stringify(updated, null, 2)}\n`;
+  return patch(text, updated);
 }

@@ -71,6 +71,31 @@ function parseToml(text: string, label: string): Record<string, any> {
   }
 }
 
+/** The line ending of a file (its first one; `\n` when it has none). */
+function eolOf(text: string): string {
+  return /\r?\n/.exec(text)?.[0] ?? '\n';
+}
+
+/**
+ * `sections` (written with `\n`) after `source`, in its line ending, a blank line between: how Codex
+ * and baton add a table. The inverse, `withoutAppended`, takes them off again.
+ */
+function withTablesAppended(source: string, sections: readonly string[]): string {
+  const eol = eolOf(source);
+  const separator = source === '' ? '' : source.endsWith('\n') ? eol : `${eol}${eol}`;
+  return `${source}${separator}${sections.join('\n').replace(/\n/g, eol)}`;
+}
+
+/** `text` without `section` appended last by `withTablesAppended` (null: it is not there). A missing final newline before it cannot be told apart from one: it is taken as there. */
+function withoutAppended(text: string, section: string): string | null {
+  const eol = eolOf(text);
+  const tail = section.replace(/\n/g, eol);
+  if (!text.endsWith(tail)) return null;
+  const rest = text.slice(0, -tail.length);
+  if (rest === '') return '';
+  return rest.endsWith(`${eol}${eol}`) ? rest.slice(0, -eol.length) : null;
+}
+
 function table(parent: Record<string, any>, key: string, label: string): Record<string, any> {
   const value = parent[key];
   if (value === undefined) {
@@ -113,7 +138,7 @@ export function withCodexTrust(text: string | null, projectRoot: string, entries
   for (const entry of missingHooks)
     sections.push(`[hooks.state.${JSON.stringify(entry.key)}]\ntrusted_hash = ${JSON.stringify(entry.hash)}\n`);
   if (sections.length > 0) {
-    const candidate = `${source}${source === '' || source.endsWith('\n') ? '' : '\n'}${source === '' ? '' : '\n'}${sections.join('\n')}`;
+    const candidate = withTablesAppended(source, sections);
     try {
       parse(candidate);
       appended = candidate;
@@ -126,6 +151,11 @@ export function withCodexTrust(text: string | null, projectRoot: string, entries
   const state = table(table(updated, 'hooks', label), 'state', label);
   for (const entry of entries) table(state, entry.key, label).trusted_hash = entry.hash;
   return patch(appended, updated);
+}
+
+/** The sandbox table baton adds to a config that has none. */
+function sandboxSection(writableRoots: readonly string[]): string {
+  return `[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = [${writableRoots.map((root) => JSON.stringify(root)).join(', ')}]\n`;
 }
 
 /**
@@ -149,8 +179,7 @@ export function withSandboxSettings(
   if (current?.network_access === true && Array.isArray(roots) && writableRoots.every((root) => roots.includes(root)) && !stale)
     return source;
   if (current === undefined) {
-    const section = `[sandbox_workspace_write]\nnetwork_access = true\nwritable_roots = [${writableRoots.map((root) => JSON.stringify(root)).join(', ')}]\n`;
-    const candidate = `${source}${source === '' || source.endsWith('\n') ? '' : '\n'}${source === '' ? '' : '\n'}${section}`;
+    const candidate = withTablesAppended(source, [sandboxSection(writableRoots)]);
     try {
       parse(candidate);
       return candidate;
@@ -176,6 +205,11 @@ export function withSandboxSettings(
  * left in it, everything else kept.
  */
 export function withoutSandboxSettings(text: string, writableRoots: readonly string[], label: string): string {
+  // The section as baton appended it: cut off as text.
+  for (let count = writableRoots.length; count > 0; count--) {
+    const before = withoutAppended(text, sandboxSection(writableRoots.slice(0, count)));
+    if (before !== null && (before === '' || parseToml(before, label).sandbox_workspace_write === undefined)) return before;
+  }
   const config = parseToml(text, label);
   const sandbox = config.sandbox_workspace_write;
   if (sandbox === undefined || sandbox === null || typeof sandbox !== 'object') return text;
