@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { uniquePrefix } from '../support/fixtures.ts';
+import { JSON_CORPUS, TOML_CORPUS, userBytesChanged } from '../support/formattingCorpus.ts';
 import { git } from '../support/gitRepo.ts';
 import { DENO_DIR, PROJECT_ROOT, runProcess } from '../support/processes.ts';
 import type { CliRun } from '../support/processes.ts';
@@ -167,6 +168,31 @@ describe('the npm package', () => {
     expect(projectFiles(project)).toEqual(before);
     expect(projectDirs(project)).toEqual(['.agents', '.claude']);
   }, 120_000);
+
+  it("keeps the user's formatting: init leaves every byte of their entries, uninstall gives the files back", async () => {
+    const project = path.join(work, 'formatted');
+    fs.mkdirSync(path.join(project, '.claude'), { recursive: true });
+    fs.mkdirSync(path.join(project, '.codex'));
+    git(project, ['init', '-q']);
+    const corpus = (name: string) => [...JSON_CORPUS, ...TOML_CORPUS].find((entry) => entry.name === name)!.text;
+    const files: Record<string, string> = {
+      '.claude/settings.json': corpus('one-line arrays, deny before allow'),
+      '.codex/hooks.json': corpus('a CRLF file with tabs, comments and no final newline'),
+      '.codex/config.toml': corpus('inline tables and comments'),
+    };
+    for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(project, file), text);
+    const before = projectFiles(project);
+
+    const init = await baton(['init'], project);
+    expect(init.code, init.stderr).toBe(0);
+    for (const file of ['.claude/settings.json', '.codex/hooks.json'])
+      expect(userBytesChanged(files[file]!, fs.readFileSync(path.join(project, file), 'utf8')), file).toEqual([]);
+    expect(fs.readFileSync(path.join(project, '.codex/config.toml'), 'utf8').startsWith(files['.codex/config.toml']!)).toBe(true);
+
+    const uninstall = await baton(['uninstall'], project);
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    expect(projectFiles(project)).toEqual(before);
+  }, 60_000);
 
   // docs/adopting.md, "On Bun or Deno": the installed package's worker, as written there.
   const RUNTIME_LINES = /## On Bun or Deno[\s\S]*?```sh\n([\s\S]*?)```/
