@@ -58,16 +58,19 @@ function argumentError(argv: string[], error: unknown): string {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const fail = (message: string): number => {
+  // Exit 1 when it cannot (no repository, an unknown fingerprint), 2 when the command line is wrong
+  // (docs/usage.md "Exit codes").
+  const fail = (message: string, code = 1): number => {
     process.stderr.write(`baton fingerprint: ${message}\n`);
-    return 1;
+    return code;
   };
+  const usage = (message: string): number => fail(message, 2);
   let parsed: { options: Options; args: string[] };
   try {
     const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
     parsed = { options: values as Options, args: positionals };
   } catch (error) {
-    return fail(`${argumentError(argv, error)} (see baton fingerprint --help)`);
+    return usage(`${argumentError(argv, error)} (see baton fingerprint --help)`);
   }
   if (parsed.options.help) {
     process.stdout.write(HELP);
@@ -78,9 +81,9 @@ export async function run(argv: string[]): Promise<number> {
   const { options, args } = parsed;
 
   if (options.diff) {
-    if (args.length !== 2) return fail(`--diff needs exactly two fingerprints (before, after), got ${args.length}`);
+    if (args.length !== 2) return usage(`--diff needs exactly two fingerprints (before, after), got ${args.length}`);
   } else if (args.length > 0) {
-    return fail(`unexpected argument '${args[0]}' (did you mean --diff A B?)`);
+    return usage(`unexpected argument '${args[0]}' (did you mean --diff A B?)`);
   }
 
   const start = options.repo !== undefined ? path.resolve(options.repo) : process.cwd();

@@ -64,12 +64,22 @@ describe('every command pointed at no repository exits 1, the code of a failure 
     expect(REPO_ROOT_NOT_FOUND_MESSAGE).toBe('current directory is not inside a git repository');
   });
 
-  it('a usage error is 2 whether or not there is a repository: an unknown option outside any repository', async () => {
-    for (const args of [
-      ['start', '--no-such-option'],
-      ['runs', '--no-such-option'],
-      ['task', '01', 'status', '--no-such-option'],
-    ]) {
+  it('a usage error is 2 whether or not there is a repository: an unknown option to any command outside any repository', async () => {
+    const commands = [
+      ['init'],
+      ['new'],
+      ['doctor'],
+      ['uninstall'],
+      ['install-hooks', 'claude-code'],
+      ['worker'],
+      ['start'],
+      ['runs'],
+      ['demo'],
+      ['dashboard'],
+      ['fingerprint'],
+      ['task', '01', 'status'],
+    ];
+    for (const args of commands.map((command) => [...command, '--no-such-option'])) {
       const run = await runBaton(args, { env: env(), cwd: outside });
       expect(run.code, `${args.join(' ')}: ${run.stderr}`).toBe(EXIT_USAGE);
     }

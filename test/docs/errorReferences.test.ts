@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import { LIFECYCLE_INTENTS } from '../../src/core/intents.ts';
 import { PROJECT_ROOT } from '../support/processes.ts';
 
 // Every message and hint baton can print names something that exists in the installed package: a
@@ -108,6 +109,19 @@ describe('what baton prints names things that exist in the installed package', (
     }
     expect(wrong).toEqual([]);
     expect(checked).toBeGreaterThan(40);
+  });
+
+  it('every `baton task <task> <intent>` names an intent baton has', () => {
+    const wrong: string[] = [];
+    let checked = 0;
+    for (const literal of all) {
+      for (const match of literal.text.matchAll(/\bbaton task (?:<[a-z-]+>|\$\{…\}|#?\d+|TASK-[\d-]+|auto) ([a-z][a-z-]*)/g)) {
+        checked += 1;
+        if (!(LIFECYCLE_INTENTS as readonly string[]).includes(match[1]!)) wrong.push(where(literal, `intent ${match[1]}`));
+      }
+    }
+    expect(wrong).toEqual([]);
+    expect(checked).toBeGreaterThan(10);
   });
 
   it('every docs/<file>.md exists and every section cited of it ("Name", §N) is one of its headings', () => {

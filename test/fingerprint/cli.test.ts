@@ -85,7 +85,7 @@ describe('baton fingerprint', () => {
     const root = makeRepo({ 'a.txt': 'a' });
     const fp = baton(['--repo', root]).stdout.trim();
     const r2 = baton(['--repo', root, '--diff', fp]);
-    expect(r2.code).toBe(1);
+    expect(r2.code).toBe(2);
     expect(r2.stderr).toMatch(/exactly two fingerprints/);
     const r3 = baton(['--repo', root, '--diff', fp, 'f'.repeat(40)]);
     expect(r3.code).toBe(1);
@@ -93,8 +93,9 @@ describe('baton fingerprint', () => {
     const r4 = baton(['--repo', root, '--diff', 'zzz', fp]);
     expect(r4.code).toBe(1);
     expect(r4.stderr).toMatch(/invalid fingerprint "zzz"/);
+    // A wrong command line is a usage error, exit 2, as for every command (docs/usage.md "Exit codes").
     const r5 = baton(['--repo', root, '--bogus']);
-    expect(r5.code).toBe(1);
+    expect(r5.code).toBe(2);
     expect(r5.stderr).toMatch(/unknown option/);
   });
 });
