@@ -19,6 +19,8 @@ import { installContext, readText } from '../install/plan.ts';
 import { batonHookPositions, batonOfHookCommand, parseSettings } from '../install/settings.ts';
 import { parseCommand } from './options.ts';
 import { batonVersion } from '../base/batonPackage.ts';
+import { PROFILE_NAMES } from '../core/profile.ts';
+import { PROFILE_FILE, profileFile, readRepositoryProfile } from '../core/profiles/file.ts';
 
 // `baton doctor [--json]` (docs/adopting.md "baton doctor"): is this repository ready for an agent to
 // run a task through its lifecycle? One line per check, each saying what to do when it fails: Redis
@@ -114,6 +116,21 @@ function spoolCheck(root: string): Check {
       };
 }
 
+/** The lifecycle profile the worker and `baton task` apply here (src/core/profile.ts). */
+function profileCheck(root: string): Check {
+  try {
+    const name = readRepositoryProfile(root);
+    const recorded = fs.existsSync(profileFile(root)) ? `recorded in ${PROFILE_FILE}` : `the default: ${PROFILE_FILE} records none`;
+    return { check: 'profile', status: 'ok', message: `${name} (${recorded})` };
+  } catch (error) {
+    return {
+      check: 'profile',
+      status: 'fail',
+      message: `BATON_PROFILE_INVALID: ${(error as Error).message}; run baton init --profile <name> (${PROFILE_NAMES.join(', ')})`,
+    };
+  }
+}
+
 /** What the hooks' command answers to --version here, or why it does not start. */
 function commandVersion(command: string, root: string): { ok: true; version: string } | { ok: false; why: string } {
   const run = spawnSync('/bin/sh', ['-c', `${command} --version`], { cwd: root, encoding: 'utf8', timeout: 15_000 });
@@ -197,6 +214,7 @@ export async function run(argv: string[]): Promise<number> {
   const checks: Check[] = [
     { check: 'repository', status: 'ok', message: `${repo.root}, checkout id ${repo.id} (queue ${queueNameFor(repo.id)})` },
   ];
+  checks.push(profileCheck(root.root));
   checks.push(...(await redisChecks(root.root, repo, options.redis)));
   checks.push(spoolCheck(root.root));
   const installed = CLIENT_ADAPTERS.filter((client) => {

@@ -4,7 +4,7 @@ import { prepareDelegation } from '../receipts.ts';
 import type { OrchestrationResult } from '../types.ts';
 import { errorMessage, pauseRun, reportRun, resolve, loadRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
-import { pendingDelegations } from './scan.ts';
+import { guardHolders } from './guard.ts';
 import { route } from './run.ts';
 import { refusedForRepository, repositoryViolation } from './violations.ts';
 
@@ -28,8 +28,9 @@ export async function prepare(
   const run = loaded.value;
   if (run?.status !== 'running') return failed('ORCHESTRATION_RUN_NOT_RUNNING', 'a running orchestration is required', taskId);
   if (run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_BUSY', 'the run already has a pending delegation', taskId);
-  // One pending delegation per repository, whatever the other run's status (0.9.2 guard).
-  const repositoryPending = pendingDelegations(ctx, (receipt) => isLifecycleClient(receipt.client));
+  // One pending delegation per repository: under 0.9.2 whatever the other run's status, under the
+  // later profile only a running run's (guard.ts).
+  const repositoryPending = guardHolders(ctx, (receipt) => isLifecycleClient(receipt.client));
   if (repositoryPending.length > 0) {
     return failed('ORCHESTRATION_DELEGATION_BUSY', 'the repository already has a pending lifecycle delegation', taskId);
   }

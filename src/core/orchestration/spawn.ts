@@ -5,6 +5,7 @@ import type { OrchestrationResult } from '../types.ts';
 import { reportRun, resolve, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
 import { pendingDelegations } from './scan.ts';
+import { guardHolders } from './guard.ts';
 import type { PendingMatch } from './scan.ts';
 
 // The spawn check and claim (PreToolUse, baton addition, docs/hooks.md "Spawn claim (PreToolUse)").
@@ -75,7 +76,7 @@ export function claimSpawn(
     );
   }
   const target = spawnTarget(
-    pendingDelegations(ctx, () => true),
+    guardHolders(ctx, () => true),
     ctx.repoRoot,
     client,
     event.nativeAgent,
