@@ -42,6 +42,8 @@ export const delegationReceiptSchema = z.looseObject({
   reconciliations: z
     .array(z.looseObject({ kind: z.enum(RECONCILIATION_KINDS), since: z.string(), graceMs: z.number(), at: z.string() }))
     .optional(),
+  // later profile: the activation deadline (absent in 0.9.2 files).
+  activationDeadlineAt: nullableString.optional(),
 });
 
 export const orchestrationRunSchema = z.looseObject({

@@ -44,6 +44,11 @@ export type DelegationReceipt = Readonly<{
   stageCompletedAt?: string | null;
   /** baton addition: what the worker did on its own because an awaited event did not come (absent until then). */
   reconciliations?: readonly Reconciliation[];
+  /**
+   * Later profile (agent-infra #854/#870): activation evidence after this time answers
+   * DELEGATION_ACTIVATION_TIMEOUT. Set at the spawn claim; absent under agent-infra-0.9.2.
+   */
+  activationDeadlineAt?: string | null;
 }>;
 
 export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;

@@ -90,3 +90,62 @@ describe('rule pausedRunReleasesGuard (agent-infra #828)', () => {
     expect(blocked.error?.code).toBe('ORCHESTRATION_DELEGATION_BUSY');
   });
 });
+
+describe('rule activationDeadlineMs (agent-infra #854, #870)', () => {
+  const claimedAt = '2026-01-01T00:00:00.000Z';
+  async function claimed(profile: typeof DEFAULT_PROFILE) {
+    const h = engineHarness(fixture, { profile, ids: ['run-1', 'receipt-1'], now: claimedAt });
+    await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
+    await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
+    const claim = await h.apply({
+      intent: 'claim-spawn',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      toolCallId: 'toolu_1',
+    });
+    expect(claim.error).toBeNull();
+    return h;
+  }
+  const start = {
+    intent: 'hook-start',
+    taskRef: 'auto',
+    client: 'claude-code',
+    nativeAgent: 'agent-infra-lifecycle-executor',
+    childId: 'child-1',
+    parentId: 'parent-1',
+    spawnMode: 'fresh',
+  } as const;
+
+  it('later profile: the spawn claim sets activationDeadlineAt 60 s on; a start within it activates', async () => {
+    await claimed(LATER_PROFILE);
+    expect(readRun(dir).pendingDelegation?.activationDeadlineAt).toBe('2026-01-01T00:01:00.000Z');
+    const late = engineHarness(fixture, { profile: LATER_PROFILE, now: '2026-01-01T00:01:00.000Z' });
+    expect((await late.apply(start)).error).toBeNull();
+    expect(readRun(dir).pendingDelegation?.status).toBe('activated');
+  });
+
+  it('later profile: a start after the deadline → DELEGATION_ACTIVATION_TIMEOUT, the delegation released, the run going on', async () => {
+    await claimed(LATER_PROFILE);
+    const late = engineHarness(fixture, { profile: LATER_PROFILE, now: '2026-01-01T00:01:00.001Z' });
+    const result = await late.apply(start);
+    expect(result.error?.code).toBe('DELEGATION_ACTIVATION_TIMEOUT');
+    expect(result.error?.message).toMatch(
+      /^delegation receipt-1 activation evidence arrived after its deadline \(2026-01-01T00:01:00.000Z\)/,
+    );
+    const run = readRun(dir);
+    expect(run.status).toBe('running');
+    expect(run.pendingDelegation).toBeNull();
+    expect(run.receipts.map((receipt: { status: string }) => receipt.status)).toEqual(['aborted']);
+    // Released: the next delegation can be prepared at once.
+    expect((await late.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).error).toBeNull();
+  });
+
+  it('0.9.2: no deadline is recorded, and a start an hour later activates', async () => {
+    await claimed('agent-infra-0.9.2');
+    expect(readRun(dir).pendingDelegation).not.toHaveProperty('activationDeadlineAt');
+    const late = engineHarness(fixture, { profile: 'agent-infra-0.9.2', now: '2026-01-01T01:00:00.000Z' });
+    expect((await late.apply(start)).error).toBeNull();
+    expect(readRun(dir).pendingDelegation?.status).toBe('activated');
+  });
+});

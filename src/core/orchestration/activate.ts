@@ -7,6 +7,7 @@ import { pauseByRef, pauseRun, reportRun, requirePending, save, withUpdates } fr
 import type { OrchestrationContext } from './steps.ts';
 import { consumedReceiptOfChild, isResult, pendingIn, scanRepository, uniqueMatch } from './scan.ts';
 import type { ActiveRun } from './scan.ts';
+import { activationTooLate, releaseTimedOut } from './activationDeadline.ts';
 
 // Activation (SubagentStart): the prepared delegation gets its child.
 
@@ -14,6 +15,9 @@ export function activate(ctx: OrchestrationContext, taskRef: string, event: Acti
   const opened = requirePending(ctx, taskRef);
   if (!opened.ok) return opened.result;
   const { task, run, receipt } = opened.value;
+  // Later profile: a start after the activation deadline does not activate (activationDeadline.ts).
+  if (managedDelegationRole(event.nativeAgent) && activationTooLate(ctx, receipt))
+    return releaseTimedOut(ctx, task, run, receipt, event.childId);
   const outcome = activateDelegation(receipt, event, { now: ctx.now });
   if (!outcome.ok) {
     if (outcome.code === 'DELEGATION_IGNORED') return reportRun(task.taskId, run, false);

@@ -6,6 +6,7 @@ import { reportRun, resolve, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
 import { pendingDelegations } from './scan.ts';
 import { guardHolders } from './guard.ts';
+import { withActivationDeadline } from './activationDeadline.ts';
 import type { PendingMatch } from './scan.ts';
 
 // The spawn check and claim (PreToolUse, baton addition, docs/hooks.md "Spawn claim (PreToolUse)").
@@ -93,7 +94,7 @@ export function claimSpawn(
   if ('unchanged' in outcome) return reportRun(target.taskId, target.run, false);
   const task = resolve(ctx, target.taskId);
   if (!task.ok) return task.result;
-  const updated = withUpdates(ctx, target.run, { pendingDelegation: outcome.receipt });
+  const updated = withUpdates(ctx, target.run, { pendingDelegation: withActivationDeadline(ctx, outcome.receipt) });
   save(ctx, task.value, updated);
   return reportRun(target.taskId, updated, true);
 }
