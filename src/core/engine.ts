@@ -94,7 +94,12 @@ function nativeEventTarget(ctx: orchestration.OrchestrationContext, event: Lifec
 function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent): OrchestrationResult | Promise<OrchestrationResult> {
   switch (event.intent) {
     case 'begin-or-resume':
-      return orchestration.beginOrResume(ctx, event.taskRef, { maxSteps: event.maxSteps });
+      return orchestration.beginOrResume(ctx, event.taskRef, {
+        maxSteps: event.maxSteps,
+        executorModel: event.executorModel,
+        reviewerModel: event.reviewerModel,
+        sameModelReason: event.sameModelReason,
+      });
     case 'route':
       return orchestration.route(ctx, event.taskRef);
     case 'status':
@@ -126,6 +131,7 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
         nativeAgent: event.nativeAgent,
         toolCallId: event.toolCallId,
         notAfter: event.notAfter,
+        model: event.model,
       });
     case 'release-spawn':
       return orchestration.releaseSpawn(ctx, event.client, { toolCallId: event.toolCallId });

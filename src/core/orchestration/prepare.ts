@@ -5,6 +5,7 @@ import type { OrchestrationResult } from '../types.ts';
 import { errorMessage, pauseRun, reportRun, resolve, loadRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
 import { guardHolders } from './guard.ts';
+import { policyModel, requestedModelRefusal, runPolicyOf } from './modelPolicy.ts';
 import { route } from './run.ts';
 import { refusedForRepository, repositoryViolation } from './violations.ts';
 
@@ -43,6 +44,12 @@ export async function prepare(
   const routed = route(ctx, taskRef);
   if (!routed.next) return routed;
   const next = routed.next;
+  // Later profile: the role's model from the run's policy (modelPolicy.ts), requested before the snapshot.
+  const policy = runPolicyOf(ctx, run);
+  if (!policy.ok) return failed(policy.code, policy.message, taskId);
+  const policyModelOfRole = policyModel(policy.policy, next.role);
+  const wrongModel = requestedModelRefusal(policyModelOfRole, input.requestedModel, next.role);
+  if (wrongModel) return failed(wrongModel.code, wrongModel.message, taskId);
   let beforeFingerprint: string;
   try {
     beforeFingerprint = await ctx.fingerprinter.capture(ctx.repoRoot);
@@ -58,7 +65,7 @@ export async function prepare(
       round: next.round,
       artifact: next.artifact,
       client: input.client,
-      requestedModel: input.requestedModel ?? null,
+      requestedModel: input.requestedModel ?? policyModelOfRole,
       beforeFingerprint,
     },
     { id: ctx.newId, now: ctx.now },

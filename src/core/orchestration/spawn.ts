@@ -7,6 +7,7 @@ import type { OrchestrationContext } from './steps.ts';
 import { pendingDelegations } from './scan.ts';
 import { guardHolders } from './guard.ts';
 import { withActivationDeadline } from './activationDeadline.ts';
+import { separationRefusal } from './modelPolicy.ts';
 import type { PendingMatch } from './scan.ts';
 
 // The spawn check and claim (PreToolUse, baton addition, docs/hooks.md "Spawn claim (PreToolUse)").
@@ -68,7 +69,7 @@ function isRefusal(value: PendingMatch | SpawnRefusal): value is SpawnRefusal {
 export function claimSpawn(
   ctx: OrchestrationContext,
   client: string,
-  event: { nativeAgent: string; toolCallId: string; notAfter?: string | undefined },
+  event: { nativeAgent: string; toolCallId: string; notAfter?: string | undefined; model?: string | undefined },
 ): OrchestrationResult {
   if (event.notAfter !== undefined && Date.parse(ctx.now()) > Date.parse(event.notAfter)) {
     return failed(
@@ -83,6 +84,9 @@ export function claimSpawn(
     event.nativeAgent,
   );
   if (isRefusal(target)) return failed(target.code, target.message, target.taskId);
+  // Later profile: a reviewer spawned on the executor's model is blocked before it starts (modelPolicy.ts).
+  const separation = separationRefusal(ctx, target.run, target.receipt, event.model, "the spawning tool call's model");
+  if (separation) return failed(separation.code, separation.message, target.taskId);
   const outcome = claimDelegationSpawn(target.receipt, event, { now: ctx.now });
   if (!outcome.ok) {
     const hint =
