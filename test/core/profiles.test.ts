@@ -352,3 +352,76 @@ describe('run files across profiles', () => {
     expect(readRun(dir).modelPolicy).toEqual(upstream.modelPolicy);
   });
 });
+
+describe('rule recoveryFromEvidence (agent-infra #993, #994)', () => {
+  const T0 = '2026-01-01T00:00:00.000Z';
+  const LATER = '2026-01-01T01:00:00.000Z';
+  async function completedWithoutStop(profile: typeof DEFAULT_PROFILE) {
+    const h = engineHarness(fixture, { profile, ids: ['run-1', 'receipt-1'], now: T0 });
+    await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID, ...policy });
+    await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
+    const start = {
+      intent: 'hook-start',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-1',
+      parentId: 'parent-1',
+      spawnMode: 'fresh',
+    } as const;
+    expect((await h.apply(start)).error).toBeNull();
+    writeArtifact(dir, 'analysis.md', '# Analysis\n');
+    const completed = await h.apply({
+      intent: 'complete-stage',
+      taskRef: TASK_ID,
+      stage: 'analysis',
+      round: 1,
+      artifact: 'analysis.md',
+      agent: 'claude-code',
+    });
+    expect(completed.error).toBeNull();
+    const receipt = readRun(dir).pendingDelegation;
+    expect(receipt?.status).toBe('stage-completed');
+    // The worker's reconcile job for the stop that did not come (docs/architecture.md "Reconciliation").
+    const later = engineHarness(fixture, { profile, now: LATER });
+    const reconciled = await later.apply({
+      intent: 'reconcile',
+      taskRef: TASK_ID,
+      receiptId: 'receipt-1',
+      kind: 'sealed',
+      since: receipt?.stageCompletedAt ?? '',
+      graceMs: 600_000,
+    });
+    expect(reconciled.error).toBeNull();
+    return later;
+  }
+
+  it('0.9.2: a completed stage whose stop never came is sealed by the worker after the stop grace', async () => {
+    await completedWithoutStop('agent-infra-0.9.2');
+    const run = readRun(dir);
+    expect(run.status).toBe('running');
+    expect(run.pendingDelegation?.status).toBe('sealed');
+  });
+
+  it('later profile: no seal without the stop: ORCHESTRATION_LIFECYCLE_RECOVERY_INCOMPLETE, lifted by the stop itself', async () => {
+    const later = await completedWithoutStop(LATER_PROFILE);
+    const paused = readRun(dir);
+    expect(paused.status).toBe('paused');
+    expect(paused.pause?.code).toBe('ORCHESTRATION_LIFECYCLE_RECOVERY_INCOMPLETE');
+    expect(paused.pause?.message).toContain('recovers a delegation only from its completion and its stop');
+    expect(paused.pendingDelegation?.status).toBe('stage-completed');
+    const stopped = await later.apply({
+      intent: 'hook-stop',
+      taskRef: 'auto',
+      client: 'claude-code',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      childId: 'child-1',
+    });
+    expect(stopped.error).toBeNull();
+    const sealed = readRun(dir);
+    expect(sealed.status).toBe('running');
+    expect(sealed.pause).toBeNull();
+    expect(sealed.pendingDelegation?.status).toBe('sealed');
+    expect((await later.apply({ intent: 'advance', taskRef: TASK_ID })).status).toBe('running');
+  });
+});
