@@ -425,3 +425,24 @@ describe('rule recoveryFromEvidence (agent-infra #993, #994)', () => {
     expect((await later.apply({ intent: 'advance', taskRef: TASK_ID })).status).toBe('running');
   });
 });
+
+describe('no lock in the task directory (agent-infra #790)', () => {
+  it('under both profiles a delegation leaves only task.md and orchestration.json in the task directory', async () => {
+    for (const profile of PROFILE_NAMES) {
+      const h = engineHarness(fixture, { profile });
+      await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID, ...policy });
+      await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
+      await h.apply({
+        intent: 'claim-spawn',
+        taskRef: 'auto',
+        client: 'claude-code',
+        nativeAgent: 'agent-infra-lifecycle-executor',
+        toolCallId: `toolu_${profile}`,
+      });
+      // baton serializes a repository's events in its worker (docs/architecture.md); its own files are under .git/baton/.
+      expect(fs.readdirSync(dir).sort(), profile).toEqual(['orchestration.json', 'task.md']);
+      await h.apply({ intent: 'abort', taskRef: TASK_ID });
+      fs.rmSync(path.join(dir, 'orchestration.json'));
+    }
+  });
+});
