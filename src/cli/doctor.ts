@@ -20,6 +20,8 @@ import { batonHookPositions, batonOfHookCommand, parseSettings } from '../instal
 import { parseCommand } from './options.ts';
 import { wiredClients } from './wiredClients.ts';
 import { batonVersion } from '../base/batonPackage.ts';
+import { PROFILE_NAMES } from '../core/profile.ts';
+import { PROFILE_FILE, profileFile, readRepositoryProfile } from '../core/profiles/file.ts';
 
 // `baton doctor [--json]` (docs/adopting.md "baton doctor"): is this repository ready for an agent to
 // run a task through its lifecycle? One line per check, each saying what to do when it fails: Redis
@@ -125,6 +127,21 @@ function spoolCheck(root: string): Check {
       };
 }
 
+/** The lifecycle profile the worker and `baton task` apply here (src/core/profile.ts). */
+function profileCheck(root: string): Check {
+  try {
+    const name = readRepositoryProfile(root);
+    const recorded = fs.existsSync(profileFile(root)) ? `recorded in ${PROFILE_FILE}` : `the default: ${PROFILE_FILE} records none`;
+    return { check: 'profile', status: 'ok', message: `${name} (${recorded})` };
+  } catch (error) {
+    return {
+      check: 'profile',
+      status: 'fail',
+      message: `BATON_PROFILE_INVALID: ${(error as Error).message}; run baton init --profile <name> (${PROFILE_NAMES.join(', ')})`,
+    };
+  }
+}
+
 /** What the hooks' command answers to --version here, or why it does not start. */
 function commandVersion(command: string, root: string): { ok: true; version: string } | { ok: false; why: string } {
   const run = spawnSync('/bin/sh', ['-c', `${command} --version`], { cwd: root, encoding: 'utf8', timeout: 15_000 });
@@ -214,6 +231,7 @@ export async function run(argv: string[]): Promise<number> {
   const found: Check[] = [
     { check: 'repository', status: 'ok', message: `${repo.root}, checkout id ${repo.id} (queue ${queueNameFor(repo.id)})` },
   ];
+  found.push(profileCheck(root.root));
   found.push(...(await redisChecks(root.root, repo, options.redis)));
   found.push(spoolCheck(root.root));
   const installed = wiredClients(root.root);

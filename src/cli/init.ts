@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { Command } from 'commander';
 import type { InstallClient } from '../clients/installer.ts';
@@ -12,6 +13,10 @@ import { directoriesCreated, readInitRecord, recordInit, writeInitRecord } from 
 import type { InitFile } from '../install/record.ts';
 import { originalOf } from '../install/uninstall.ts';
 import { parseCommand } from './options.ts';
+import { DEFAULT_PROFILE, PROFILE_NAMES, parseProfileName } from '../core/profile.ts';
+import type { ProfileName } from '../core/profile.ts';
+import { PROFILE_FILE, profileFile, profileRecordText, readRepositoryProfile } from '../core/profiles/file.ts';
+import { writeFileAtomic } from '../base/atomicFile.ts';
 
 // `baton init`: sets a project up for baton (docs/adopting.md): for each chosen client what
 // `baton install-hooks` writes (hooks, profiles, orchestrator instructions, its own files), baton's
@@ -67,10 +72,27 @@ export async function run(argv: string[]): Promise<number> {
       '--trust',
       `also record the trust each client's own prompt would (per-user state: ${CLIENT_ADAPTERS.map((client) => `${client.id}, ${client.install.trust}`).join('; ')})`,
     )
+    .option(
+      '--profile <name>',
+      `the lifecycle profile of this repository, ${PROFILE_NAMES.join(' or ')}, recorded in ${PROFILE_FILE} (docs/adopting.md "Choosing a profile") (default: ${DEFAULT_PROFILE})`,
+    )
     .option('--dry-run', 'print what it would change, and write nothing');
   const exit = parseCommand(program, argv, { redis: 'baton init only writes files; it does not use Redis' });
   if (exit !== null) return exit;
-  const options = program.opts<{ repo?: string; client?: string[]; command?: string; trust?: boolean; dryRun?: boolean }>();
+  const options = program.opts<{
+    repo?: string;
+    client?: string[];
+    command?: string;
+    trust?: boolean;
+    dryRun?: boolean;
+    profile?: string;
+  }>();
+  let profile: ProfileName | null = null;
+  if (options.profile !== undefined) {
+    const parsed = parseProfileName(options.profile, '--profile');
+    if (!parsed.ok) return usage(`${parsed.code}: ${parsed.message}`);
+    profile = parsed.name;
+  }
   const chosen = chosenClients(options.client);
   if ('error' in chosen) return usage(chosen.error);
   const command = installedCommand(options.command);
@@ -130,9 +152,31 @@ export async function run(argv: string[]): Promise<number> {
     writeInitRecord(root.root, recordInit(record, command.command, files, created));
     for (const { plan } of plans) applyInstall(root.root, plan);
     applyInstall(root.root, { files: [gitignore] });
+    if (profile !== null) {
+      fs.mkdirSync(path.dirname(profileFile(root.root)), { recursive: true });
+      writeFileAtomic(profileFile(root.root), profileRecordText(profile));
+    }
   }
   report(root.root, plans, files, command.command, dryRun);
+  reportProfile(root.root, profile, dryRun);
   return 0;
+}
+
+/** The profile line: the one chosen (and its file to commit), else the one the repository records. */
+function reportProfile(root: string, chosen: ProfileName | null, dryRun: boolean): void {
+  if (chosen !== null) {
+    process.stdout.write(
+      `profile: ${chosen}${dryRun ? ' (would be recorded' : ' (recorded'} in ${PROFILE_FILE}; commit it so that every worker and CLI of the repository uses it)\n`,
+    );
+    return;
+  }
+  let recorded: string;
+  try {
+    recorded = readRepositoryProfile(root);
+  } catch (error) {
+    recorded = `unreadable: ${(error as Error).message}`;
+  }
+  process.stdout.write(`profile: ${recorded} (baton init --profile <name> chooses another)\n`);
 }
 
 function usage(message: string): number {

@@ -5,6 +5,10 @@ import type { RunRead, RunWrite } from './runStore.ts';
 import { isAutoHookStart, isAutoHookStop, isExplicitHookStop } from './events.ts';
 import type { LifecycleEvent } from './events.ts';
 import type { OrchestrationResult, WorkspaceFingerprinter } from './types.ts';
+import { profileRules } from './profile.ts';
+import type { ProfileName } from './profile.ts';
+import { ProfileError, readRepositoryProfile } from './profiles/file.ts';
+import { failed } from './results.ts';
 
 // The engine's one entry point: apply one lifecycle event to one repository. Everything the outcome
 // depends on besides the files is injected (clock, id source, fingerprints), and the outcome is the
@@ -18,6 +22,8 @@ export type EngineDeps = Readonly<{
   newId?: () => string;
   /** Reads a run file; defaults to the validated reader of runStore. */
   readRun?: (taskDir: string) => RunRead;
+  /** The lifecycle profile; defaults to the one the repository records (`.agents/baton.json`, src/core/profile.ts). */
+  profile?: ProfileName;
 }>;
 
 export type EngineOutcome = Readonly<{ result: OrchestrationResult; writes: RunWrite[] }>;
@@ -39,6 +45,15 @@ export type PreparedEvent = Readonly<{
 }>;
 
 export function prepareEvent(event: LifecycleEvent, deps: EngineDeps): PreparedEvent {
+  let profile: ProfileName;
+  try {
+    profile = deps.profile ?? readRepositoryProfile(deps.repoRoot);
+  } catch (error) {
+    if (!(error instanceof ProfileError)) throw error;
+    // A profile baton cannot read changes nothing: which rules would apply is unknown.
+    const refused = failed(error.code, error.message);
+    return { target: () => (event.taskRef === 'auto' ? null : undefined), apply: async () => ({ result: refused, writes: [] }) };
+  }
   const ctx: orchestration.OrchestrationContext = {
     repoRoot: deps.repoRoot,
     now: deps.now ?? (() => new Date().toISOString()),
@@ -46,6 +61,7 @@ export function prepareEvent(event: LifecycleEvent, deps: EngineDeps): PreparedE
     fingerprinter: deps.fingerprinter,
     tx: new RunTransaction(deps.readRun ?? readRunFile),
     warnings: [],
+    rules: profileRules(profile),
   };
   return {
     target: () => (event.taskRef === 'auto' ? nativeEventTarget(ctx, event) : undefined),
@@ -78,7 +94,12 @@ function nativeEventTarget(ctx: orchestration.OrchestrationContext, event: Lifec
 function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent): OrchestrationResult | Promise<OrchestrationResult> {
   switch (event.intent) {
     case 'begin-or-resume':
-      return orchestration.beginOrResume(ctx, event.taskRef, { maxSteps: event.maxSteps });
+      return orchestration.beginOrResume(ctx, event.taskRef, {
+        maxSteps: event.maxSteps,
+        executorModel: event.executorModel,
+        reviewerModel: event.reviewerModel,
+        sameModelReason: event.sameModelReason,
+      });
     case 'route':
       return orchestration.route(ctx, event.taskRef);
     case 'status':
@@ -110,6 +131,7 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
         nativeAgent: event.nativeAgent,
         toolCallId: event.toolCallId,
         notAfter: event.notAfter,
+        model: event.model,
       });
     case 'release-spawn':
       return orchestration.releaseSpawn(ctx, event.client, { toolCallId: event.toolCallId });

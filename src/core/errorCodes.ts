@@ -1,6 +1,7 @@
 // Every error code baton emits, in one place: agent-infra 0.9.2's codes (kept as upstream spells
 // them) and baton's own `BATON_*` additions. A result's `error.code` is typed with `ErrorCode`, so a
 // misspelt code does not compile. (A run's pause code stays a string: `pause --code` takes any code.)
+import { LATER_UPSTREAM_ERROR_CODES } from './profiles/codes.ts';
 
 /** Codes from agent-infra 0.9.2 (docs/lifecycle.md), plus baton's additions in upstream's families. */
 export const LIFECYCLE_ERROR_CODES = [
@@ -103,7 +104,7 @@ export const ARTIFACT_DIAGNOSTIC_CODES = [
 
 export type ArtifactDiagnosticCode = (typeof ARTIFACT_DIAGNOSTIC_CODES)[number];
 
-export const ERROR_CODES = [...LIFECYCLE_ERROR_CODES, ...BATON_ERROR_CODES] as const;
+export const ERROR_CODES = [...LIFECYCLE_ERROR_CODES, ...BATON_ERROR_CODES, ...LATER_UPSTREAM_ERROR_CODES] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -20,7 +20,15 @@ const client = z.enum(KNOWN_CLIENT_IDS);
 
 export const lifecycleEventSchema = z
   .discriminatedUnion('intent', [
-    z.strictObject({ intent: z.literal('begin-or-resume'), taskRef, maxSteps: positiveInteger.optional() }),
+    z.strictObject({
+      intent: z.literal('begin-or-resume'),
+      taskRef,
+      maxSteps: positiveInteger.optional(),
+      // later profile: the model policy (src/core/orchestration/modelPolicy.ts)
+      executorModel: text.optional(),
+      reviewerModel: text.optional(),
+      sameModelReason: text.optional(),
+    }),
     z.strictObject({ intent: z.literal('route'), taskRef }),
     z.strictObject({ intent: z.literal('status'), taskRef }),
     z.strictObject({ intent: z.literal('prepare'), taskRef, client, requestedModel: text.optional() }),
@@ -52,6 +60,8 @@ export const lifecycleEventSchema = z
       toolCallId: text,
       /** ISO time after which the asking hook has given up: a later claim changes nothing. */
       notAfter: text.optional(),
+      /** The model the spawning tool call asks for (Claude Code's `tool_input.model`), when it names one. */
+      model: text.optional(),
     }),
     // Internal (PreToolUse hook only): a blocked spawn's claim, if it was applied after all, holds nothing.
     z.strictObject({ intent: z.literal('release-spawn'), taskRef: z.literal('auto'), client, toolCallId: text }),

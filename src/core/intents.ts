@@ -11,6 +11,10 @@ export type FlagValue = 'text' | 'integer' | 'positive-integer' | 'stage' | 'rol
 /** `baton task` flags that carry an event field (the common options are the CLI's own). */
 export const EVENT_FLAG_SPECS = {
   'max-steps': { field: 'maxSteps', value: 'positive-integer' },
+  // later profile (agent-infra #783): the run's model policy, given to begin-or-resume
+  'executor-model': { field: 'executorModel', value: 'text' },
+  'reviewer-model': { field: 'reviewerModel', value: 'text' },
+  'same-model-reason': { field: 'sameModelReason', value: 'text' },
   client: { field: 'client', value: 'text' },
   'requested-model': { field: 'requestedModel', value: 'text' },
   'native-agent': { field: 'nativeAgent', value: 'text' },
@@ -59,7 +63,15 @@ export type IntentSpec = {
 export type IntentAudience = 'orchestrator' | 'subagent' | 'hooks' | 'recovery' | 'worker';
 
 export const INTENTS = {
-  'begin-or-resume': { audience: 'orchestrator', flags: ['max-steps'], required: [], usage: ['begin-or-resume [--max-steps N]'] },
+  'begin-or-resume': {
+    audience: 'orchestrator',
+    flags: ['max-steps', 'executor-model', 'reviewer-model', 'same-model-reason'],
+    required: [],
+    usage: [
+      'begin-or-resume [--max-steps N]',
+      '           [--executor-model M --reviewer-model M [--same-model-reason R]]   (profile agent-infra-0.11.3: required)',
+    ],
+  },
   route: { audience: 'orchestrator', flags: [], required: [], readOnly: true, usage: ['route'] },
   status: { audience: 'orchestrator', flags: [], required: [], readOnly: true, usage: ['status'] },
   prepare: {

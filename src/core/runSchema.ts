@@ -42,6 +42,8 @@ export const delegationReceiptSchema = z.looseObject({
   reconciliations: z
     .array(z.looseObject({ kind: z.enum(RECONCILIATION_KINDS), since: z.string(), graceMs: z.number(), at: z.string() }))
     .optional(),
+  // later profile: the activation deadline (absent in 0.9.2 files).
+  activationDeadlineAt: nullableString.optional(),
 });
 
 export const orchestrationRunSchema = z.looseObject({
@@ -59,6 +61,8 @@ export const orchestrationRunSchema = z.looseObject({
   commitAuthorization: z.looseObject({ issuedAt: nullableString, consumedAt: nullableString }),
   createdAt: z.string(),
   updatedAt: z.string(),
+  // modelPolicy (later profile) is not checked here: later upstream shapes must still read;
+  // src/core/orchestration/modelPolicy.ts says which one it can honour.
   // baton addition: write violations (absent in 0.9.2 files).
   violations: z
     .array(

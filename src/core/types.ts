@@ -44,6 +44,11 @@ export type DelegationReceipt = Readonly<{
   stageCompletedAt?: string | null;
   /** baton addition: what the worker did on its own because an awaited event did not come (absent until then). */
   reconciliations?: readonly Reconciliation[];
+  /**
+   * Later profile (agent-infra #854/#870): activation evidence after this time answers
+   * DELEGATION_ACTIVATION_TIMEOUT. Set at the spawn claim; absent under agent-infra-0.9.2.
+   */
+  activationDeadlineAt?: string | null;
 }>;
 
 export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;
@@ -118,7 +123,15 @@ export type OrchestrationRun = Readonly<{
   updatedAt: string;
   /** baton addition: the write violations of this run, resolved or open (absent until the first, and in 0.9.2 files). */
   violations?: readonly WriteViolation[];
+  /**
+   * Later profile (agent-infra #783): the executor and reviewer models of the run (absent in 0.9.2
+   * files). `unknown`: a later upstream writes other shapes; src/core/orchestration/modelPolicy.ts reads it.
+   */
+  modelPolicy?: unknown;
 }>;
+
+/** agent-infra #783's model policy: one model per role; one model for both only with a reason. */
+export type ModelPolicy = Readonly<{ executor: string; reviewer: string; sameModelReason: string | null }>;
 
 export const NEXT_ACTIONS = ['analyze-task', 'review-analysis', 'plan-task', 'review-plan', 'code-task', 'review-code', 'commit'] as const;
 export type NextAction = (typeof NEXT_ACTIONS)[number];

@@ -26,7 +26,7 @@ export type HookDecision =
   | { kind: 'ignore' }
   | { kind: 'error'; message: string }
   | { kind: 'spawn-refused'; reason: string }
-  | { kind: 'spawn-check'; nativeAgent: string; toolCallId: string }
+  | { kind: 'spawn-check'; nativeAgent: string; toolCallId: string; model?: string }
   | EventDecision;
 
 /** A lifecycle event to enqueue, with the fields of its payload that identify its delivery. */
@@ -145,5 +145,8 @@ function decideSpawn(payload: HookPayload, options: DecideOptions): HookDecision
     };
   }
   const toolCallId = firstText(payload.tool_use_id, payload.call_id, payload.tool_call_id) || invocationIdentity(options);
-  return { kind: 'spawn-check', nativeAgent, toolCallId };
+  // The model the spawning call asks for (Claude Code's `tool_input.model`): evidence for the later
+  // profile's model separation (src/core/orchestration/modelPolicy.ts).
+  const model = text(input.model);
+  return { kind: 'spawn-check', nativeAgent, toolCallId, ...(model ? { model } : {}) };
 }

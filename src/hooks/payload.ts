@@ -42,7 +42,9 @@ const payloadSchema = z.looseObject({
   tool_name: optionalText,
   tool_use_id: optionalText,
   call_id: optionalText,
-  tool_input: z.nullish(z.looseObject({ subagent_type: optionalText, agent_type: optionalText, agent: optionalText, name: optionalText })),
+  tool_input: z.nullish(
+    z.looseObject({ subagent_type: optionalText, agent_type: optionalText, agent: optionalText, name: optionalText, model: optionalText }),
+  ),
 });
 
 function received(value: unknown): string {

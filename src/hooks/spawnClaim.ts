@@ -37,6 +37,8 @@ export type SpawnClaimRequest = Readonly<{
   queue: QueueConfig | null;
   nativeAgent: string;
   toolCallId: string;
+  /** The model the spawning tool call asks for, when it names one. */
+  model?: string;
   sessionId: string | undefined;
 }>;
 
@@ -53,7 +55,15 @@ export async function claimSpawn(report: HookReport, claim: SpawnClaimRequest, n
   if (!queue) return fileCheck(`WARNING: ${noRedisAdvice}`);
   // Backstop: a claim a worker applies after the hook stopped waiting for it changes nothing.
   const notAfter = new Date(Date.now() + claim.budgetMs + CLAIM_GRACE_MS).toISOString();
-  const event: LifecycleEvent = { intent: 'claim-spawn', taskRef: 'auto', client, nativeAgent, toolCallId: claim.toolCallId, notAfter };
+  const event: LifecycleEvent = {
+    intent: 'claim-spawn',
+    taskRef: 'auto',
+    client,
+    nativeAgent,
+    toolCallId: claim.toolCallId,
+    notAfter,
+    ...(claim.model ? { model: claim.model } : {}),
+  };
   const envelope = envelopeFor(event, claim.repo, 'hook', eventIdForNative([client, 'claim', claim.sessionId, claim.toolCallId]));
   const target: DeliveryTarget = { queue, budgetMs: claim.budgetMs };
   const outcome = await deliver(envelope, target, { waitForResult: true, withdrawUnanswered: { graceMs: CLAIM_GRACE_MS } });

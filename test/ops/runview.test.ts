@@ -159,6 +159,8 @@ describe('the run page', () => {
     await page.getByText(`hook-start · ${TASK_ID}`).first().waitFor({ timeout: 15_000 });
     // and in the queue's list of jobs (linked from the run page), every hook job names its task instead of `auto`
     await page.goBack();
+    // The lifecycle profile in force (the default: the repository records none).
+    expect(await page.locator('[data-profile]').innerText()).toBe('profile agent-infra-0.9.2');
     const queuePath = (await page.locator('a[data-queue-link]').getAttribute('href'))!;
     expect(queuePath).toBe(`/queue/${encodeURIComponent(`${repo.root} · baton-${repoId}`)}`);
     await page.goto(new URL(`${queuePath}?status=completed`, url).toString());

@@ -8,6 +8,7 @@ import { runFilePath } from '../../src/core/taskLayout.ts';
 import { activeTaskDir, taskFilePath } from '../../src/core/taskLayout.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
 import type { OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../../src/core/types.ts';
+import type { ProfileName } from '../../src/core/profile.ts';
 
 // Task-directory fixtures in the formats of docs/lifecycle.md (conventions of docs/scenarios.md).
 
@@ -169,7 +170,13 @@ export type EngineHarness = {
 /** Applies events in process with a fixed clock and a queue of ids (then `id-N`). */
 export function engineHarness(
   fixture: Fixture,
-  options: { now?: string; ids?: string[]; fingerprinter?: WorkspaceFingerprinter & { captures: number } } = {},
+  options: {
+    now?: string;
+    ids?: string[];
+    fingerprinter?: WorkspaceFingerprinter & { captures: number };
+    /** The lifecycle profile (default: the one the fixture repository records, else agent-infra-0.9.2). */
+    profile?: ProfileName;
+  } = {},
 ): EngineHarness {
   const ids = [...(options.ids ?? [])];
   let counter = 0;
@@ -183,6 +190,7 @@ export function engineHarness(
         fingerprinter,
         now: () => options.now ?? '2026-01-01T00:00:00.000Z',
         newId: () => ids.shift() ?? `id-${(counter += 1)}`,
+        ...(options.profile ? { profile: options.profile } : {}),
       }),
   };
 }

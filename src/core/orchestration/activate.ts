@@ -7,6 +7,8 @@ import { pauseByRef, pauseRun, reportRun, requirePending, save, withUpdates } fr
 import type { OrchestrationContext } from './steps.ts';
 import { consumedReceiptOfChild, isResult, pendingIn, scanRepository, uniqueMatch } from './scan.ts';
 import type { ActiveRun } from './scan.ts';
+import { activationTooLate, releaseTimedOut } from './activationDeadline.ts';
+import { separationRefusal } from './modelPolicy.ts';
 
 // Activation (SubagentStart): the prepared delegation gets its child.
 
@@ -14,6 +16,15 @@ export function activate(ctx: OrchestrationContext, taskRef: string, event: Acti
   const opened = requirePending(ctx, taskRef);
   if (!opened.ok) return opened.result;
   const { task, run, receipt } = opened.value;
+  // Later profile: a start after the activation deadline does not activate (activationDeadline.ts).
+  if (managedDelegationRole(event.nativeAgent) && activationTooLate(ctx, receipt))
+    return releaseTimedOut(ctx, task, run, receipt, event.childId);
+  // Later profile: the model the client reports, against the run's model policy (modelPolicy.ts).
+  const separation =
+    managedDelegationRole(event.nativeAgent) && receipt.status === 'prepared'
+      ? separationRefusal(ctx, run, receipt, event.actualModel, 'reported by its client at SubagentStart')
+      : null;
+  if (separation) return pauseRun(ctx, task, run, separation.code, separation.message, true);
   const outcome = activateDelegation(receipt, event, { now: ctx.now });
   if (!outcome.ok) {
     if (outcome.code === 'DELEGATION_IGNORED') return reportRun(task.taskId, run, false);

@@ -4,7 +4,8 @@ import { prepareDelegation } from '../receipts.ts';
 import type { OrchestrationResult } from '../types.ts';
 import { errorMessage, pauseRun, reportRun, resolve, loadRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
-import { pendingDelegations } from './scan.ts';
+import { guardHolders } from './guard.ts';
+import { policyModel, requestedModelRefusal, runPolicyOf } from './modelPolicy.ts';
 import { route } from './run.ts';
 import { refusedForRepository, repositoryViolation } from './violations.ts';
 
@@ -28,8 +29,9 @@ export async function prepare(
   const run = loaded.value;
   if (run?.status !== 'running') return failed('ORCHESTRATION_RUN_NOT_RUNNING', 'a running orchestration is required', taskId);
   if (run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_BUSY', 'the run already has a pending delegation', taskId);
-  // One pending delegation per repository, whatever the other run's status (0.9.2 guard).
-  const repositoryPending = pendingDelegations(ctx, (receipt) => isLifecycleClient(receipt.client));
+  // One pending delegation per repository: under 0.9.2 whatever the other run's status, under the
+  // later profile only a running run's (guard.ts).
+  const repositoryPending = guardHolders(ctx, (receipt) => isLifecycleClient(receipt.client));
   if (repositoryPending.length > 0) {
     return failed('ORCHESTRATION_DELEGATION_BUSY', 'the repository already has a pending lifecycle delegation', taskId);
   }
@@ -42,6 +44,12 @@ export async function prepare(
   const routed = route(ctx, taskRef);
   if (!routed.next) return routed;
   const next = routed.next;
+  // Later profile: the role's model from the run's policy (modelPolicy.ts), requested before the snapshot.
+  const policy = runPolicyOf(ctx, run);
+  if (!policy.ok) return failed(policy.code, policy.message, taskId);
+  const policyModelOfRole = policyModel(policy.policy, next.role);
+  const wrongModel = requestedModelRefusal(policyModelOfRole, input.requestedModel, next.role);
+  if (wrongModel) return failed(wrongModel.code, wrongModel.message, taskId);
   let beforeFingerprint: string;
   try {
     beforeFingerprint = await ctx.fingerprinter.capture(ctx.repoRoot);
@@ -57,7 +65,7 @@ export async function prepare(
       round: next.round,
       artifact: next.artifact,
       client: input.client,
-      requestedModel: input.requestedModel ?? null,
+      requestedModel: input.requestedModel ?? policyModelOfRole,
       beforeFingerprint,
     },
     { id: ctx.newId, now: ctx.now },

@@ -5,6 +5,7 @@ import { pauseRun, reportRun, requireRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext, Resolved } from './steps.ts';
 import { sealMeasured } from './seal.ts';
 import { pausedWithoutPending } from './advance.ts';
+import { pauseIncompleteRecovery } from './lifecycleRecovery.ts';
 
 // Reconciliation (baton addition, docs/architecture.md "Reconciliation"): a delegation that waits
 // past its grace for an event that did not come is settled by the worker, through the same
@@ -34,7 +35,10 @@ export async function reconcile(ctx: OrchestrationContext, taskRef: string, even
   const markedRun: OrchestrationRun = { ...run, pendingDelegation: marked };
   switch (event.kind) {
     case 'sealed':
-      return sealMeasured(ctx, task, markedRun, marked);
+      // Later profile: no seal without the child's stop (lifecycleRecovery.ts).
+      return ctx.rules.recoveryFromEvidence
+        ? pauseIncompleteRecovery(ctx, task, markedRun, marked, event.graceMs)
+        : sealMeasured(ctx, task, markedRun, marked);
     case 'stalled':
       return pauseStalled(ctx, task, markedRun, marked, event.graceMs);
     case 'not-started':

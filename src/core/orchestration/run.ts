@@ -8,7 +8,9 @@ import { looseArtifactName, looseHighestRound } from '../artifacts.ts';
 import { routeFromArtifacts } from '../route.ts';
 import { describeUnboundReview } from '../reviewBinding.ts';
 import { nextCommands, outdatedPause } from '../nextSteps.ts';
-import type { OrchestrationResult, OrchestrationRun } from '../types.ts';
+import type { ModelPolicy, OrchestrationResult, OrchestrationRun } from '../types.ts';
+import { POLICY_MISMATCH, policyGiven, runPolicyOf, samePolicy, validateModelPolicy } from './modelPolicy.ts';
+import type { PolicyInput } from './modelPolicy.ts';
 import { DEFAULT_MAX_STEPS, errorMessage, openRun, reportRun, requireRun, resolve, loadRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext, Resolved } from './steps.ts';
 import { settleViolation } from './violations.ts';
@@ -18,11 +20,15 @@ import { settleViolation } from './violations.ts';
 export async function beginOrResume(
   ctx: OrchestrationContext,
   taskRef: string,
-  options: { maxSteps?: number } = {},
+  options: { maxSteps?: number } & PolicyInput = {},
 ): Promise<OrchestrationResult> {
   const opened = openRun(ctx, taskRef);
   if (!opened.ok) return opened.result;
-  const { task, run: existing } = opened.value;
+  const { task } = opened.value;
+  // Later profile: the model policy (modelPolicy.ts); under 0.9.2 a given one is said to be ignored.
+  const policy = runPolicy(ctx, task, opened.value.run, options);
+  if (!policy.ok) return policy.result;
+  const existing = policy.run;
   if (existing) {
     if (existing.status === 'paused' && existing.pause?.recoverable && existing.pendingDelegation === null) {
       // baton (docs/lifecycle.md §6.3): a run paused for refused changes resumes only once they are gone.
@@ -51,9 +57,39 @@ export async function beginOrResume(
     commitAuthorization: { issuedAt: null, consumedAt: null },
     createdAt: now,
     updatedAt: now,
+    ...(policy.policy ? { modelPolicy: policy.policy } : {}),
   };
   save(ctx, task, run);
   return reportRun(task.taskId, run, true);
+}
+
+type PolicyStep = { ok: true; run: OrchestrationRun | null; policy: ModelPolicy | null } | { ok: false; result: OrchestrationResult };
+
+/**
+ * begin-or-resume's model policy. Under the later profile a new run requires a valid one; a run that
+ * has one refuses another; a run written without one (under 0.9.2) takes the one given, and is
+ * otherwise left as it is, without a policy to check (docs/differences.md "Profiles").
+ */
+function runPolicy(ctx: OrchestrationContext, task: Resolved, run: OrchestrationRun | null, input: PolicyInput): PolicyStep {
+  if (!ctx.rules.modelSeparation) {
+    if (policyGiven(input)) ctx.warnings.push(`the model policy is ignored under profile ${ctx.rules.name}`);
+    return { ok: true, run, policy: null };
+  }
+  const recorded = run ? runPolicyOf(ctx, run) : null;
+  if (recorded && !recorded.ok) return { ok: false, result: failed(recorded.code, recorded.message, task.taskId) };
+  if (run && !policyGiven(input)) return { ok: true, run, policy: null };
+  const valid = validateModelPolicy(input);
+  if (!valid.ok) return { ok: false, result: failed(valid.code, valid.message, task.taskId) };
+  if (!run) return { ok: true, run, policy: valid.policy };
+  if (recorded?.policy) {
+    if (!samePolicy(recorded.policy, valid.policy))
+      return { ok: false, result: failed(POLICY_MISMATCH.code, POLICY_MISMATCH.message, task.taskId) };
+    return { ok: true, run, policy: null };
+  }
+  const adopted = withUpdates(ctx, run, { modelPolicy: valid.policy });
+  save(ctx, task, adopted);
+  ctx.warnings.push(`the run had no model policy (written under agent-infra-0.9.2); it now keeps the one given`);
+  return { ok: true, run: adopted, policy: null };
 }
 
 /**

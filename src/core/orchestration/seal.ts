@@ -6,6 +6,7 @@ import type { OrchestrationContext, Resolved } from './steps.ts';
 import { consumedReceiptOfChild, isResult, pendingIn, scanRepository, uniqueMatch } from './scan.ts';
 import { laterTurnOfSealed, turnAfterConsumed } from './laterTurns.ts';
 import { pauseForViolation } from './violations.ts';
+import { afterStopEvidence } from './lifecycleRecovery.ts';
 
 // Sealing (SubagentStop): the workspace after the delegation, measured by baton itself.
 
@@ -32,7 +33,7 @@ function sealLoaded(
     });
   }
   if (!outcome.ok) return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
-  const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
+  const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt, ...afterStopEvidence(ctx, run) });
   save(ctx, task, updated);
   return reportRun(task.taskId, updated, true);
 }

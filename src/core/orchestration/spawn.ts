@@ -5,6 +5,9 @@ import type { OrchestrationResult } from '../types.ts';
 import { reportRun, resolve, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
 import { pendingDelegations } from './scan.ts';
+import { guardHolders } from './guard.ts';
+import { withActivationDeadline } from './activationDeadline.ts';
+import { separationRefusal } from './modelPolicy.ts';
 import type { PendingMatch } from './scan.ts';
 
 // The spawn check and claim (PreToolUse, baton addition, docs/hooks.md "Spawn claim (PreToolUse)").
@@ -66,7 +69,7 @@ function isRefusal(value: PendingMatch | SpawnRefusal): value is SpawnRefusal {
 export function claimSpawn(
   ctx: OrchestrationContext,
   client: string,
-  event: { nativeAgent: string; toolCallId: string; notAfter?: string | undefined },
+  event: { nativeAgent: string; toolCallId: string; notAfter?: string | undefined; model?: string | undefined },
 ): OrchestrationResult {
   if (event.notAfter !== undefined && Date.parse(ctx.now()) > Date.parse(event.notAfter)) {
     return failed(
@@ -75,12 +78,15 @@ export function claimSpawn(
     );
   }
   const target = spawnTarget(
-    pendingDelegations(ctx, () => true),
+    guardHolders(ctx, () => true),
     ctx.repoRoot,
     client,
     event.nativeAgent,
   );
   if (isRefusal(target)) return failed(target.code, target.message, target.taskId);
+  // Later profile: a reviewer spawned on the executor's model is blocked before it starts (modelPolicy.ts).
+  const separation = separationRefusal(ctx, target.run, target.receipt, event.model, "the spawning tool call's model");
+  if (separation) return failed(separation.code, separation.message, target.taskId);
   const outcome = claimDelegationSpawn(target.receipt, event, { now: ctx.now });
   if (!outcome.ok) {
     const hint =
@@ -92,7 +98,7 @@ export function claimSpawn(
   if ('unchanged' in outcome) return reportRun(target.taskId, target.run, false);
   const task = resolve(ctx, target.taskId);
   if (!task.ok) return task.result;
-  const updated = withUpdates(ctx, target.run, { pendingDelegation: outcome.receipt });
+  const updated = withUpdates(ctx, target.run, { pendingDelegation: withActivationDeadline(ctx, outcome.receipt) });
   save(ctx, task.value, updated);
   return reportRun(target.taskId, updated, true);
 }

@@ -1,6 +1,7 @@
 import { failed } from '../results.ts';
 import { resolveTaskRef } from '../taskRef.ts';
 import type { RunTransaction } from '../runStore.ts';
+import type { ProfileRules } from '../profile.ts';
 import type { DelegationReceipt, OrchestrationNext, OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../types.ts';
 
 // The steps every orchestration function is made of (docs/lifecycle.md §7.3): resolve the task
@@ -18,6 +19,8 @@ export type OrchestrationContext = Readonly<{
   tx: RunTransaction;
   /** Things a scan skipped (e.g. corrupt run files of other tasks), reported with the result. */
   warnings: string[];
+  /** The rules of the repository's lifecycle profile (src/core/profile.ts). */
+  rules: ProfileRules;
 }>;
 
 export type Resolved = Extract<ReturnType<typeof resolveTaskRef>, { ok: true }>;

@@ -23,6 +23,7 @@ import { DEFAULT_GRACES, delegationClock } from '../../core/orchestration/index.
 import { readEndpoint } from '../../queue/endpoint.ts';
 import { boardJobPath, boardQueuePath } from '../repositories.ts';
 import type { DashboardRepository } from '../repositories.ts';
+import { readRepositoryProfile } from '../../core/profiles/file.ts';
 
 // The run view's data (docs/run-view.md): every run of the repositories a dashboard knows, one run
 // in detail (stages, receipt timeline, the bull-board page of each job), and cheap signatures of the
@@ -46,6 +47,8 @@ export type RunDetail = Readonly<{
   jobLinks: Readonly<Record<string, string>>;
   /** bull-board page of the repository's queue. */
   queueLink: string;
+  /** The lifecycle profile the repository records (src/core/profile.ts), or why it cannot be read. */
+  profile: string;
 }>;
 
 const isReadable = (root: string) => fs.existsSync(path.join(root, '.git'));
@@ -98,7 +101,14 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
   } catch {
     title = null;
   }
+  let profile: string;
+  try {
+    profile = readRepositoryProfile(repo.root);
+  } catch (error) {
+    profile = `BATON_PROFILE_INVALID (${(error as Error).message})`;
+  }
   return {
+    profile,
     repository: { id: repo.id, root: repo.root, machine: repo.machine, queue: repo.queue.name },
     taskId,
     shortId,

@@ -90,7 +90,7 @@ function runRow(repo: RepositoryRuns, row: RunRow): Escaped {
 export function runBody(detail: RunDetail): Escaped {
   const { run, view } = detail;
   const commit = view.commit;
-  return html`<p class="muted"><a href="/runs">Runs</a> › ${detail.repository.root} <span>on ${detail.repository.machine}</span> · <a href="${detail.queueLink}" data-queue-link>queue ${detail.repository.queue} in bull-board</a></p>
+  return html`<p class="muted"><a href="/runs">Runs</a> › ${detail.repository.root} <span>on ${detail.repository.machine}</span> · <a href="${detail.queueLink}" data-queue-link>queue ${detail.repository.queue} in bull-board</a> · <span data-profile>profile ${detail.profile}</span></p>
 <h1>${detail.taskId}${detail.shortId ? html` <span class="muted">#${detail.shortId}</span>` : ''} ${badge(run.status)}</h1>
 ${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}</p>` : ''}
 <div class="facts">

@@ -1,0 +1,139 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { activeTaskDir } from '../../src/core/taskLayout.ts';
+import { TASK_ID, TASK_ID_2, uniquePrefix, writeArtifact, writeTask } from '../support/fixtures.ts';
+import { gitRepoWithTask } from '../support/gitRepo.ts';
+import type { Fixture } from '../support/fixtures.ts';
+import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
+
+// The lifecycle profiles through the real commands: `baton init --profile` records it, `baton doctor`
+// shows it, and `baton task` (applied by a worker, here `--worker inline`) follows its rules. One
+// test per behaviour, each against both profiles where the behaviour differs.
+
+const redisUrl = inject('redisUrl');
+let fixture: Fixture;
+let prefix: string;
+afterEach(() => fixture?.cleanup());
+
+/** A committed git repository (the worker measures real fingerprints) with task TASK_ID. */
+function setUp(): string {
+  const repo = gitRepoWithTask(TASK_ID);
+  fixture = { root: repo.root, taskDir: (taskId = TASK_ID) => activeTaskDir(repo.root, taskId), cleanup: repo.cleanup };
+  prefix = uniquePrefix('prof');
+  return repo.taskDir;
+}
+
+function baton(args: readonly string[]) {
+  return runBaton(args, { cwd: fixture.root, env: batonEnv({ redisUrl, prefix }) });
+}
+
+async function task(args: readonly string[]): Promise<Record<string, any>> {
+  return jsonOf(await baton(['task', ...args, '--worker', 'inline']));
+}
+
+const POLICY = ['--executor-model', 'gpt-exec', '--reviewer-model', 'gpt-review'];
+
+async function choose(profile: string): Promise<void> {
+  const init = await baton(['init', '--client', 'codex', '--profile', profile]);
+  expect(init.code, init.stderr).toBe(0);
+  expect(init.stdout).toContain(`profile: ${profile} (recorded in .agents/baton.json`);
+}
+
+describe('profiles through the CLI', () => {
+  it('baton init --profile records it, baton doctor shows it; an unknown one is BATON_PROFILE_INVALID', async () => {
+    setUp();
+    const bad = await baton(['init', '--profile', 'agent-infra-1.0.0']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('BATON_PROFILE_INVALID: --profile: unknown profile "agent-infra-1.0.0"');
+    await choose('agent-infra-0.11.3');
+    expect(JSON.parse(fs.readFileSync(path.join(fixture.root, '.agents/baton.json'), 'utf8'))).toEqual({ profile: 'agent-infra-0.11.3' });
+    const doctor = jsonOf(await baton(['doctor', '--json']));
+    expect(doctor.checks.find((check: { check: string }) => check.check === 'profile')).toEqual({
+      check: 'profile',
+      status: 'ok',
+      message: 'agent-infra-0.11.3 (recorded in .agents/baton.json)',
+    });
+    fs.writeFileSync(path.join(fixture.root, '.agents/baton.json'), '{"profile":7}');
+    const broken = await task([TASK_ID, 'begin-or-resume', ...POLICY]);
+    expect(broken.error.code).toBe('BATON_PROFILE_INVALID');
+  }, 60_000);
+
+  it('paused run releases the guard under agent-infra-0.11.3, not under agent-infra-0.9.2', async () => {
+    for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
+      setUp();
+      writeTask(fixture, TASK_ID_2);
+      await choose(profile);
+      await task([TASK_ID_2, 'begin-or-resume', ...POLICY]);
+      expect((await task([TASK_ID_2, 'prepare', '--client', 'codex'])).error).toBeNull();
+      await task([TASK_ID_2, 'pause', '--code', 'HUMAN', '--message', 'wait', '--recoverable', 'true']);
+      await task([TASK_ID, 'begin-or-resume', ...POLICY]);
+      const prepared = await task([TASK_ID, 'prepare', '--client', 'codex']);
+      if (profile === 'agent-infra-0.9.2') expect(prepared.error?.code, profile).toBe('ORCHESTRATION_DELEGATION_BUSY');
+      else expect(prepared.error, profile).toBeNull();
+      fixture.cleanup();
+    }
+  }, 120_000);
+
+  it('model separation: begin-or-resume needs the policy; a reviewer Codex reports on the executor model is refused', async () => {
+    const dir = setUp();
+    await choose('agent-infra-0.11.3');
+    expect((await task([TASK_ID, 'begin-or-resume'])).error.code).toBe('ORCHESTRATION_MODEL_POLICY_REQUIRED');
+    const same = await task([TASK_ID, 'begin-or-resume', '--executor-model', 'm', '--reviewer-model', 'm']);
+    expect(same.error).toEqual({
+      code: 'ORCHESTRATION_MODEL_SEPARATION_REQUIRED',
+      message: 'using the same executor and reviewer model requires a reason',
+    });
+    expect((await task([TASK_ID, 'begin-or-resume', ...POLICY])).run.modelPolicy).toEqual({
+      executor: 'gpt-exec',
+      reviewer: 'gpt-review',
+      sameModelReason: null,
+    });
+    writeArtifact(dir, 'analysis.md', '# Analysis\n', 60);
+    const prepared = await task([TASK_ID, 'prepare', '--client', 'codex']);
+    expect(prepared.run.pendingDelegation.requestedModel).toBe('gpt-review');
+    const started = await task([
+      'auto',
+      'hook-start',
+      '--client',
+      'codex',
+      '--native-agent',
+      'agent-infra-lifecycle-reviewer',
+      '--child-id',
+      'child-1',
+      '--parent-id',
+      'parent-1',
+      '--spawn-mode',
+      'fresh',
+      '--actual-model',
+      'gpt-exec',
+    ]);
+    expect(started.status).toBe('paused');
+    expect(started.run.pause.code).toBe('ORCHESTRATION_MODEL_SEPARATION_REQUIRED');
+    expect(started.run.pause.message).toContain('Set model = "gpt-review" in .codex/agents/agent-infra-lifecycle-reviewer.toml');
+  }, 60_000);
+
+  it('the 0.9.2 profile keeps the result of begin-or-resume without a policy as before', async () => {
+    setUp();
+    await choose('agent-infra-0.9.2');
+    const begun = await task([TASK_ID, 'begin-or-resume']);
+    expect(begun.error).toBeNull();
+    expect(begun.run).not.toHaveProperty('modelPolicy');
+    expect(Object.keys(begun.run)).toEqual([
+      'schemaVersion',
+      'taskId',
+      'runId',
+      'status',
+      'nextStage',
+      'stepCount',
+      'maxSteps',
+      'baseline',
+      'pendingDelegation',
+      'receipts',
+      'pause',
+      'commitAuthorization',
+      'createdAt',
+      'updatedAt',
+    ]);
+  }, 60_000);
+});
