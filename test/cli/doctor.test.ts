@@ -98,6 +98,7 @@ describe('baton doctor', () => {
     worker = await startWorkerProcess(['--repo', root], { env });
     const warned = {
       repository: 'ok',
+      profile: 'ok',
       redis: 'ok',
       worker: 'ok',
       'redis settings': 'warn',
