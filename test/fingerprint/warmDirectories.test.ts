@@ -42,8 +42,8 @@ function nestedRepo(): string {
     'src/lib/c.ts': 'c',
     'src/lib/deep/d.ts': 'd',
     'src/lib/deep/e.ts': 'e',
-    'docs/x.md': 'x',
-    'docs/y/z.md': 'z',
+    'guide/x.md': 'x',
+    'guide/y/z.md': 'z',
   });
 }
 
@@ -71,13 +71,13 @@ describe('warm captures reuse directory listings and trees', () => {
     const root = nestedRepo();
     const fp = createFingerprinter({ now: ahead });
     await check(fp, root);
-    writeFiles(root, { 'src/lib/deep/new.ts': 'new', 'docs/y/w/v.md': 'v' });
+    writeFiles(root, { 'src/lib/deep/new.ts': 'new', 'guide/y/w/v.md': 'v' });
     await check(fp, root);
     fs.rmSync(path.join(root, 'src/lib/c.ts'));
     await check(fp, root);
     fs.renameSync(path.join(root, 'src/lib/deep/e.ts'), path.join(root, 'src/lib/deep/f.ts'));
     await check(fp, root);
-    fs.renameSync(path.join(root, 'docs/y'), path.join(root, 'docs/q'));
+    fs.renameSync(path.join(root, 'guide/y'), path.join(root, 'guide/q'));
     await check(fp, root);
     // A directory removed whole, then one appearing under the same name.
     fs.rmSync(path.join(root, 'src/lib/deep'), { recursive: true });
@@ -85,9 +85,9 @@ describe('warm captures reuse directory listings and trees', () => {
     writeFiles(root, { 'src/lib/deep/d.ts': 'd' });
     await check(fp, root);
     // Emptied directories vanish from the tree; a file where a directory was, and the reverse.
-    fs.rmSync(path.join(root, 'docs/x.md'));
-    fs.rmSync(path.join(root, 'docs/q'), { recursive: true });
-    fs.mkdirSync(path.join(root, 'docs/q'));
+    fs.rmSync(path.join(root, 'guide/x.md'));
+    fs.rmSync(path.join(root, 'guide/q'), { recursive: true });
+    fs.mkdirSync(path.join(root, 'guide/q'));
     await check(fp, root);
     fs.rmSync(path.join(root, 'src/b.ts'));
     writeFiles(root, { 'src/b.ts/inner.ts': 'inner' });
@@ -149,7 +149,7 @@ describe('warm captures reuse directory listings and trees', () => {
 
   it('applies changed .gitignore files and info/exclude to reused listings', async () => {
     const root = nestedRepo();
-    writeFiles(root, { 'src/lib/deep/trace.log': 'log', 'src/lib/deep/tmp.txt': 't', 'docs/build/out.md': 'o' });
+    writeFiles(root, { 'src/lib/deep/trace.log': 'log', 'src/lib/deep/tmp.txt': 't', 'guide/build/out.md': 'o' });
     const fp = createFingerprinter({ now: ahead });
     await check(fp, root);
     // A nested .gitignore appears (its directory's listing changes) …
@@ -164,7 +164,7 @@ describe('warm captures reuse directory listings and trees', () => {
     expect(rootEdit.listingsReused).toBeGreaterThan(0);
     fs.writeFileSync(path.join(root, '.gitignore'), '*.log\nbuild/\n');
     await check(fp, root);
-    fs.writeFileSync(path.join(root, '.git/info/exclude'), 'docs/\n');
+    fs.writeFileSync(path.join(root, '.git/info/exclude'), 'guide/\n');
     await check(fp, root);
     fs.writeFileSync(path.join(root, '.git/info/exclude'), '');
     await check(fp, root);
@@ -187,7 +187,7 @@ describe('warm captures reuse directory listings and trees', () => {
     commitAll(root, 'untrack the log');
     await check(fp, root);
     // A nested repository: a gitlink to its HEAD, which moves without its parent changing.
-    const inner = path.join(root, 'docs/inner');
+    const inner = path.join(root, 'guide/inner');
     fs.mkdirSync(inner);
     git(inner, ['init', '-q', '-b', 'main']);
     writeFiles(inner, { 'i.txt': 'i' });
