@@ -16,10 +16,11 @@
 import fs from 'node:fs';
 import type { Buffer } from 'node:buffer';
 import type { IndexSnapshot } from './indexFile.ts';
-import { isExcluded, matcherFor, pushLevel, type RuleFileCache, type RuleStack } from './ignoreRules.ts';
+import { isExcluded, matcherFor, pushLevel, type DirMatcher, type RuleFileCache, type RuleStack } from './ignoreRules.ts';
 import { hashWrapped, readFileAsBlob, wrapObject, type ObjectDatabase } from './objects.ts';
 import { findGitDir, readCommonDir, resolveHead, type RepoConfig } from './repository.ts';
-import { checkForcedPath, NOT_A_REPOSITORY, nestedRepository, readDir } from './workTree.ts';
+import { checkForcedPath, NOT_A_REPOSITORY, nestedRepository } from './workTree.ts';
+import { listDirectory, sameEntries, type DirCache, type Listing } from './dirCache.ts';
 import { NO_HEAD, childHeadDir, headDir, headEntry, rootHeadDir, type HeadDir, type HeadTrees } from './headTrees.ts';
 import { fileKind, KIND_FILE, KIND_SYMLINK, lookupIndex, lookupOwn, remember, type CachedStat, type FileKind } from './statCache.ts';
 import {
@@ -44,6 +45,9 @@ export type CaptureContext = {
   /** Stat cache from earlier captures (read) and the one being built (written; null: not kept). */
   previous: StatCache;
   next: StatCache | null;
+  /** Directory listings, verdicts and trees from earlier captures (read) and this one (written; null: not kept). */
+  previousDirs: DirCache;
+  nextDirs: DirCache | null;
   /** Hashed files whose mtime or ctime is at or after this are not remembered (racy). */
   trustBeforeNs: bigint;
   /** Repo-relative path force-added like `git add -f`, or null. */
@@ -54,7 +58,17 @@ export type CaptureContext = {
   stats: CaptureStats;
 };
 
-export type CaptureStats = { files: number; hashed: number; fromIndex: number; fromCache: number; trees: number };
+export type CaptureStats = {
+  files: number;
+  hashed: number;
+  fromIndex: number;
+  fromCache: number;
+  /** Trees serialised and hashed. */
+  trees: number;
+  /** Trees whose entries were the remembered ones (id reused), and listings reused instead of read. */
+  treesReused: number;
+  listingsReused: number;
+};
 
 /**
  * The stat cache a fingerprinter keeps between captures: directory (repo-relative, '' for the root)
@@ -92,9 +106,9 @@ export async function buildFingerprint(ctx: CaptureContext, rootStack: RuleStack
   // The procedure runs `git add -f` only if the path exists (following symlinks, like fs.existsSync).
   if (ctx.forcePath !== null && !fs.existsSync(`${ctx.root}/${ctx.forcePath}`)) ctx.forcePath = null;
   if (ctx.forcePath !== null) checkForcedPath(ctx.root, ctx.forcePath);
-  const list = readDir(ctx.root);
+  const listed = listDir(ctx, '', ctx.root);
   const head = rootHeadDir(ctx.headTrees, ctx.headTree);
-  const oid = await buildDir(ctx, '', ctx.root, list, rootStack, head);
+  const oid = await buildDir(ctx, '', ctx.root, listed, rootStack, head);
   return oid ?? writeTree(ctx, [], true);
 }
 
@@ -102,14 +116,21 @@ export async function buildFingerprint(ctx: CaptureContext, rootStack: RuleStack
  * One work-tree directory. `stack` null means forced mode (inside the `git add -f` path: nothing is
  * excluded and no .gitignore is read).
  */
+function listDir(ctx: CaptureContext, rel: string, abs: string): Listing {
+  const listed = listDirectory(ctx.previousDirs, ctx.nextDirs, ctx.trustBeforeNs, rel, abs);
+  if (listed.reused) ctx.stats.listingsReused++;
+  return listed;
+}
+
 async function buildDir(
   ctx: CaptureContext,
   rel: string,
   abs: string,
-  list: Dirent[],
+  listed: Listing,
   stack: RuleStack | null,
   head: HeadDir,
 ): Promise<string | null> {
+  const list = listed.list;
   let here = stack;
   if (here !== null) {
     for (const d of list) {
@@ -124,21 +145,37 @@ async function buildDir(
     }
   }
   const matcher = here === null ? null : matcherFor(here, rel);
+  // Ignore verdicts: the remembered ones when the listing and the rule files in force are the same.
+  const rulesKey = here === null ? '' : here.key;
+  const previous = listed.previous;
+  const verdicts =
+    listed.reused && previous?.rulesKey === rulesKey && previous.verdicts !== null ? previous.verdicts : new Uint8Array(list.length);
+  const excluded = (i: number, name: string, isDir: boolean): boolean => {
+    let v = verdicts[i];
+    if (v === 0) {
+      v = isExcluded(matcher as DirMatcher, rel, name, isDir) ? 2 : 1;
+      verdicts[i] = v;
+    }
+    return v === 2;
+  };
   const caches = dirCaches(ctx, rel);
   const out: TreeEntry[] = [];
   const needHeadModes = !ctx.config.fileMode || !ctx.config.symlinks;
-  for (const d of list) {
+  // The forced path's parent directory and name, to spot it without building every entry's path.
+  const forcedHere = forcedNameIn(ctx.forcePath, rel);
+  for (let i = 0; i < list.length; i++) {
+    const d = list[i] as Dirent;
     const name = d.name;
     if (name === '.git') continue;
-    const childRel = rel ? `${rel}/${name}` : name;
     const childAbs = `${abs}/${name}`;
-    if (childRel === ctx.forcePath) {
-      const e = await forcedEntry(ctx, caches, childRel, childAbs, name, head);
+    if (name === forcedHere) {
+      const e = await forcedEntry(ctx, caches, childPath(rel, name), childAbs, name, head);
       if (e) out.push(e);
       continue;
     }
     if (d.isDirectory()) {
-      if (matcher !== null && isExcluded(matcher, childRel, name, true)) {
+      const childRel = childPath(rel, name);
+      if (matcher !== null && excluded(i, name, true)) {
         const e = await excludedDir(ctx, caches, childRel, childAbs, name, head);
         if (e) out.push(e);
         continue;
@@ -146,7 +183,7 @@ async function buildDir(
       const e = await enterDir(ctx, caches, childRel, childAbs, name, here, head);
       if (e) out.push(e);
     } else if (d.isFile() || d.isSymbolicLink()) {
-      if (matcher !== null && isExcluded(matcher, childRel, name, false)) {
+      if (matcher !== null && excluded(i, name, false)) {
         // An ignored file stays in the fingerprint only if HEAD tracks it (then it is updated).
         const he = await headEntry(head, name);
         if (!he || he.mode === MODE_TREE) continue;
@@ -160,7 +197,31 @@ async function buildDir(
     }
     // Sockets, FIFOs and devices are not added by git.
   }
-  return writeTree(ctx, out);
+  const record = listed.record;
+  if (record === null) return writeTree(ctx, out);
+  // The same entries as last time: the same tree.
+  let oid: string | null;
+  if (previous?.entries && sameEntries(previous.entries, out)) {
+    oid = previous.oid;
+    ctx.stats.treesReused++;
+  } else {
+    oid = writeTree(ctx, out.slice());
+  }
+  record.rulesKey = rulesKey;
+  record.verdicts = verdicts;
+  record.entries = out;
+  record.oid = oid;
+  return oid;
+}
+
+/** The forced path's name within directory `rel` if it lies directly or deeper below it (then it has a '/'). */
+function forcedNameIn(forcePath: string | null, rel: string): string | null {
+  if (forcePath === null || rel === '') return forcePath;
+  return forcePath.startsWith(`${rel}/`) ? forcePath.slice(rel.length + 1) : null;
+}
+
+function childPath(rel: string, name: string): string {
+  return rel ? `${rel}/${name}` : name;
 }
 
 /** A directory that is not excluded: a nested repository becomes a gitlink, anything else a tree. */
@@ -173,8 +234,8 @@ async function enterDir(
   stack: RuleStack | null,
   parentHead: HeadDir,
 ): Promise<TreeEntry | null> {
-  const list = readDir(abs);
-  for (const d of list) {
+  const listed = listDir(ctx, rel, abs);
+  for (const d of listed.list) {
     if (d.name === '.git') {
       const e = await nestedRepository(rel, abs, name, parentHead);
       if (e !== NOT_A_REPOSITORY) return e;
@@ -188,7 +249,7 @@ async function enterDir(
     const he = await headEntry(parentHead, name);
     if (he && he.mode === MODE_GITLINK) return he;
   }
-  const oid = await buildDir(ctx, rel, abs, list, stack, childHeadDir(ctx.headTrees, parentHead, name));
+  const oid = await buildDir(ctx, rel, abs, listed, stack, childHeadDir(ctx.headTrees, parentHead, name));
   return oid ? { name, mode: MODE_TREE, oid } : null;
 }
 

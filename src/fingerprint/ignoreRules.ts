@@ -28,6 +28,8 @@ export type RuleLevel = RuleFile & { readonly base: string };
  * cached by name across directories and captures.
  */
 export type RuleFile = {
+  /** Distinct per compiled content (a rule stack's key is made of these). */
+  readonly id: number;
   /** All patterns. */
   readonly ig: Ignore;
   /** Only bare-name patterns (null if there are none). */
@@ -50,7 +52,14 @@ export type RuleFile = {
 export type RuleStack = {
   readonly levels: readonly RuleLevel[];
   readonly exclude: RuleLevel | null;
+  /**
+   * Equal for two stacks of the same compiled files at the same bases, so the same verdicts: what a
+   * directory's remembered verdicts are keyed by (dirCache.ts).
+   */
+  readonly key: string;
 };
+
+let nextRuleFileId = 1;
 
 type CompiledFile = { text: string; file: RuleFile | null };
 
@@ -79,6 +88,7 @@ export class RuleFileCache {
     const options = { ignoreCase: this.ignoreCase };
     const compiled: RuleFile | null = shape.hasRules
       ? {
+          id: nextRuleFileId++,
           ig: ignore(options).add(text),
           nameIg: shape.nameLines.length > 0 ? ignore(options).add(shape.nameLines) : null,
           nameVerdicts: new Map(),
@@ -139,12 +149,12 @@ const UNIGNORED: Verdict = { ignored: false, unignored: true };
 const NEUTRAL: Verdict = { ignored: false, unignored: false };
 
 export function rootStack(exclude: RuleFile | null): RuleStack {
-  return { levels: [], exclude: exclude ? { ...exclude, base: '' } : null };
+  return { levels: [], exclude: exclude ? { ...exclude, base: '' } : null, key: exclude ? `x${exclude.id}` : 'x' };
 }
 
 /** The stack for a subdirectory that has its own `.gitignore`. */
 export function pushLevel(stack: RuleStack, base: string, file: RuleFile): RuleStack {
-  return { levels: [{ ...file, base }, ...stack.levels], exclude: stack.exclude };
+  return { levels: [{ ...file, base }, ...stack.levels], exclude: stack.exclude, key: `${file.id}@${base}/${stack.key}` };
 }
 
 type LevelMatcher = { level: RuleLevel; byName: boolean };
@@ -172,22 +182,25 @@ function levelMatcher(level: RuleLevel, dirRel: string): LevelMatcher | null {
   return { level, byName: false };
 }
 
-/** Whether `relPath` (an entry of the matcher's directory, named `name`) is excluded. */
-export function isExcluded(m: DirMatcher, relPath: string, name: string, isDir: boolean): boolean {
+/**
+ * Whether the entry `name` of directory `dirRel` (repo-relative, '' for the root) is excluded. Its
+ * path is only built when a level has path patterns that can match there.
+ */
+export function isExcluded(m: DirMatcher, dirRel: string, name: string, isDir: boolean): boolean {
   const levels = m.levels;
   for (let i = 0; i < levels.length; i++) {
-    const v = test(levels[i] as LevelMatcher, relPath, name, isDir);
+    const v = test(levels[i] as LevelMatcher, dirRel, name, isDir);
     if (v.ignored) return true;
     if (v.unignored) return false;
   }
   if (m.exclude) {
-    const v = test(m.exclude, relPath, name, isDir);
+    const v = test(m.exclude, dirRel, name, isDir);
     if (v.ignored) return true;
   }
   return false;
 }
 
-function test(m: LevelMatcher, relPath: string, name: string, isDir: boolean): Verdict {
+function test(m: LevelMatcher, dirRel: string, name: string, isDir: boolean): Verdict {
   const level = m.level;
   if (m.byName) {
     const key = isDir ? `${name}/` : name;
@@ -200,6 +213,7 @@ function test(m: LevelMatcher, relPath: string, name: string, isDir: boolean): V
     }
     return v;
   }
+  const relPath = dirRel ? `${dirRel}/${name}` : name;
   const rel = level.base ? relPath.slice(level.base.length + 1) : relPath;
   const p = isDir ? `${rel}/` : rel;
   // git matches each path against the patterns alone (it never descends into excluded directories),

@@ -19,6 +19,7 @@ import path from 'node:path';
 import { ACTIVE_TASKS_PATH } from '../core/taskLayout.ts';
 import type { WorkspaceFingerprinter } from '../core/types.ts';
 import { buildFingerprint, type CaptureStats, type StatCache } from './capture.ts';
+import type { DirCache } from './dirCache.ts';
 import { HeadTrees } from './headTrees.ts';
 import { diffTrees, resolveTreeId } from './diff.ts';
 import { rootStack, RuleFileCache } from './ignoreRules.ts';
@@ -71,6 +72,7 @@ type RepoState = {
   db: ObjectDatabase;
   index: IndexSnapshot;
   statCache: StatCache;
+  dirCache: DirCache;
   rules: RuleFileCache;
   ignoreCase: boolean;
   headTreeCache: Map<string, Map<string, TreeEntry>>;
@@ -104,6 +106,7 @@ export function createFingerprinter(options: FingerprinterOptions = {}): Fingerp
         db: new ObjectDatabase(layout.commonDir, layout.objectsDir),
         index: EMPTY_INDEX,
         statCache: new Map(),
+        dirCache: new Map(),
         rules: new RuleFileCache(layout.config.ignoreCase),
         ignoreCase: layout.config.ignoreCase,
         headTreeCache: new Map(),
@@ -147,7 +150,7 @@ export function createFingerprinter(options: FingerprinterOptions = {}): Fingerp
         return tree;
       };
       const exclude = state.rules.load(path.join(layout.commonDir, 'info', 'exclude'));
-      const stats: CaptureStats = { files: 0, hashed: 0, fromIndex: 0, fromCache: 0, trees: 0 };
+      const stats: CaptureStats = { files: 0, hashed: 0, fromIndex: 0, fromCache: 0, trees: 0, treesReused: 0, listingsReused: 0 };
       const ctx = {
         root: layout.root,
         config: layout.config,
@@ -156,6 +159,8 @@ export function createFingerprinter(options: FingerprinterOptions = {}): Fingerp
         rules: state.rules,
         previous: state.statCache,
         next: keep ? (new Map() as StatCache) : null,
+        previousDirs: state.dirCache,
+        nextDirs: keep ? (new Map() as DirCache) : null,
         trustBeforeNs: BigInt(Math.floor(started - RACY_MARGIN_MS)) * 1_000_000n,
         forcePath,
         headTrees: new HeadTrees(state.db, state.headTreeCache),
@@ -165,6 +170,7 @@ export function createFingerprinter(options: FingerprinterOptions = {}): Fingerp
       try {
         const fingerprint = await buildFingerprint(ctx, rootStack(exclude));
         if (ctx.next) state.statCache = ctx.next;
+        if (ctx.nextDirs) state.dirCache = ctx.nextDirs;
         state.rules.sweep();
         return { fingerprint, stats: { ...stats, ms: performance.now() - t0 } };
       } finally {

@@ -77,15 +77,49 @@ export function serializeTreeTransient(entries: readonly TreeEntry[]): Buffer {
   // mode (≤ 6) + ' ' + name (≤ 3 UTF-8 bytes per UTF-16 unit) + NUL + 20-byte id
   for (const e of entries) max += 28 + e.name.length * 3;
   if (scratch.length < max) scratch = Buffer.allocUnsafe(Math.max(max, scratch.length * 2));
+  const out = scratch;
   let at = HEADER_ROOM;
+  // Byte by byte in JavaScript: a Buffer.write call per field costs more than the copying (a
+  // capture writes an entry per file). Names that are not plain ASCII go through Buffer.write.
   for (const e of entries) {
-    at += scratch.write(`${e.mode} ${e.name}\0`, at, 'utf8');
-    at += scratch.write(e.oid, at, 'hex');
+    const mode = e.mode;
+    for (let i = 0; i < mode.length; i++) out[at++] = mode.charCodeAt(i);
+    out[at++] = 0x20;
+    const name = e.name;
+    let ascii = true;
+    for (let i = 0; i < name.length; i++) {
+      const c = name.charCodeAt(i);
+      if (c >= 0x80) {
+        ascii = false;
+        break;
+      }
+      out[at + i] = c;
+    }
+    at += ascii ? name.length : out.write(name, at, 'utf8');
+    out[at++] = 0;
+    at = writeHexId(out, at, e.oid);
   }
   const header = `tree ${at - HEADER_ROOM}\0`;
   const start = HEADER_ROOM - header.length;
-  scratch.write(header, start, 'latin1');
-  return scratch.subarray(start, at);
+  out.write(header, start, 'latin1');
+  return out.subarray(start, at);
+}
+
+/** The value of a lower-case hex digit's char code (ids are lower-case hex, as git and node:crypto write them). */
+function hexValue(c: number): number {
+  return c <= 0x39 ? c - 0x30 : c - 0x57;
+}
+
+/** Writes a 40-digit hex id as 20 bytes; a malformed id goes through Buffer.write (which stops at the first bad digit). */
+function writeHexId(out: Buffer, at: number, oid: string): number {
+  if (oid.length !== 40) return at + out.write(oid, at, 'hex');
+  for (let i = 0; i < 40; i += 2) {
+    const hi = hexValue(oid.charCodeAt(i));
+    const lo = hexValue(oid.charCodeAt(i + 1));
+    if ((hi | lo) >>> 0 > 15) return at - i / 2 + out.write(oid, at - i / 2, 'hex');
+    out[at++] = (hi << 4) | lo;
+  }
+  return at;
 }
 
 /** Parses the content of a tree object (without header). Throws on malformed data. */

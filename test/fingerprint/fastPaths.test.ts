@@ -1,12 +1,22 @@
 // The shortcuts a cold capture takes (docs/architecture.md "Performance"), each checked against the
 // plain way it replaces: exact timestamp comparison without bigint division, reading a file straight
-// into a wrapped blob, and answering "is this object loose?" from fan-out directory listings.
+// into a wrapped blob, writing tree entries byte by byte, and answering "is this object loose?" from
+// fan-out directory listings.
 import fs from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashObject, ObjectDatabase, readFileAsBlob, wrapObject } from '../../src/fingerprint/objects.ts';
 import { sameTime } from '../../src/fingerprint/statCache.ts';
+import {
+  MODE_EXECUTABLE,
+  MODE_FILE,
+  MODE_GITLINK,
+  MODE_SYMLINK,
+  MODE_TREE,
+  serializeTreeTransient,
+  type TreeEntry,
+} from '../../src/fingerprint/tree.ts';
 import { cleanup, git, makeRepo, tempDir } from './helpers.ts';
 
 afterAll(cleanup);
@@ -90,5 +100,31 @@ describe('loose object lookups from fan-out directory listings', () => {
     fresh.refresh();
     expect(fresh.has(late)).toBe(true);
     expect(git(root, ['cat-file', '-t', late]).trim()).toBe('blob');
+  });
+});
+
+describe('serializeTreeTransient (entries written byte by byte)', () => {
+  /** The plain way: each entry as `<mode> <name>\0` plus the id's 20 bytes, concatenated. */
+  const plain = (entries: TreeEntry[]) => {
+    const body = Buffer.concat(entries.flatMap((e) => [Buffer.from(`${e.mode} ${e.name}\0`, 'utf8'), Buffer.from(e.oid, 'hex')]));
+    return Buffer.concat([Buffer.from(`tree ${body.length}\0`, 'latin1'), body]);
+  };
+  const entry = fc.record({
+    name: fc.oneof(fc.string({ minLength: 1, maxLength: 30 }), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 12 })),
+    mode: fc.constantFrom(MODE_TREE, MODE_FILE, MODE_EXECUTABLE, MODE_SYMLINK, MODE_GITLINK),
+    oid: fc.oneof(
+      fc.stringMatching(/^[0-9a-f]{40}$/),
+      // Not a lower-case id (never produced by baton): written as Buffer.write would.
+      fc.stringMatching(/^[0-9a-fA-F]{40}$/),
+    ),
+  });
+
+  it('writes what concatenating Buffer.from of each field writes, for any names (UTF-8) and ids', () => {
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 40 }), (entries) => {
+        expect(Buffer.from(serializeTreeTransient(entries)).equals(plain(entries))).toBe(true);
+      }),
+      { numRuns: 3_000 },
+    );
   });
 });
