@@ -112,10 +112,11 @@ await main(async () => {
     };
     const state = repos.map((repo) => ({ repo, last: 0, sent: [] }));
     const idle = [...state].reverse();
-    let active = idle.splice(-ACTIVE);
+    const active = idle.splice(-ACTIVE);
     const events = [];
     const connectionSamples = [];
     const rssSamples = [];
+    const clientMemorySamples = [];
     const cpuStart = cpuSeconds(pid);
     const started = Date.now();
     let tick = 0;
@@ -134,7 +135,9 @@ await main(async () => {
           if (at < 0) break;
           active.push(...idle.splice(at, 1));
         }
-        connectionSamples.push((await connections(raw, ownId)).count);
+        const seen = await connections(raw, ownId);
+        connectionSamples.push(seen.count);
+        clientMemorySamples.push(seen.memoryKb);
         rssSamples.push(rssMb(pid));
       }
       const target = active[tick % active.length];
@@ -154,7 +157,8 @@ await main(async () => {
     // Every job finished (or DRAIN_MS passed), then read what Redis recorded of each.
     const read = async () => {
       const pipeline = raw.pipeline();
-      for (const event of events) pipeline.hmget(`${prefix}:${event.queueName}:${event.eventId}`, 'timestamp', 'processedOn', 'finishedOn', 'ats');
+      for (const event of events)
+        pipeline.hmget(`${prefix}:${event.queueName}:${event.eventId}`, 'timestamp', 'processedOn', 'finishedOn', 'ats');
       return ((await pipeline.exec()) ?? []).map(([, value]) => value);
     };
     let records = await read();
@@ -197,6 +201,8 @@ await main(async () => {
       appliedTwice: twice,
       reordered,
       connections: { median: summarize(connectionSamples).p50, max: Math.max(...connectionSamples) },
+      // What the worker's connections cost Redis (CLIENT LIST tot-mem, summed), at most.
+      redisClientMemoryKbMax: Math.max(...clientMemorySamples),
       rssMbMax: Math.max(...rssSamples),
       cpuPercent,
     };
@@ -236,7 +242,7 @@ await main(async () => {
     ms(r.latencyMs.later),
     ms(r.latencyMs.all),
     `${r.lost} / ${r.appliedTwice} / ${r.reordered}`,
-    `${r.connections.median} (max ${r.connections.max})`,
+    `${r.connections.median} (max ${r.connections.max}; ${r.redisClientMemoryKbMax} KB in Redis)`,
     `${r.rssMbMax} MB`,
     `${r.cpuPercent} %`,
   ]);
@@ -248,7 +254,8 @@ private redis-server (unix socket); ${ACTIVE} active at once, ${RATE} events/s o
 (quiet for more than 2 × \`--keep-warm ${KEEP_WARM_MS}\`) become active: their next event is a **first
 event**, which waits while the worker starts consuming that checkout's queue. Enqueue → applied is
 the job's finishedOn − timestamp (p50 / p99 / max, ms). Connections: the worker's own (CLIENT LIST
-without the benchmark's), sampled every second. The machine is shared with other work: read the
+without the benchmark's), sampled every second, and what they cost Redis (CLIENT LIST tot-mem,
+summed; at most). The machine is shared with other work: read the
 ratios of the builds, measured in the same run, rather than the absolute figures.
 
 Reproduce: \`${command}\`
@@ -267,7 +274,8 @@ ${machineMarkdown(machine, { redis: redisVersion, settings: `${CHECKOUTS} checko
 async function connections(raw, ownId) {
   const list = String(await raw.client('LIST'));
   const others = list.split('\n').filter((line) => line && !line.startsWith(`id=${ownId} `));
-  return { count: others.length };
+  const memory = others.reduce((sum, line) => sum + Number(/ tot-mem=(\d+)/.exec(line)?.[1] ?? 0), 0);
+  return { count: others.length, memoryKb: round(memory / 1024, 1) };
 }
 
 function cpuSeconds(pid) {
