@@ -116,6 +116,14 @@ export function eventsStreamKey(prefix: string, queueName: string): string {
   return `${prefix}:${queueName}:events`;
 }
 
+/**
+ * BullMQ's hash of a queue's settings; its `concurrency` field is the queue-wide global concurrency
+ * (what `Queue.setGlobalConcurrency` writes), which the workers keep at 1.
+ */
+export function queueMetaKey(prefix: string, queueName: string): string {
+  return `${prefix}:${queueName}:meta`;
+}
+
 export function jobKey(prefix: string, queueName: string, jobId: string): string {
   return `${prefix}:${queueName}:${jobId}`;
 }

@@ -34,13 +34,18 @@ export class QueueConsumers {
     return this.#applying;
   }
 
-  /** A BullMQ Worker on the checkout's queue, once the queue-wide limit is set (it may be new, or Redis forgot it). */
+  /**
+   * A BullMQ Worker on the checkout's queue, once the queue-wide limit is set: set when the checkout
+   * was first served and remembered (queueLimit.ts), so the first job of an idle checkout waits for
+   * no extra round trip and no BullMQ Queue object is made; set here only when the connection came
+   * back since (Redis may have forgotten it).
+   */
   async consume(id: string): Promise<Worker> {
     const entry = this.#checkouts.get(id);
     if (!entry) throw new Error(`checkout ${id} is no longer served`);
     const { connection, prefix, workerId, log } = this.#scope;
     const { repository, queueName } = entry;
-    await this.#checkouts.queueOf(entry).setGlobalConcurrency(1);
+    await this.#checkouts.limits.ensure(queueName);
     const worker = new Worker(
       queueName,
       async (job: Job) => {

@@ -9,6 +9,7 @@ import {
   workersKey,
 } from '../queue/keys.ts';
 import type { OnDemandConsumers } from './onDemand.ts';
+import type { QueueLimits } from './queueLimit.ts';
 import type { ServedCheckouts, Serving, WorkerScope } from './serving.ts';
 
 // Is anyone serving? (docs/architecture.md "Queue semantics"): one heartbeat for the whole process,
@@ -23,7 +24,7 @@ const DEAD_WORKER_GRACE_MS = 60_000;
  * while it serves; liveness is the process's single heartbeat), their registry entries, and
  * drops entries of workers that are gone.
  */
-export async function announce(scope: WorkerScope, entries: readonly Serving[]): Promise<void> {
+export async function announce(scope: WorkerScope, entries: readonly Serving[], limits?: QueueLimits): Promise<void> {
   if (entries.length === 0) return;
   const { connection, prefix, workerId } = scope;
   const now = Date.now();
@@ -33,9 +34,12 @@ export async function announce(scope: WorkerScope, entries: readonly Serving[]):
     pipeline.zadd(heartbeatKey(prefix, queueName), now, workerId).zrange(heartbeatKey(prefix, queueName), '0', '-1', 'WITHSCORES');
     pipeline.hset(repositoriesKey(prefix), repository.id, repositoryEntryValue({ root: repository.root, host: scope.hostName }));
   }
+  // The queue-wide limit of one job, once per queue here rather than before each consumer (queueLimit.ts).
+  for (const { queueName } of entries) limits?.write(pipeline, queueName);
   const replies = (await pipeline.exec()) ?? [];
   const failure = replies.find(([error]) => error);
   if (failure) throw failure[0] as Error;
+  limits?.remember(entries.map(({ queueName }) => queueName));
   const live = (replies[0]?.[1] as unknown[] | undefined) ?? [];
   const cleanup = connection.pipeline();
   entries.forEach(({ queueName }, index) => {
@@ -86,9 +90,18 @@ export class ProcessHeartbeat {
     pipeline.zremrangebyscore(workersKey(prefix), '-inf', now - DEAD_WORKER_GRACE_MS);
     pipeline.zrange(workersKey(prefix), '0', '-1', 'WITHSCORES');
     for (const root of this.#discoverRoots) pipeline.hset(discoveryRootsKey(prefix), root, expiry);
+    // A Redis that restarted without persistence forgot the queue-wide limit: set it again on the
+    // queues consumed here (in the same round trip), or two worker processes could apply two jobs
+    // of one repository at once.
+    const held = this.#consumers.held().flatMap((id) => {
+      const entry = this.#checkouts.get(id);
+      return entry ? [entry.queueName] : [];
+    });
+    for (const queueName of held) this.#checkouts.limits.write(pipeline, queueName);
     const replies = (await pipeline.exec()) ?? [];
     const failure = replies.find(([error]) => error);
     if (failure) throw failure[0] as Error;
+    this.#checkouts.limits.remember(held);
     const ownScore = replies[0]?.[1] as string | null;
     const entries = scorePairs((replies[3]?.[1] as unknown[] | undefined) ?? []);
     const present = new Set<string>();
@@ -110,15 +123,7 @@ export class ProcessHeartbeat {
     // this process from the queues' heartbeat sets, so say again what it serves.
     const wasDead = this.#beaten && (ownScore === null || Number(ownScore) <= now);
     this.#beaten = true;
-    if (wasDead) await announce(this.#scope, this.#checkouts.entries());
+    if (wasDead) await announce(this.#scope, this.#checkouts.entries(), this.#checkouts.limits);
     if (died) this.#consumers.scanAll();
-    // A Redis that restarted without persistence forgot the queue-wide limit: set it again on the
-    // queues consumed here, or two worker processes could apply two jobs of one repository at once.
-    await Promise.all(
-      this.#consumers.held().flatMap((id) => {
-        const entry = this.#checkouts.get(id);
-        return entry ? [this.#checkouts.queueOf(entry).setGlobalConcurrency(1)] : [];
-      }),
-    );
   }
 }

@@ -9,6 +9,7 @@ import { queueNameFor } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
 import { checkoutStamp } from './checkouts.ts';
 import { servedRepository } from './processor.ts';
+import { QueueLimits } from './queueLimit.ts';
 import type { ServedRepository } from './processor.ts';
 
 // The checkouts one worker process serves, and what every duty of the process shares: its id, its
@@ -50,10 +51,13 @@ export class ServedCheckouts {
   readonly #scope: WorkerScope;
   readonly #options: ServedCheckoutsOptions;
   readonly #entries = new Map<string, Serving>();
+  /** Which served queues are known to have their queue-wide limit of one job (queueLimit.ts). */
+  readonly limits: QueueLimits;
 
   constructor(scope: WorkerScope, options: ServedCheckoutsOptions) {
     this.#scope = scope;
     this.#options = options;
+    this.limits = new QueueLimits(scope.connection, scope.prefix);
   }
 
   get(id: string): Serving | undefined {

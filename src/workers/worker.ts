@@ -97,7 +97,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     graces,
     createFingerprinter: options.createFingerprinter,
     async onServed(entry) {
-      await announce(scope, [entry]);
+      await announce(scope, [entry], checkouts.limits);
       consumers.add(entry.repository.id, entry.queueName);
       log(`serving ${entry.repository.root} (queue ${entry.queueName})`);
     },

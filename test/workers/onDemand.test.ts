@@ -158,6 +158,18 @@ describe('one worker, 200 checkouts, served on demand', () => {
     expect(members.every((list) => list.length === 1 && list[0] === workerId)).toBe(true);
   });
 
+  it('sets the queue-wide limit of one job on every served queue once, while it is still idle (no round trip for it at the first event)', async () => {
+    // Each served queue carries BullMQ's global concurrency 1 before it ever had a job, so the
+    // worker need not set it when it starts consuming the queue (src/workers/queueLimit.ts).
+    const pipeline = client.pipeline();
+    for (const checkout of checkouts) pipeline.hget(`${prefix}:${queueNameFor(checkout.id)}:meta`, 'concurrency');
+    const limits = ((await pipeline.exec()) ?? []).map(([, value]) => value);
+    expect(limits).toHaveLength(CHECKOUTS);
+    expect(limits.every((value) => value === '1')).toBe(true);
+    // Still idle: setting it made no consumer.
+    expect(await workerConnections()).toHaveLength(2);
+  });
+
   it('applies an event on any idle checkout at once, holds it while busy, lets it go after --keep-warm', async () => {
     for (const checkout of [checkouts[0]!, checkouts[CHECKOUTS / 2]!, checkouts.at(-1)!]) {
       const names = await workerConnections();
