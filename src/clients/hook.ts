@@ -14,8 +14,18 @@ export type SpawnTool = Readonly<{
   freshHint?: string;
 }>;
 
+/**
+ * A tool whose call ends a child without a stop event (Claude Code's TaskStop of a background
+ * subagent): its PostToolUse is the client's own evidence that the child is gone, reconciled at once
+ * (docs/architecture.md "Reconciliation"). `childIdFields` are read in order from the tool's response,
+ * then its input; the first string is the child id as SubagentStart reported it.
+ */
+export type GoneTool = Readonly<{ name: string; childIdFields: readonly string[] }>;
+
 export type ClientHook = Readonly<{
   spawnTools: readonly SpawnTool[];
+  /** Its tools that end a child without a stop (none: the graces alone settle a child that vanished). */
+  goneTools?: readonly GoneTool[];
   /** The stdout line of a hook that recorded its event and has something to tell the user (exit 0). */
   notice(text: string): string;
 }>;

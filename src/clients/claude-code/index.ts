@@ -28,6 +28,9 @@ export const claudeCode = {
     // It forks only with `subagent_type: "fork"`, which is never a lifecycle agent; `isolation` is
     // refused for every tool.
     spawnTools: [{ name: 'task' }, { name: 'agent' }],
+    // TaskStop of a background subagent sends no SubagentStop (anthropics/claude-code#92716); its
+    // PostToolUse names the task, whose id is the subagent's agent_id (docs/clients.md).
+    goneTools: [{ name: 'taskstop', childIdFields: ['task_id', 'shell_id'] }],
     notice: systemMessageNotice,
   },
   install: {
@@ -36,6 +39,8 @@ export const claudeCode = {
       { event: 'SubagentStop', matcher: LIFECYCLE_AGENTS, args: [] },
       // The spawning tool ("Task", renamed "Agent"): the one place a spawn can still be blocked.
       { event: 'PreToolUse', matcher: 'Task|Agent', args: [] },
+      // A background subagent killed with TaskStop: reconciled at once, not after --stop-grace.
+      { event: 'PostToolUse', matcher: 'TaskStop', args: [] },
     ],
     instructions: {
       file: 'CLAUDE.md',

@@ -1,0 +1,36 @@
+import { describe, expect, it } from 'vitest';
+import { decideHook } from '../../src/hooks/decide.ts';
+
+// PostToolUse of a tool that ends a child without a stop (ClientHook.goneTools): the client's own
+// evidence, decided into a `child-gone` event (docs/architecture.md "Reconciliation"). The payload
+// is the one Claude Code 2.1.332 sends for TaskStop of a background subagent
+// (test/agents/childGone.test.ts records it).
+
+const taskStop = {
+  session_id: 'parent-session',
+  cwd: '/repo',
+  hook_event_name: 'PostToolUse',
+  tool_name: 'TaskStop',
+  tool_input: { task_id: 'a1b2c3' },
+  tool_response: { message: 'Successfully stopped task: a1b2c3', task_id: 'a1b2c3', task_type: 'local_agent' },
+  tool_use_id: 'toolu_1',
+};
+
+describe('decideHook: PostToolUse of a gone tool', () => {
+  it("Claude Code's TaskStop becomes child-gone for the stopped task, identified by its tool call", () => {
+    const decision = decideHook('claude-code', taskStop);
+    expect(decision).toEqual({
+      kind: 'event',
+      idParts: ['claude-code', 'gone', 'parent-session', 'a1b2c3', 'toolu_1'],
+      event: { intent: 'child-gone', taskRef: 'auto', client: 'claude-code', childId: 'a1b2c3', evidence: 'TaskStop' },
+    });
+  });
+
+  it('reads the id from the input when the response has none; ignores other tools, other clients, and a call with no id', () => {
+    const fromInput = decideHook('claude-code', { ...taskStop, tool_response: 'stopped' });
+    expect(fromInput).toMatchObject({ kind: 'event', event: { childId: 'a1b2c3' } });
+    expect(decideHook('claude-code', { ...taskStop, tool_name: 'Bash' })).toEqual({ kind: 'ignore' });
+    expect(decideHook('codex', taskStop)).toEqual({ kind: 'ignore' });
+    expect(decideHook('claude-code', { ...taskStop, tool_input: {}, tool_response: {} })).toEqual({ kind: 'ignore' });
+  });
+});
