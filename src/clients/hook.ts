@@ -12,6 +12,11 @@ export type SpawnTool = Readonly<{
   forkTurnsDefaultToAll?: boolean;
   /** How to spawn fresh with this tool, appended to the refusal: ` (fork_turns: "none")`. */
   freshHint?: string;
+  /**
+   * Input fields that make the spawn a teammate rather than a subagent (Claude Code's agent teams:
+   * `team_name`, `name`): refused with DELEGATION_TEAMMATE_FORBIDDEN (docs/clients.md "Agent teams").
+   */
+  teammateFields?: readonly string[];
 }>;
 
 /**

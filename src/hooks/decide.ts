@@ -150,6 +150,18 @@ function decideSpawn(payload: HookPayload, options: DecideOptions): HookDecision
       reason: `baton: DELEGATION_ISOLATION_FORBIDDEN: isolation '${isolation}' would run ${nativeAgent} outside this repository's workspace, where baton cannot measure its changes. Spawn it without isolation.`,
     };
   }
+  // Claude Code's agent teams: a teammate is its own session, messaged and reused across tasks, not a
+  // fresh subagent whose one stage baton measures (docs/clients.md "Agent teams").
+  const teammate = (tool.teammateFields ?? []).flatMap((field) => {
+    const value = text(input[field]);
+    return value ? [`${field} '${value}'`] : [];
+  });
+  if (teammate.length > 0) {
+    return {
+      kind: 'spawn-refused',
+      reason: `baton: DELEGATION_TEAMMATE_FORBIDDEN: ${teammate.join(' and ')} would make ${nativeAgent} an agent-team teammate (or a named agent others message), not a fresh subagent whose stage baton can measure. Spawn it as a subagent: the ${payload.tool_name} tool with subagent_type '${nativeAgent}', without team_name or name.`,
+    };
+  }
   const toolCallId = firstText(payload.tool_use_id, payload.call_id, payload.tool_call_id) || invocationIdentity(options);
   return { kind: 'spawn-check', nativeAgent, toolCallId };
 }

@@ -34,3 +34,38 @@ describe('decideHook: PostToolUse of a gone tool', () => {
     expect(decideHook('claude-code', { ...taskStop, tool_input: {}, tool_response: {} })).toEqual({ kind: 'ignore' });
   });
 });
+
+describe('decideHook: an agent-team teammate spawn (Claude Code)', () => {
+  const spawn = {
+    session_id: 'parent-session',
+    cwd: '/repo',
+    hook_event_name: 'PreToolUse',
+    tool_name: 'Agent',
+    tool_use_id: 'toolu_2',
+    tool_input: { subagent_type: 'agent-infra-lifecycle-executor', prompt: 'Run analyze-task for task 01.', description: 'stage' },
+  };
+
+  it('team_name or name is refused with DELEGATION_TEAMMATE_FORBIDDEN, naming the subagent way', () => {
+    const refused = decideHook('claude-code', { ...spawn, tool_input: { ...spawn.tool_input, team_name: 'lifecycle', name: 'analyst' } });
+    expect(refused).toEqual({
+      kind: 'spawn-refused',
+      reason:
+        "baton: DELEGATION_TEAMMATE_FORBIDDEN: team_name 'lifecycle' and name 'analyst' would make agent-infra-lifecycle-executor an agent-team teammate (or a named agent others message), not a fresh subagent whose stage baton can measure. Spawn it as a subagent: the Agent tool with subagent_type 'agent-infra-lifecycle-executor', without team_name or name.",
+    });
+    expect(decideHook('claude-code', { ...spawn, tool_input: { ...spawn.tool_input, name: 'analyst' } })).toMatchObject({
+      kind: 'spawn-refused',
+      reason: expect.stringContaining("DELEGATION_TEAMMATE_FORBIDDEN: name 'analyst' would make"),
+    });
+  });
+
+  it('a plain subagent spawn is checked as before; an unmanaged teammate is none of baton’s business', () => {
+    expect(decideHook('claude-code', spawn)).toEqual({
+      kind: 'spawn-check',
+      nativeAgent: 'agent-infra-lifecycle-executor',
+      toolCallId: 'toolu_2',
+    });
+    expect(
+      decideHook('claude-code', { ...spawn, tool_input: { subagent_type: 'general-purpose', team_name: 'x', name: 'helper' } }),
+    ).toEqual({ kind: 'ignore' });
+  });
+});
