@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
-import { EXECUTOR, batonResult, executorThatCompletes, shell } from '../support/agentScripts.ts';
-import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
+import { EXECUTOR, REVIEWER, batonResult, executorThatCompletes, shell } from '../support/agentScripts.ts';
+import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
 
@@ -89,5 +89,67 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
     expect(stops, trace).toHaveLength(2);
     expect(new Set(stops.map((hook) => hook.payload.turn_id)).size).toBe(2);
     expect(w.runFile()).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+  });
+
+  it(`${codex!.label}: a sealed reviewer's followup_task turn edits code; advance is refused (DELEGATION_REVIEWER_WRITE_FORBIDDEN); reverted, advance consumes the review`, async (context) => {
+    const w = await worldFor(context, codex!, { record: true });
+    withMultiAgentV2(w);
+    expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
+    const retry = path.join(w.repo.root, 'src', 'retry.ts');
+    const committed = fs.readFileSync(retry, 'utf8');
+    let refusedAdvance = '';
+    let advancedAgain = '';
+    const parent = (request: ModelRequest): Turn => {
+      if (request.step === 0)
+        return {
+          toolCalls: [
+            v2('spawn_agent', {
+              agent_type: REVIEWER,
+              task_name: TASK_NAME,
+              message: 'Run review-analysis for task 01.',
+              fork_turns: 'none',
+            }),
+          ],
+        };
+      if (request.step === 1 || request.step === 3) return { toolCalls: [WAIT] };
+      if (request.step === 2) return { toolCalls: [v2('followup_task', { target: TASK_NAME, message: 'Please also fix src/retry.ts' })] };
+      if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
+      if (request.step === 5) {
+        refusedAdvance = request.toolResults.at(-1) ?? '';
+        fs.writeFileSync(retry, committed);
+        return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
+      }
+      if (request.step === 6) advancedAgain = request.toolResults.at(-1) ?? '';
+      return { text: 'done' };
+    };
+    const run = await w.run(
+      'Review the analysis of task 01.',
+      {
+        parent,
+        reviewer: (request) => {
+          if (request.step === 0) return { toolCalls: [shell('codex', reviewHandOver(w))] };
+          if (request.step === 1) return { text: 'review-analysis.md written.' };
+          // The follow-up turn "fixes" the code (written by the test: the reviewer's sandbox runs only baton here).
+          if (request.step === 2) fs.writeFileSync(retry, 'export const retries = 3;\n');
+          return { text: 'fixed src/retry.ts' };
+        },
+      },
+      180_000,
+    );
+    expect(w.server.scriptErrors).toEqual([]);
+    expect(run.code, run.stderr.slice(-2000)).toBe(0);
+    const refused = batonResult(refusedAdvance);
+    expect(refused).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });
+    expect(refused.error.message).toMatch(/^reviewer changed forbidden path 'src\/retry\.ts'/);
+    expect(refused.run).toMatchObject({ pendingDelegation: { status: 'sealed', stage: 'review-analysis' }, receipts: [] });
+    expect(batonResult(advancedAgain)).toMatchObject({ status: 'running', error: null });
+    const after = w.runFile();
+    expect(after).toMatchObject({ status: 'running', pause: null, pendingDelegation: null });
+    expect(after.receipts[0]).toMatchObject({ stage: 'review-analysis', status: 'consumed' });
+    expect(after.violations).toEqual([
+      expect.objectContaining({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', paths: ['src/retry.ts'], resolution: 'reverted' }),
+    ]);
+    const stops = recordedPayloads(w).filter((hook) => hook.event === 'SubagentStop');
+    expect(new Set(stops.map((hook) => hook.payload.turn_id)).size).toBe(2);
   });
 });
