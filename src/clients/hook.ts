@@ -12,10 +12,25 @@ export type SpawnTool = Readonly<{
   forkTurnsDefaultToAll?: boolean;
   /** How to spawn fresh with this tool, appended to the refusal: ` (fork_turns: "none")`. */
   freshHint?: string;
+  /**
+   * Input fields that make the spawn a teammate rather than a subagent (Claude Code's agent teams:
+   * `team_name`, `name`): refused with DELEGATION_TEAMMATE_FORBIDDEN (docs/clients.md "Agent teams").
+   */
+  teammateFields?: readonly string[];
 }>;
+
+/**
+ * A tool whose call ends a child without a stop event (Claude Code's TaskStop of a background
+ * subagent): its PostToolUse is the client's own evidence that the child is gone, reconciled at once
+ * (docs/architecture.md "Reconciliation"). `childIdFields` are read in order from the tool's response,
+ * then its input; the first string is the child id as SubagentStart reported it.
+ */
+export type GoneTool = Readonly<{ name: string; childIdFields: readonly string[] }>;
 
 export type ClientHook = Readonly<{
   spawnTools: readonly SpawnTool[];
+  /** Its tools that end a child without a stop (none: the graces alone settle a child that vanished). */
+  goneTools?: readonly GoneTool[];
   /** The stdout line of a hook that recorded its event and has something to tell the user (exit 0). */
   notice(text: string): string;
 }>;

@@ -84,7 +84,13 @@ export async function applyEventNow(event: LifecycleEvent, deps: EngineDeps): Pr
   return outcome.result;
 }
 
-const NATIVE_INTENTS: ReadonlySet<LifecycleEvent['intent']> = new Set(['hook-start', 'hook-stop', 'claim-spawn', 'release-spawn']);
+const NATIVE_INTENTS: ReadonlySet<LifecycleEvent['intent']> = new Set([
+  'hook-start',
+  'hook-stop',
+  'claim-spawn',
+  'release-spawn',
+  'child-gone',
+]);
 
 function nativeEventTarget(ctx: orchestration.OrchestrationContext, event: LifecycleEvent): string | null {
   if (!NATIVE_INTENTS.has(event.intent) || !('client' in event) || !event.client) return null;
@@ -137,6 +143,8 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
       return orchestration.releaseSpawn(ctx, event.client, { toolCallId: event.toolCallId });
     case 'reconcile':
       return orchestration.reconcile(ctx, event.taskRef, event);
+    case 'child-gone':
+      return orchestration.childGone(ctx, event.client, { childId: event.childId, evidence: event.evidence });
     case 'stage-completed':
       return orchestration.completeCommitStage(ctx, event.taskRef, event.agent);
     case 'complete-stage':

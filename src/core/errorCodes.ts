@@ -71,6 +71,8 @@ export const LIFECYCLE_ERROR_CODES = [
   'DELEGATION_STATE_INVALID',
   'DELEGATION_STOP_INVALID',
   'DELEGATION_TURN_AFTER_CONSUMED',
+  // baton: a Claude Code agent-team teammate spawn (refused at PreToolUse, docs/clients.md "Agent teams")
+  'DELEGATION_TEAMMATE_FORBIDDEN',
 ] as const;
 
 /** baton's own codes: the queue, the worker and the transport around the lifecycle. */

@@ -75,6 +75,8 @@ export const lifecycleEventSchema = z
       since: text,
       graceMs: positiveInteger,
     }),
+    // Internal (hooks only): the client reported a child gone without a stop (orchestration/gone.ts).
+    z.strictObject({ intent: z.literal('child-gone'), taskRef: z.literal('auto'), client, childId: text, evidence: text }),
     z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
     z.strictObject({
       intent: z.literal('complete-stage'),

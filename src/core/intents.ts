@@ -107,6 +107,7 @@ export const INTENTS = {
   'claim-spawn': { audience: 'hooks', flags: [], required: [], internal: true, usage: [] },
   'release-spawn': { audience: 'hooks', flags: [], required: [], internal: true, usage: [] },
   reconcile: { audience: 'worker', flags: [], required: [], internal: true, capturesFingerprint: true, usage: [] },
+  'child-gone': { audience: 'hooks', flags: [], required: [], internal: true, capturesFingerprint: true, usage: [] },
   'stage-completed': { audience: 'subagent', flags: ['agent'], required: ['agent'], usage: ['stage-completed --agent A'] },
   'complete-stage': {
     audience: 'subagent',

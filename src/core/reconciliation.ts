@@ -83,11 +83,30 @@ export function delegationClock(receipt: DelegationReceipt, graces: Graces, nowM
   if (!Number.isFinite(since)) return null;
   const done = receipt.reconciliations?.find((mark) => mark.kind === clock.kind && mark.since === clock.since);
   const graceMs = done?.graceMs ?? (clock.kind === 'not-started' ? graces.spawnGraceMs : graces.stopGraceMs);
-  const when = done ? `${ACTION[clock.kind]} at ${graceText(graceMs)} (${done.at})` : `${ACTION[clock.kind]} at ${graceText(graceMs)}`;
+  const evidence = done ? markEvidence(done) : null;
+  const when = evidence
+    ? `${ACTION[clock.kind]} on the client's report (${evidence}, ${done!.at})`
+    : done
+      ? `${ACTION[clock.kind]} at ${graceText(graceMs)} (${done.at})`
+      : `${ACTION[clock.kind]} at ${graceText(graceMs)}`;
   return `waiting for ${awaited(clock.kind)} since ${elapsedText(nowMs - since)}; ${when}`;
 }
 
 /** What a reconciliation did and when: "sealed by baton: no SubagentStop within 10 min (2026-…Z)". */
 export function reconciliationNote(mark: Reconciliation): string {
+  const evidence = markEvidence(mark);
+  if (evidence) return `${ACTION[mark.kind]}: the client reported the child gone (${evidence}) (${mark.at})`;
   return `${ACTION[mark.kind]}: no ${awaited(mark.kind)} within ${graceText(mark.graceMs)} (${mark.at})`;
+}
+
+/**
+ * A mark made from the client's own report that the child is gone (orchestration/gone.ts), not from a
+ * grace: `graceMs` is 0 and `evidence` names what the client said (`TaskStop`, `interrupt_agent`).
+ */
+export type EvidenceMark = Reconciliation & Readonly<{ evidence: string }>;
+
+/** The evidence of a mark made from the client's report; null for a grace's mark. */
+export function markEvidence(mark: Reconciliation): string | null {
+  const evidence = (mark as Partial<EvidenceMark>).evidence;
+  return typeof evidence === 'string' ? evidence : null;
 }

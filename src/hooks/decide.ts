@@ -1,4 +1,4 @@
-import type { SpawnTool } from '../clients/hook.ts';
+import type { GoneTool, SpawnTool } from '../clients/hook.ts';
 import { CLIENT_ADAPTERS } from '../clients/registry.ts';
 import type { ClientId } from '../clients/registry.ts';
 import type { LifecycleEvent } from '../core/events.ts';
@@ -20,6 +20,11 @@ const MANAGED_PREFIX = 'agent-infra-lifecycle-';
  */
 const SPAWN_TOOLS: ReadonlyMap<string, SpawnTool> = new Map(
   CLIENT_ADAPTERS.flatMap((client) => client.hook.spawnTools.map((tool) => [tool.name, tool] as const)),
+);
+
+/** The tools of each client that end a child without a stop (ClientHook.goneTools), by client and name. */
+const GONE_TOOLS: ReadonlyMap<string, GoneTool> = new Map(
+  CLIENT_ADAPTERS.flatMap((client) => (client.hook.goneTools ?? []).map((tool) => [`${client.id}:${tool.name}`, tool] as const)),
 );
 
 export type HookDecision =
@@ -66,6 +71,7 @@ export type DecideOptions = { invocationId?: string };
 export function decideHook(client: ClientId, payload: HookPayload, eventOption?: string, options: DecideOptions = {}): HookDecision {
   const kind = firstText(eventOption, payload.hook_event_name, payload.event).toLowerCase();
   if (kind === 'pretooluse' || kind === 'pre-tool' || kind === 'pre_tool_use') return decideSpawn(payload, options);
+  if (kind === 'posttooluse' || kind === 'post-tool' || kind === 'post_tool_use') return decideGone(client, payload, options);
   const nativeAgent = firstText(payload.agent_name, payload.agent_type, record(payload.agent).name);
   const role = managedDelegationRole(nativeAgent);
   // 0.9.x sent every `agent-infra-lifecycle-*` agent to the CLI, which answered DELEGATION_IGNORED.
@@ -144,9 +150,42 @@ function decideSpawn(payload: HookPayload, options: DecideOptions): HookDecision
       reason: `baton: DELEGATION_ISOLATION_FORBIDDEN: isolation '${isolation}' would run ${nativeAgent} outside this repository's workspace, where baton cannot measure its changes. Spawn it without isolation.`,
     };
   }
+  // Claude Code's agent teams: a teammate is its own session, messaged and reused across tasks, not a
+  // fresh subagent whose one stage baton measures (docs/clients.md "Agent teams").
+  const teammate = (tool.teammateFields ?? []).flatMap((field) => {
+    const value = text(input[field]);
+    return value ? [`${field} '${value}'`] : [];
+  });
+  if (teammate.length > 0) {
+    return {
+      kind: 'spawn-refused',
+      reason: `baton: DELEGATION_TEAMMATE_FORBIDDEN: ${teammate.join(' and ')} would make ${nativeAgent} an agent-team teammate (or a named agent others message), not a fresh subagent whose stage baton can measure. Spawn it as a subagent: the ${payload.tool_name} tool with subagent_type '${nativeAgent}', without team_name or name.`,
+    };
+  }
   const toolCallId = firstText(payload.tool_use_id, payload.call_id, payload.tool_call_id) || invocationIdentity(options);
   // The model the spawning call asks for (Claude Code's `tool_input.model`): evidence for the later
   // profile's model separation (src/core/orchestration/modelPolicy.ts).
   const model = text(input.model);
   return { kind: 'spawn-check', nativeAgent, toolCallId, ...(model ? { model } : {}) };
+}
+
+/**
+ * PostToolUse of a tool that ends a child without a stop (docs/architecture.md "Reconciliation"):
+ * the client's evidence that the child is gone. Which child comes from the tool's response (what was
+ * stopped), else its input; the engine acts only if a pending delegation of this client has it.
+ */
+function decideGone(client: ClientId, payload: HookPayload, options: DecideOptions): HookDecision {
+  const toolName = firstText(payload.tool_name);
+  const tool = GONE_TOOLS.get(`${client}:${toolName.toLowerCase()}`);
+  if (!tool) return { kind: 'ignore' };
+  const response = record(payload.tool_response);
+  const input = record(payload.tool_input);
+  const childId = firstText(...tool.childIdFields.map((field) => response[field]), ...tool.childIdFields.map((field) => input[field]));
+  if (!childId) return { kind: 'ignore' };
+  const callId = firstText(payload.tool_use_id, payload.call_id, payload.tool_call_id) || invocationIdentity(options);
+  return {
+    kind: 'event',
+    idParts: [client, 'gone', text(payload.session_id), childId, callId],
+    event: { intent: 'child-gone', taskRef: 'auto', client, childId, evidence: toolName },
+  };
 }

@@ -76,7 +76,9 @@ describe('baton doctor', () => {
     expect(messageOf(report, 'redis')).toContain('(REDIS_URL)');
     expect(messageOf(report, 'worker')).toContain(`no worker serves ${root}`);
     expect(messageOf(report, 'worker')).toContain(`run 'baton start' in ${root}`);
-    expect(messageOf(report, 'hooks claude-code')).toMatch(/^SubagentStart, SubagentStop, PreToolUse run 'baton' \(baton \d+\.\d+\.\d+\)$/);
+    expect(messageOf(report, 'hooks claude-code')).toMatch(
+      /^SubagentStart, SubagentStop, PreToolUse, PostToolUse run 'baton' \(baton \d+\.\d+\.\d+\)$/,
+    );
     expect(messageOf(report, 'trust codex')).toContain("Run 'baton init --client codex --trust'");
 
     // The same, one line per check.

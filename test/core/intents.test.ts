@@ -32,7 +32,7 @@ describe('the intent table', () => {
 
   it('derives the read-only and internal sets', () => {
     expect([...READ_ONLY_INTENTS]).toEqual(['route', 'status']);
-    expect([...INTERNAL_INTENTS]).toEqual(['claim-spawn', 'release-spawn', 'reconcile']);
+    expect([...INTERNAL_INTENTS]).toEqual(['claim-spawn', 'release-spawn', 'reconcile', 'child-gone']);
   });
 
   it('each required flag is one of the flags the intent reads', () => {

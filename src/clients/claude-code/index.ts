@@ -27,7 +27,15 @@ export const claudeCode = {
   hook: {
     // It forks only with `subagent_type: "fork"`, which is never a lifecycle agent; `isolation` is
     // refused for every tool.
-    spawnTools: [{ name: 'task' }, { name: 'agent' }],
+    // `team_name` / `name` make the spawn an agent-team teammate (or a named agent others can message):
+    // refused (docs/clients.md "Agent teams").
+    spawnTools: [
+      { name: 'task', teammateFields: ['team_name', 'name'] },
+      { name: 'agent', teammateFields: ['team_name', 'name'] },
+    ],
+    // TaskStop of a background subagent sends no SubagentStop (anthropics/claude-code#92716); its
+    // PostToolUse names the task, whose id is the subagent's agent_id (docs/clients.md).
+    goneTools: [{ name: 'taskstop', childIdFields: ['task_id', 'shell_id'] }],
     notice: systemMessageNotice,
   },
   install: {
@@ -36,11 +44,13 @@ export const claudeCode = {
       { event: 'SubagentStop', matcher: LIFECYCLE_AGENTS, args: [] },
       // The spawning tool ("Task", renamed "Agent"): the one place a spawn can still be blocked.
       { event: 'PreToolUse', matcher: 'Task|Agent', args: [] },
+      // A background subagent killed with TaskStop: reconciled at once, not after --stop-grace.
+      { event: 'PostToolUse', matcher: 'TaskStop', args: [] },
     ],
     instructions: {
       file: 'CLAUDE.md',
       spawnAdvice:
-        'Use the Agent tool with `subagent_type` set to that name and `run_in_background: false` (Claude Code runs subagents in the background unless told otherwise). Do not set `isolation`, do not resume an earlier subagent (SendMessage), and spawn one subagent per message.',
+        'Use the Agent tool with `subagent_type` set to that name and `run_in_background: false` (Claude Code runs subagents in the background unless told otherwise). Do not set `isolation`, `team_name` or `name` (a teammate is not a fresh subagent), do not resume an earlier subagent (SendMessage), and spawn one subagent per message.',
       handOverReason: "Claude Code refuses a subagent's Write of report-like files such as `analysis.md`",
     },
     settingsFile: '.claude/settings.json',

@@ -4,7 +4,7 @@
 // corrupt run files are reported (2), updatedAt uses the injected clock (3), a result reports the
 // run's real status (4), running/completed runs carry no pause (5), and `abort` exists (6).
 // One module per concern, as the lifecycle's events come: steps.ts (what every function is made of),
-// run.ts, scan.ts, spawn.ts, prepare.ts, activate.ts, complete.ts, seal.ts, laterTurns.ts, advance.ts, reconcile.ts.
+// run.ts, scan.ts, spawn.ts, prepare.ts, activate.ts, complete.ts, seal.ts, laterTurns.ts, advance.ts, reconcile.ts, gone.ts.
 
 export { DEFAULT_MAX_STEPS } from './steps.ts';
 export type { OrchestrationContext } from './steps.ts';
@@ -19,6 +19,7 @@ export { activate, activateMatching } from './activate.ts';
 export { completeCommitStage, completeStage, validateStage } from './complete.ts';
 export { sealExplicit, sealMatching } from './seal.ts';
 export { reconcile } from './reconcile.ts';
+export { childGone } from './gone.ts';
 export { DEFAULT_GRACES, delegationClock, dueReconciliation, reconciliationNote } from '../reconciliation.ts';
 export type { Graces, PendingReconciliation } from '../reconciliation.ts';
 export { ABORT_PAUSE_CODE, abort, advance, pause, prematureAdvanceAdvice } from './advance.ts';
