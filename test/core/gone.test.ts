@@ -1,44 +1,29 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { applyEventNow } from '../../src/core/engine.ts';
 import { delegationClock, dueReconciliation, reconciliationNote } from '../../src/core/orchestration/index.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
-import type { DelegationReceipt } from '../../src/core/types.ts';
-import { TASK_ID, memoryWorkspace, readRun, tempRepo, writeTask } from '../support/fixtures.ts';
+import { TASK_ID, readRun, tempRepo, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
+import { GRACES, at, clockedDelegation } from '../support/delegationClock.ts';
+import type { ClockedDelegation } from '../support/delegationClock.ts';
 
 // Evidence first (docs/architecture.md "Reconciliation"): the `child-gone` event of a hook that saw
 // the client end a child without a stop (Claude Code's TaskStop, Codex v2's interrupt_agent) settles
 // the delegation at once, as the grace would later: seal a completed stage, pause an unfinished one.
 
-const GRACES = { stopGraceMs: 10 * 60_000, spawnGraceMs: 5 * 60_000 };
-const at = (minutes: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + minutes * 60_000).toISOString();
-
 let fixture: Fixture;
-let clock: number;
-let workspace: ReturnType<typeof memoryWorkspace>;
-let counter = 0;
+let world: ClockedDelegation;
 
 beforeEach(() => {
   fixture = tempRepo();
   writeTask(fixture);
-  clock = 0;
-  workspace = memoryWorkspace({ 'src/app.js': 'v1\n' });
+  world = clockedDelegation(fixture);
 });
 afterEach(() => fixture.cleanup());
 
-const apply = (event: LifecycleEvent) =>
-  applyEventNow(event, {
-    repoRoot: fixture.root,
-    fingerprinter: workspace.fingerprinter,
-    now: () => at(clock),
-    newId: () => `id-${(counter += 1)}`,
-  });
-
-function pending(): DelegationReceipt {
-  const receipt = readRun(fixture.taskDir(TASK_ID)).pendingDelegation;
-  if (!receipt) throw new Error('no pending delegation');
-  return receipt;
-}
+const apply = (event: LifecycleEvent) => world.apply(event);
+const pending = (taskId = TASK_ID) => world.pending(taskId);
+const activated = (childId = 'child-1') => world.activated(childId);
+const stageCompleted = () => world.stageCompleted();
 
 const gone = (childId: string, client: 'claude-code' | 'codex' = 'claude-code'): LifecycleEvent => ({
   intent: 'child-gone',
@@ -48,41 +33,10 @@ const gone = (childId: string, client: 'claude-code' | 'codex' = 'claude-code'):
   evidence: 'TaskStop',
 });
 
-async function activated(childId = 'child-1') {
-  expect((await apply({ intent: 'begin-or-resume', taskRef: TASK_ID })).error).toBeNull();
-  expect((await apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).error).toBeNull();
-  clock += 1;
-  const started = await apply({
-    intent: 'hook-start',
-    taskRef: 'auto',
-    client: 'claude-code',
-    nativeAgent: 'agent-infra-lifecycle-executor',
-    childId,
-    parentId: 'parent-1',
-    spawnMode: 'fresh',
-  });
-  expect(started.error).toBeNull();
-}
-
-async function stageCompleted() {
-  await activated();
-  clock += 2;
-  workspace.write('src/app.js', 'v2\n');
-  const result = await apply({
-    intent: 'complete-stage',
-    taskRef: TASK_ID,
-    stage: 'analysis',
-    round: 1,
-    artifact: 'analysis.md',
-    agent: 'claude-code',
-  });
-  expect(result.error).toBeNull();
-}
-
 describe('child-gone: the client reported a child gone', () => {
   it('a completed stage is sealed at once, measured as a stop would, the evidence on the mark; advance consumes it', async () => {
     await stageCompleted();
-    clock += 1;
+    world.clock += 1;
     const result = await apply(gone('child-1'));
     expect(result).toMatchObject({ status: 'running', changed: true, error: null });
     const receipt = pending();
@@ -103,7 +57,7 @@ describe('child-gone: the client reported a child gone', () => {
 
   it('an unfinished stage pauses the run (BATON_DELEGATION_STALLED) naming abort; the grace does not act again; a late complete-stage lifts it', async () => {
     await activated();
-    clock += 1;
+    world.clock += 1;
     const result = await apply(gone('child-1'));
     expect(result).toMatchObject({ status: 'paused', changed: true });
     const run = readRun(fixture.taskDir(TASK_ID));
@@ -117,7 +71,7 @@ describe('child-gone: the client reported a child gone', () => {
       `waiting for complete-stage since 2 min; run paused by baton on the client's report (TaskStop, ${at(2)})`,
     );
     // A child the client was wrong about still completes: its complete-stage lifts the pause.
-    clock += 1;
+    world.clock += 1;
     const completed = await apply({
       intent: 'complete-stage',
       taskRef: TASK_ID,

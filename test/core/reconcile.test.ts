@@ -1,89 +1,39 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { applyEventNow } from '../../src/core/engine.ts';
 import { delegationClock, dueReconciliation } from '../../src/core/orchestration/index.ts';
 import { formatRunsTable, listRuns } from '../../src/runs/runList.ts';
 import type { LifecycleEvent } from '../../src/core/events.ts';
 import type { DelegationReceipt, ReconciliationKind } from '../../src/core/types.ts';
-import { TASK_ID, TASK_ID_2, memoryWorkspace, readRun, tempRepo, writeArtifact, writeTask } from '../support/fixtures.ts';
+import { TASK_ID, TASK_ID_2, readRun, tempRepo, writeArtifact, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
+import { GRACES, at, clockedDelegation } from '../support/delegationClock.ts';
+import type { ClockedDelegation } from '../support/delegationClock.ts';
 
 // Reconciliation (docs/architecture.md "Reconciliation"): the engine's `reconcile` event settles a
 // delegation that waited past its grace, once, and only if it still waits where the worker saw it.
 
-const GRACES = { stopGraceMs: 10 * 60_000, spawnGraceMs: 5 * 60_000 };
-const at = (minutes: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + minutes * 60_000).toISOString();
-
 let fixture: Fixture;
-let clock: number;
-let workspace: ReturnType<typeof memoryWorkspace>;
+let world: ClockedDelegation;
 
 beforeEach(() => {
   fixture = tempRepo();
   writeTask(fixture);
   writeTask(fixture, TASK_ID_2);
-  clock = 0;
-  workspace = memoryWorkspace({ 'src/app.js': 'v1\n' });
+  world = clockedDelegation(fixture);
 });
 afterEach(() => fixture.cleanup());
 
-let counter = 0;
-const apply = (event: LifecycleEvent) =>
-  applyEventNow(event, {
-    repoRoot: fixture.root,
-    fingerprinter: workspace.fingerprinter,
-    now: () => at(clock),
-    newId: () => `id-${(counter += 1)}`,
-  });
-
-function pending(taskId = TASK_ID): DelegationReceipt {
-  const receipt = readRun(fixture.taskDir(taskId)).pendingDelegation;
-  if (!receipt) throw new Error('no pending delegation');
-  return receipt;
-}
+const apply = (event: LifecycleEvent) => world.apply(event);
+const pending = (taskId = TASK_ID) => world.pending(taskId);
+const prepared = (taskId = TASK_ID) => world.prepared(taskId);
+const activated = (childId = 'child-1') => world.activated(childId);
+const stageCompleted = () => world.stageCompleted();
 
 /** The reconcile event the worker would queue for the pending delegation of `taskId` now, or null. */
 function dueEvent(taskId = TASK_ID): LifecycleEvent | null {
   const receipt = pending(taskId);
   const due = dueReconciliation(receipt, GRACES);
-  if (!due || due.dueAt > Date.parse(at(clock))) return null;
+  if (!due || due.dueAt > Date.parse(at(world.clock))) return null;
   return { intent: 'reconcile', taskRef: taskId, receiptId: receipt.id, kind: due.kind, since: due.since, graceMs: due.graceMs };
-}
-
-async function prepared(taskId = TASK_ID) {
-  expect((await apply({ intent: 'begin-or-resume', taskRef: taskId })).error).toBeNull();
-  const result = await apply({ intent: 'prepare', taskRef: taskId, client: 'claude-code' });
-  expect(result.error).toBeNull();
-  return result;
-}
-
-async function activated(childId = 'child-1') {
-  await prepared();
-  clock += 1;
-  const result = await apply({
-    intent: 'hook-start',
-    taskRef: 'auto',
-    client: 'claude-code',
-    nativeAgent: 'agent-infra-lifecycle-executor',
-    childId,
-    parentId: 'parent-1',
-    spawnMode: 'fresh',
-  });
-  expect(result.error).toBeNull();
-}
-
-async function stageCompleted() {
-  await activated();
-  clock += 2;
-  workspace.write('src/app.js', 'v2\n');
-  const result = await apply({
-    intent: 'complete-stage',
-    taskRef: TASK_ID,
-    stage: 'analysis',
-    round: 1,
-    artifact: 'analysis.md',
-    agent: 'claude-code',
-  });
-  expect(result.error).toBeNull();
 }
 
 describe('dueReconciliation', () => {
@@ -95,7 +45,7 @@ describe('dueReconciliation', () => {
       graceMs: GRACES.spawnGraceMs,
       dueAt: Date.parse(at(5)),
     });
-    clock = 1;
+    world.clock = 1;
     await apply({
       intent: 'hook-start',
       taskRef: 'auto',
@@ -106,7 +56,7 @@ describe('dueReconciliation', () => {
       spawnMode: 'fresh',
     });
     expect(dueReconciliation(pending(), GRACES)).toMatchObject({ kind: 'stalled', since: at(1), dueAt: Date.parse(at(11)) });
-    clock = 3;
+    world.clock = 3;
     await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude-code' });
     expect(pending().stageCompletedAt).toBe(at(3));
     expect(dueReconciliation(pending(), GRACES)).toMatchObject({ kind: 'sealed', since: at(3), dueAt: Date.parse(at(13)) });
@@ -114,7 +64,7 @@ describe('dueReconciliation', () => {
 
   it('a spawn claim restarts the spawn clock', async () => {
     await prepared();
-    clock = 4;
+    world.clock = 4;
     await apply({
       intent: 'claim-spawn',
       taskRef: 'auto',
@@ -137,9 +87,9 @@ describe('dueReconciliation', () => {
 describe('reconcile: a completed stage whose SubagentStop never came', () => {
   it('is sealed as a stop would seal it, once; advance consumes it; the late stop with no change changes nothing', async () => {
     await stageCompleted();
-    clock = 12;
+    world.clock = 12;
     expect(dueEvent()).toBeNull(); // 9 minutes after complete-stage
-    clock = 13;
+    world.clock = 13;
     const event = dueEvent()!;
     expect(event).toMatchObject({ kind: 'sealed', since: at(3) });
     const sealed = await apply(event);
@@ -170,7 +120,7 @@ describe('reconcile: a completed stage whose SubagentStop never came', () => {
 
   it('a job queued before the stop came does nothing once the stop sealed the receipt', async () => {
     await stageCompleted();
-    clock = 13;
+    world.clock = 13;
     const event = dueEvent()!;
     await apply({
       intent: 'hook-stop',
@@ -206,8 +156,8 @@ describe('reconcile: a completed stage whose SubagentStop never came', () => {
       artifact: 'review-analysis.md',
       agent: 'claude-code',
     });
-    workspace.write('src/app.js', 'changed by the reviewer\n');
-    clock += 10;
+    world.workspace.write('src/app.js', 'changed by the reviewer\n');
+    world.clock += 10;
     const result = await apply(dueEvent()!);
     expect(result.run?.pause).toMatchObject({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', recoverable: true });
     expect(pending()).toMatchObject({ status: 'stage-completed', reconciliations: [{ kind: 'sealed' }] });
@@ -218,7 +168,7 @@ describe('reconcile: a completed stage whose SubagentStop never came', () => {
 describe('reconcile: an activated child that never completes its stage', () => {
   it('pauses the run recoverably, once, naming abort and begin-or-resume', async () => {
     await activated();
-    clock = 11;
+    world.clock = 11;
     const paused = await apply(dueEvent()!);
     expect(paused.status).toBe('paused');
     expect(paused.run?.pause?.code).toBe('BATON_DELEGATION_STALLED');
@@ -235,7 +185,7 @@ describe('reconcile: an activated child that never completes its stage', () => {
 
   it('a child that was only slow still completes (which lifts the pause) and stops, and advance goes on', async () => {
     await activated();
-    clock = 11;
+    world.clock = 11;
     await apply(dueEvent()!);
     const completed = await apply({
       intent: 'complete-stage',
@@ -263,7 +213,7 @@ describe('reconcile: an activated child that never completes its stage', () => {
 describe('reconcile: a prepared delegation no subagent started for', () => {
   it('is given up as abort does: the repository is free, the run paused recoverably without a pending delegation', async () => {
     await prepared();
-    clock = 5;
+    world.clock = 5;
     const event = dueEvent()!;
     expect(event).toMatchObject({ kind: 'not-started', since: at(0), graceMs: GRACES.spawnGraceMs });
     const result = await apply(event);
@@ -281,7 +231,7 @@ describe('reconcile: a prepared delegation no subagent started for', () => {
 
   it("a late SubagentStart for it is refused with 0.9.2's code and changes nothing", async () => {
     await prepared();
-    clock = 5;
+    world.clock = 5;
     await apply(dueEvent()!);
     const before = readRun(fixture.taskDir());
     const late = await apply({
@@ -311,7 +261,7 @@ describe('the clock, as the run page and baton runs show it', () => {
     );
     const [row] = await listRuns(fixture.root, undefined, { graces: GRACES, nowMs });
     expect(row).toMatchObject({ clock: 'waiting for SubagentStop since 3 min; sealed by baton at 10 min', reconciled: null });
-    clock = 13;
+    world.clock = 13;
     await apply(dueEvent()!);
     await apply({ intent: 'advance', taskRef: TASK_ID });
     const [after] = await listRuns(fixture.root, undefined, { graces: GRACES, nowMs: Date.parse(at(14)) });
@@ -321,7 +271,7 @@ describe('the clock, as the run page and baton runs show it', () => {
 
   it('a stalled child: the clock says the run was paused, and when', async () => {
     await activated();
-    clock = 11;
+    world.clock = 11;
     await apply(dueEvent()!);
     expect(delegationClock(pending(), GRACES, Date.parse(at(12)))).toBe(
       `waiting for complete-stage since 11 min; run paused by baton at 10 min (${at(11)})`,

@@ -5,6 +5,7 @@ import { pauseRun, reportRun, resolve, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
 import { pendingDelegations } from './scan.ts';
 import { sealMeasured } from './seal.ts';
+import { describeDelegation } from './reconcile.ts';
 
 // Evidence first (baton addition, docs/architecture.md "Reconciliation", issue 25): the client
 // itself reports a child gone without a stop (Claude Code's TaskStop of a background subagent; Codex
@@ -41,20 +42,16 @@ export async function childGone(ctx: OrchestrationContext, client: string, event
   if (kind === 'sealed') return sealMeasured(ctx, task.value, markedRun, marked);
   if (run.status === 'paused') {
     // Already paused for its own reason: that pause says more; the evidence is recorded.
-    ctx.warnings.push(`${describe(marked)}: ${gone(event)}; the run stays paused (${run.pause?.code ?? 'no code'})`);
+    ctx.warnings.push(`${describeDelegation(marked)}: ${gone(event)}; the run stays paused (${run.pause?.code ?? 'no code'})`);
     const updated = withUpdates(ctx, markedRun, {});
     save(ctx, task.value, updated);
     return reportRun(task.value.taskId, updated, true);
   }
   const taskId = task.value.taskId;
   const message =
-    `${describe(marked)}: ${gone(event)} before it completed its stage. ` +
+    `${describeDelegation(marked)}: ${gone(event)} before it completed its stage. ` +
     `To go on: baton task ${taskId} abort --reason "…", then baton task ${taskId} begin-or-resume, and route and prepare again`;
   return pauseRun(ctx, task.value, markedRun, STALLED_PAUSE_CODE, message, true);
-}
-
-function describe(receipt: DelegationReceipt): string {
-  return `delegation ${receipt.id} (${receipt.stage} round ${receipt.round}, ${receipt.role}, client ${receipt.client})`;
 }
 
 function gone(event: GoneEvent): string {

@@ -46,7 +46,8 @@ export async function reconcile(ctx: OrchestrationContext, taskRef: string, even
   }
 }
 
-function describe(receipt: DelegationReceipt): string {
+/** How a reconciliation's messages name the delegation (also the client's evidence, gone.ts). */
+export function describeDelegation(receipt: DelegationReceipt): string {
   return `delegation ${receipt.id} (${receipt.stage} round ${receipt.round}, ${receipt.role}, client ${receipt.client})`;
 }
 
@@ -61,14 +62,14 @@ function pauseStalled(
   if (run.status === 'paused') {
     // Already paused for its own reason: that pause says more; the clock is recorded, once.
     ctx.warnings.push(
-      `${describe(receipt)} has not completed its stage within ${graceText(graceMs)}; the run stays paused (${run.pause?.code ?? 'no code'})`,
+      `${describeDelegation(receipt)} has not completed its stage within ${graceText(graceMs)}; the run stays paused (${run.pause?.code ?? 'no code'})`,
     );
     const updated = withUpdates(ctx, run, {});
     save(ctx, task, updated);
     return reportRun(task.taskId, updated, true);
   }
   const message =
-    `${describe(receipt)} started child ${receipt.childId} at ${receipt.activatedAt}, which has not completed its stage within ${graceText(graceMs)} and has not stopped. ` +
+    `${describeDelegation(receipt)} started child ${receipt.childId} at ${receipt.activatedAt}, which has not completed its stage within ${graceText(graceMs)} and has not stopped. ` +
     `If that subagent is gone: baton task ${task.taskId} abort --reason "…", then baton task ${task.taskId} begin-or-resume. ` +
     `If it is still working, nothing needs doing: its complete-stage lifts this pause, its stop seals the delegation, and advance goes on`;
   return pauseRun(ctx, task, run, STALLED_PAUSE_CODE, message, true);
@@ -86,7 +87,7 @@ function giveUp(
   // Unreachable: a prepared receipt can always be aborted.
   if (!outcome.ok) return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
   const message =
-    `${describe(receipt)} was prepared at ${receipt.createdAt}${receipt.spawnClaim ? ` (spawn claimed at ${receipt.spawnClaim.claimedAt})` : ''} and no subagent started for it within ${graceText(graceMs)}; ` +
+    `${describeDelegation(receipt)} was prepared at ${receipt.createdAt}${receipt.spawnClaim ? ` (spawn claimed at ${receipt.spawnClaim.claimedAt})` : ''} and no subagent started for it within ${graceText(graceMs)}; ` +
     `baton gave it up and released the repository. To go on: baton task ${task.taskId} begin-or-resume, then route and prepare again`;
   const keepPause = run.status === 'paused' && run.pause !== null;
   const pause = keepPause ? run.pause : { code: NOT_STARTED_PAUSE_CODE, message, recoverable: true };
