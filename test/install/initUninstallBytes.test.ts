@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { batonShimDir } from '../support/agentClients.ts';
-import { JSON_CORPUS, TOML_CORPUS, userBytesChanged } from '../support/formattingCorpus.ts';
+import { JSON_CORPUS, TOML_CORPUS, keptIn, userBytesChanged } from '../support/formattingCorpus.ts';
 import { git } from '../support/gitRepo.ts';
 import { projectDirs, projectFiles } from '../support/projectFiles.ts';
 import type { CliRun } from '../support/processes.ts';
@@ -35,13 +35,6 @@ afterEach(() => fs.rmSync(work, { recursive: true, force: true }));
 
 const baton = (args: string[]): Promise<CliRun> => runBaton(args, { cwd: root, env });
 const read = (file: string) => fs.readFileSync(file, 'utf8');
-
-/** Whether `inner` is what is left of `outer` with some stretches cut out (every byte of it kept, in order). */
-function keptIn(inner: string, outer: string): boolean {
-  let at = 0;
-  for (const char of outer) if (at < inner.length && inner.startsWith(char, at)) at += char.length;
-  return at === inner.length;
-}
 
 function write(file: string, text: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { uniquePrefix } from '../support/fixtures.ts';
-import { JSON_CORPUS, TOML_CORPUS, userBytesChanged } from '../support/formattingCorpus.ts';
+import { JSON_CORPUS, TOML_CORPUS, keptIn, userBytesChanged } from '../support/formattingCorpus.ts';
 import { git } from '../support/gitRepo.ts';
 import { DENO_DIR, PROJECT_ROOT, runProcess } from '../support/processes.ts';
 import type { CliRun } from '../support/processes.ts';
@@ -169,30 +169,51 @@ describe('the npm package', () => {
     expect(projectDirs(project)).toEqual(['.agents', '.claude']);
   }, 120_000);
 
-  it("keeps the user's formatting: init leaves every byte of their entries, uninstall gives the files back", async () => {
-    const project = path.join(work, 'formatted');
-    fs.mkdirSync(path.join(project, '.claude'), { recursive: true });
-    fs.mkdirSync(path.join(project, '.codex'));
-    git(project, ['init', '-q']);
-    const corpus = (name: string) => [...JSON_CORPUS, ...TOML_CORPUS].find((entry) => entry.name === name)!.text;
-    const files: Record<string, string> = {
-      '.claude/settings.json': corpus('one-line arrays, deny before allow'),
-      '.codex/hooks.json': corpus('a CRLF file with tabs, comments and no final newline'),
-      '.codex/config.toml': corpus('inline tables and comments'),
-    };
-    for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(project, file), text);
-    const before = projectFiles(project);
+  // Issue 26, "Shown by": the formatting corpus through the installed `baton`, byte for byte.
+  JSON_CORPUS.forEach((entry, index) => {
+    const codexHooks = JSON_CORPUS[(index + 5) % JSON_CORPUS.length]!;
+    const codexConfig = TOML_CORPUS[index % TOML_CORPUS.length]!;
+    it(`keeps the user's formatting through init → uninstall: settings: ${entry.name}; hooks.json: ${codexHooks.name}; config.toml: ${codexConfig.name}`, async () => {
+      const project = path.join(work, `formatted-${index}`);
+      fs.mkdirSync(project);
+      git(project, ['init', '-q']);
+      const eol = index % 2 === 0 ? '\n' : '\r\n';
+      const files: Record<string, string> = {
+        '.claude/settings.json': entry.text,
+        '.codex/hooks.json': codexHooks.text,
+        '.codex/config.toml': codexConfig.text,
+        'CLAUDE.md': `# Mine${eol}${eol}Tabs, not spaces.`,
+        'AGENTS.md': `# Agents${eol}${eol}Run the tests.${eol}`,
+      };
+      for (const [file, text] of Object.entries(files)) {
+        fs.mkdirSync(path.dirname(path.join(project, file)), { recursive: true });
+        fs.writeFileSync(path.join(project, file), text);
+      }
+      const before = projectFiles(project);
+      const dirs = projectDirs(project);
 
-    const init = await baton(['init'], project);
-    expect(init.code, init.stderr).toBe(0);
-    for (const file of ['.claude/settings.json', '.codex/hooks.json'])
-      expect(userBytesChanged(files[file]!, fs.readFileSync(path.join(project, file), 'utf8')), file).toEqual([]);
-    expect(fs.readFileSync(path.join(project, '.codex/config.toml'), 'utf8').startsWith(files['.codex/config.toml']!)).toBe(true);
+      const init = await baton(['init'], project);
+      expect(init.code, init.stderr).toBe(0);
+      for (const [file, text] of Object.entries(files)) {
+        const after = fs.readFileSync(path.join(project, file), 'utf8');
+        // The user's own sandbox table gets network access turned on; every other file keeps every byte.
+        if (file === '.codex/config.toml' && text.includes('[sandbox_workspace_write]')) continue;
+        expect(after, file).not.toBe(text);
+        expect(keptIn(text, after), `${file} keeps every byte of the user's`).toBe(true);
+        if (file.endsWith('.json')) expect(userBytesChanged(text, after), file).toEqual([]);
+      }
+      const record = JSON.parse(fs.readFileSync(path.join(project, '.git', 'baton', 'init.json'), 'utf8')) as {
+        files: { path: string; before: string | null }[];
+      };
+      for (const [file, text] of Object.entries(files))
+        expect(record.files.find((recorded) => recorded.path === file)?.before, file).toBe(text);
 
-    const uninstall = await baton(['uninstall'], project);
-    expect(uninstall.code, uninstall.stderr).toBe(0);
-    expect(projectFiles(project)).toEqual(before);
-  }, 60_000);
+      const uninstall = await baton(['uninstall'], project);
+      expect(uninstall.code, uninstall.stderr).toBe(0);
+      expect(projectFiles(project)).toEqual(before);
+      expect(projectDirs(project)).toEqual(dirs);
+    }, 60_000);
+  });
 
   // docs/adopting.md, "On Bun or Deno": the installed package's worker, as written there.
   const RUNTIME_LINES = /## On Bun or Deno[\s\S]*?```sh\n([\s\S]*?)```/

@@ -83,6 +83,13 @@ export const TOML_CORPUS: readonly CorpusEntry[] = [
   { name: 'empty file', text: '' },
 ];
 
+/** Whether `inner` is what is left of `outer` with some stretches cut out (every byte of it kept, in order). */
+export function keptIn(inner: string, outer: string): boolean {
+  let at = 0;
+  for (const char of outer) if (at < inner.length && inner.startsWith(char, at)) at += char.length;
+  return at === inner.length;
+}
+
 /**
  * Where a user's JSON text `after` (baton's entries added) breaks `before`'s bytes: every value of
  * `before` must be in `after` with the same bytes around and between its items, baton's additions
