@@ -4,9 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { uniquePrefix } from '../support/fixtures.ts';
+import { UNTOUCHED, startForeignRedis } from '../support/foreignRedis.ts';
 import { JSON_CORPUS, TOML_CORPUS, keptIn, userBytesChanged } from '../support/formattingCorpus.ts';
 import { git } from '../support/gitRepo.ts';
-import { DENO_DIR, PROJECT_ROOT, runProcess } from '../support/processes.ts';
+import { nativePayload } from '../support/lifecycleDriver.ts';
+import { DENO_DIR, HOOK_WAITS_FOR_RESULT, PROJECT_ROOT, jsonOf, runProcess } from '../support/processes.ts';
 import type { CliRun } from '../support/processes.ts';
 import { USER_CLAUDE_SETTINGS, projectDirs, projectFiles, writeUserClaudeSetup } from '../support/projectFiles.ts';
 
@@ -214,6 +216,119 @@ describe('the npm package', () => {
       expect(projectDirs(project)).toEqual(dirs);
     }, 60_000);
   });
+
+  // Issue 26, "Shown by": the first hour with the installed package. A Redis of someone else's answers
+  // on the default address (a private redis-server on a port this test owns, never 6379): `baton start`
+  // runs its own and writes nothing there; a review naming the wrong Review Input is refused at
+  // complete-stage; `baton doctor` warns on a development machine (exit 0) and fails with --strict.
+  it('the first hour: start passes over a foreign Redis, a wrong Review Input is refused, doctor warns and --strict fails', async () => {
+    const foreign = await startForeignRedis();
+    const project = path.join(work, 'first-hour');
+    fs.mkdirSync(project);
+    git(project, ['init', '-q']);
+    const env = { BATON_DEFAULT_REDIS_URL: foreign.url, ...HOOK_WAITS_FOR_RESULT };
+    let service: ReturnType<typeof spawn> | null = null;
+    let output = '';
+    try {
+      expect((await baton(['init'], project, env)).code).toBe(0);
+      const created = await baton(['new', 'Bound the retry budget'], project, env);
+      expect(created.code, created.stderr).toBe(0);
+      const taskDir = path.join(project, '.agents', 'workspace', 'active', /^created (TASK-\d{8}-\d{6})/m.exec(created.stdout)![1]!);
+
+      const started = spawn('baton', ['start', '--port', '0'], {
+        cwd: project,
+        env: userEnv(env),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      service = started;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`baton start not ready within 60 s:\n${output}`)), 60_000);
+        const collect = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (/baton ready in \d+ ms/.test(output)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        started.stdout!.on('data', collect);
+        started.stderr!.on('data', collect);
+        started.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`baton start exited with ${code} before it was ready:\n${output}`));
+        });
+      });
+      expect(output).toMatch(/^ {2}redis {6}unix:\/\/\S+ \(private redis-server, append-only data in /m);
+      expect(output).toContain(
+        `not using the Redis that answers on ${foreign.url} (nothing names it); to use it: baton start --redis ${foreign.url}`,
+      );
+
+      // One stage by hand, then its review naming task.md: refused, nothing written.
+      const task = async (args: string[], input?: string) => {
+        const run = await runProcess('baton', ['task', '01', ...args, '--timeout', '20000'], {
+          cwd: project,
+          env: userEnv(env),
+          timeoutMs: 60_000,
+          ...(input !== undefined ? { input } : {}),
+        });
+        return { ...run, json: jsonOf(run) };
+      };
+      const hook = async (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string) => {
+        const run = await runProcess('baton', ['hook', 'claude-code'], {
+          cwd: project,
+          env: userEnv(env),
+          timeoutMs: 60_000,
+          input: nativePayload('claude-code', phase, role, childId, project),
+        });
+        expect(run.code, run.stderr).toBe(0);
+      };
+      const complete = (stage: string, artifact: string, content: string) =>
+        task(['complete-stage', '--stage', stage, '--round', '1', '--artifact', artifact, '--agent', 'claude', '--content', '-'], content);
+      expect((await task(['begin-or-resume'])).json.status).toBe('running');
+      expect((await task(['prepare', '--client', 'claude-code'])).json.next).toMatchObject({ stage: 'analysis', round: 1 });
+      await hook('SubagentStart', 'executor', 'child-a');
+      expect((await complete('analysis', 'analysis.md', '# Analysis\n\nCap retries at 3.\n')).json.status).toBe('running');
+      await hook('SubagentStop', 'executor', 'child-a');
+      expect((await task(['advance'])).json.status).toBe('running');
+      expect((await task(['prepare', '--client', 'claude-code'])).json.next).toMatchObject({ stage: 'review-analysis', round: 1 });
+      await hook('SubagentStart', 'reviewer', 'child-r');
+      const runFile = path.join(taskDir, 'orchestration.json');
+      const before = fs.readFileSync(runFile, 'utf8');
+      const refused = await complete(
+        'review-analysis',
+        'review-analysis.md',
+        '# Review\n\n- **Review Input**: `task.md`\n\n## Review Summary\n\n- **Overall Verdict**: Approved\n' +
+          '- **Findings (AI-actionable)**: 0 blockers, 0 majors, 0 minors / **Manual validation**: 0\n',
+      );
+      expect(refused.code, refused.stdout).toBe(1);
+      expect(refused.json).toMatchObject({ status: 'failed', changed: false, error: { code: 'ORCHESTRATION_REVIEW_INPUT_MISMATCH' } });
+      expect(refused.json.error.message).toContain('expected Review Input analysis.md (the latest artifact under review), given task.md');
+      expect(fs.readFileSync(runFile, 'utf8')).toBe(before);
+      expect(fs.existsSync(path.join(taskDir, 'review-analysis.md'))).toBe(false);
+
+      // doctor: a worker serves, its Redis keeps its data; the clients do not trust the project yet.
+      const doctor = await baton(['doctor'], project, env);
+      expect(doctor.code, doctor.stdout).toBe(0);
+      expect(doctor.stdout).toMatch(/^ok {4}worker {13}a worker serves this checkout/m);
+      expect(doctor.stdout).toMatch(/^WARN {2}trust codex {8}/m);
+      expect(doctor.stdout).not.toMatch(/^FAIL/m);
+      expect(doctor.stdout).toMatch(
+        /warning\(s\): fine on a development machine; on a shared box or in CI, 'baton doctor --strict' fails on them\n$/,
+      );
+      const strict = await baton(['doctor', '--strict'], project, env);
+      expect(strict.code, strict.stdout).toBe(1);
+      expect(strict.stdout).toMatch(/^FAIL {2}trust codex {8}/m);
+
+      const stopped = new Promise((resolve) => started.once('exit', resolve));
+      started.kill('SIGINT');
+      expect(await stopped, output).toBe(0);
+      expect(fs.existsSync(path.join(project, '.git', 'baton', 'redis', 'redis.sock'))).toBe(false);
+      expect(await foreign.touches()).toEqual(UNTOUCHED);
+    } finally {
+      if (service && service.exitCode === null && service.signalCode === null) process.kill(-service.pid!, 'SIGKILL');
+      await foreign.stop();
+    }
+  }, 120_000);
 
   // docs/adopting.md, "On Bun or Deno": the installed package's worker, as written there.
   const RUNTIME_LINES = /## On Bun or Deno[\s\S]*?```sh\n([\s\S]*?)```/
