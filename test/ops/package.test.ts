@@ -18,6 +18,8 @@ import { USER_CLAUDE_SETTINGS, projectDirs, projectFiles, writeUserClaudeSetup }
 // and the system's: `baton init` in a project of the user's, `baton new`, `baton doctor`, and
 // `baton uninstall` giving back every byte. Also the package itself (what it ships, its size, its
 // version) and the worker of the installed package on Bun and Deno, as docs/adopting.md says.
+// Issue 26, "Shown by": the formatting corpus through init → uninstall byte for byte, and the first
+// hour (a foreign Redis left untouched by `baton start`, a wrong Review Input refused, doctor levels).
 
 const MAX_INSTALLED_BYTES = 100 * 1024 * 1024;
 const VERSION = (JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
