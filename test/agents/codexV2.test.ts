@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
-import { EXECUTOR, REVIEWER, batonResult, executorThatCompletes, shell } from '../support/agentScripts.ts';
+import { EXECUTOR, REVIEWER, batonResult, editMade, editingTurns, executorThatCompletes, shell } from '../support/agentScripts.ts';
 import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
@@ -37,6 +37,9 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
     const complete = executorThatCompletes('codex', w.baton);
+    // The follow-up turn writes LEFT-OUT.md with Codex's own apply_patch.
+    const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
+    const edit = editingTurns('codex', w.repo.root, leftOut, 'LEFT-OUT.md written.');
     const outputs: string[] = [];
     let tools: string[] = [];
     const parent = (request: ModelRequest): Turn => {
@@ -58,15 +61,13 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
       'Drive task 01 through its analysis stage.',
       {
         parent,
-        executor: (request) => {
-          if (request.step < 2) return complete(request);
-          if (request.step === 2) fs.writeFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'late notes\n');
-          return { text: 'LEFT-OUT.md written.' };
-        },
+        executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)),
       },
       180_000,
     );
     expect(w.server.scriptErrors).toEqual([]);
+    expect(edit.answer()).toMatch(editMade('codex', leftOut));
+    expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
     const hooks = recordedPayloads(w);
     const trace = JSON.stringify(hooks.map((hook) => [hook.event, hook.payload.tool_name, hook.payload.turn_id, hook.code]));
     if (process.env.BATON_PRINT_FIGURES) console.log(trace);
@@ -97,6 +98,10 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
     const retry = path.join(w.repo.root, 'src', 'retry.ts');
     const committed = fs.readFileSync(retry, 'utf8');
+    // The follow-up turn "fixes" the code with Codex's own apply_patch.
+    const fix = { file: path.join('src', 'retry.ts'), before: committed, after: 'export const retries = 3;\n' };
+    const edit = editingTurns('codex', w.repo.root, fix, 'fixed src/retry.ts');
+    let edited = '';
     let refusedAdvance = '';
     let advancedAgain = '';
     const parent = (request: ModelRequest): Turn => {
@@ -116,6 +121,8 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
       if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
       if (request.step === 5) {
         refusedAdvance = request.toolResults.at(-1) ?? '';
+        // A human reverts the reviewer's edit.
+        edited = fs.readFileSync(retry, 'utf8');
         fs.writeFileSync(retry, committed);
         return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
       }
@@ -129,14 +136,14 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
         reviewer: (request) => {
           if (request.step === 0) return { toolCalls: [shell('codex', reviewHandOver(w))] };
           if (request.step === 1) return { text: 'review-analysis.md written.' };
-          // The follow-up turn "fixes" the code (written by the test: the reviewer's sandbox runs only baton here).
-          if (request.step === 2) fs.writeFileSync(retry, 'export const retries = 3;\n');
-          return { text: 'fixed src/retry.ts' };
+          return edit.turn(request, 2);
         },
       },
       180_000,
     );
     expect(w.server.scriptErrors).toEqual([]);
+    expect(edit.answer()).toMatch(editMade('codex', fix));
+    expect(edited).toBe(fix.after);
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
     const refused = batonResult(refusedAdvance);
     expect(refused).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });

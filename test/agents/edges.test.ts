@@ -3,10 +3,13 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
 import {
+  ACCEPT_EDITS,
   EXECUTOR,
   REVIEWER,
   asOffered,
   batonResult,
+  editMade,
+  editingTurns,
   executorThatCompletes,
   parentThatSpawns,
   shell,
@@ -30,14 +33,23 @@ const [codex] = clientVersions('codex');
 const RETRY = path.join('src', 'retry.ts');
 const RETRY_COMMITTED = 'export const retries = Infinity;\n';
 
-/** A reviewer that writes its review, stops, and, resumed, "fixes" src/retry.ts (written by the test during that turn: its permissions let it run nothing but baton). */
-function reviewerThatFixesCode(w: AgentWorld): (request: ModelRequest) => Turn {
-  return (request) => {
+const RETRY_FIXED = 'export const retries = 3;\n';
+/** The reviewer's "fix" of src/retry.ts, made with its client's own edit tool. */
+const FIX_RETRY = { file: RETRY, before: RETRY_COMMITTED, after: RETRY_FIXED };
+
+/**
+ * A reviewer that writes its review, stops, and, resumed, "fixes" src/retry.ts with its client's
+ * own edit tool (Claude Code's Read then Edit, Codex's apply_patch). `edit.answer()` is what that
+ * tool answered.
+ */
+function reviewerThatFixesCode(w: AgentWorld): { script: (request: ModelRequest) => Turn; edit: ReturnType<typeof editingTurns> } {
+  const edit = editingTurns(w.client, w.repo.root, FIX_RETRY, 'fixed src/retry.ts');
+  const script = (request: ModelRequest): Turn => {
     if (request.step === 0) return { toolCalls: [shell(w.client, reviewHandOver(w))] };
     if (request.step === 1) return { text: 'review-analysis.md written.' };
-    if (request.step === 2) fs.writeFileSync(path.join(w.repo.root, RETRY), 'export const retries = 3;\n');
-    return { text: 'fixed src/retry.ts' };
+    return edit.turn(request, 2);
   };
+  return { script, edit };
 }
 
 /** Polls the run file until `done` holds (a resumed Claude child stops in the background). */
@@ -49,8 +61,20 @@ async function until(w: AgentWorld, done: (run: Record<string, any>) => boolean,
   }
 }
 
-/** After a reviewer's resumed edit and the orchestrator's refused advance, a human revert, then advance again: consumed. */
-function expectRefusedThenConsumed(w: AgentWorld, refusedAdvance: string, advancedAgain: string): void {
+/**
+ * After a reviewer's resumed edit (made by its client's tool: the tool said so, and the file held
+ * what the call asked for until the human reverted it) and the orchestrator's refused advance, a
+ * human revert, then advance again: consumed.
+ */
+function expectRefusedThenConsumed(
+  w: AgentWorld,
+  edit: { answer: string; edited: string },
+  refusedAdvance: string,
+  advancedAgain: string,
+): void {
+  expect(w.server.scriptErrors).toEqual([]);
+  expect(edit.answer).toMatch(editMade(w.client, FIX_RETRY));
+  expect(edit.edited).toBe(RETRY_FIXED);
   const refused = batonResult(refusedAdvance);
   expect(refused).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });
   expect(refused.error.message).toMatch(/^reviewer changed forbidden path 'src\/retry\.ts'; delegation \S+ cannot be consumed/);
@@ -71,7 +95,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
   it(`${claude!.label}: a reviewer resumed with SendMessage edits code; the orchestrator's advance is refused; reverted, the next advance consumes the review`, async (context) => {
     const w = await worldFor(context, claude!, { record: true });
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
+    const reviewer = reviewerThatFixesCode(w);
     let childId = '';
+    let edited = '';
     let refusedAdvance = '';
     let advancedAgain = '';
     await w.run(
@@ -94,15 +120,18 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           if (request.step === 3) {
             refusedAdvance = request.toolResults.at(-1) ?? '';
             // A human reverts the reviewer's edit.
+            edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
             fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
             return { toolCalls: [shell('claude-code', `${w.baton} task 01 advance`)] };
           }
           if (request.step === 4) advancedAgain = request.toolResults.at(-1) ?? '';
           return { text: 'done' };
         },
-        reviewer: reviewerThatFixesCode(w),
+        reviewer: reviewer.script,
       },
       150_000,
+      // The user accepts edits (claude -p denies an Edit its permissions do not allow): baton's restriction does not rest on them.
+      { extraArgs: ACCEPT_EDITS['claude-code'] },
     );
     expect(childId).not.toBe('');
     expect(
@@ -110,12 +139,14 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
         .filter((hook) => hook.event === 'SubagentStop')
         .map((hook) => hook.payload.agent_id),
     ).toEqual([childId, childId]);
-    expectRefusedThenConsumed(w, refusedAdvance, advancedAgain);
+    expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
   });
 
   it(`${codex!.label}: a reviewer's follow-up turn (send_input) edits code; the orchestrator's advance is refused; reverted, the next advance consumes the review`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
+    const reviewer = reviewerThatFixesCode(w);
+    let edited = '';
     let refusedAdvance = '';
     let advancedAgain = '';
     await w.run(
@@ -128,20 +159,21 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
           if (request.step === 5) {
             refusedAdvance = request.toolResults.at(-1) ?? '';
+            edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
             fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
             return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
           }
           if (request.step === 6) advancedAgain = request.toolResults.at(-1) ?? '';
           return { text: 'done' };
         },
-        reviewer: reviewerThatFixesCode(w),
+        reviewer: reviewer.script,
       },
       150_000,
     );
     const stops = recordedPayloads(w).filter((hook) => hook.event === 'SubagentStop');
     expect(stops).toHaveLength(2);
     expect(new Set(stops.map((hook) => hook.payload.turn_id)).size).toBe(2);
-    expectRefusedThenConsumed(w, refusedAdvance, advancedAgain);
+    expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
   });
 
   it(`${codex!.label}: an executor's turn after its delegation was consumed writes a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
@@ -149,6 +181,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     expect((await w.task('begin-or-resume')).status).toBe('running');
     expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
     const complete = executorThatCompletes('codex', w.baton);
+    // The later turn writes LEFT-OUT.md with Codex's own apply_patch.
+    const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
+    const edit = editingTurns('codex', w.repo.root, leftOut, 'LEFT-OUT.md written.');
     const outputs: string[] = [];
     await w.run(
       'Drive task 01 through its analysis stage.',
@@ -164,14 +199,13 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           if (request.step === 6) return { toolCalls: [shell('codex', `${w.baton} task 01 prepare --client codex`)] };
           return { text: 'done' };
         },
-        executor: (request) => {
-          if (request.step < 2) return complete(request);
-          if (request.step === 2) fs.writeFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'late notes\n');
-          return { text: 'LEFT-OUT.md written.' };
-        },
+        executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)),
       },
       150_000,
     );
+    expect(w.server.scriptErrors).toEqual([]);
+    expect(edit.answer()).toMatch(editMade('codex', leftOut));
+    expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
     const [resumed, prepared] = outputs.map(batonResult);
     expect(resumed).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
     expect(resumed!.error.message).toContain("changed 'LEFT-OUT.md'; these changes belong to no delegation; the run cannot be resumed");

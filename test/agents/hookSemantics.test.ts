@@ -3,9 +3,12 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
 import {
+  ACCEPT_EDITS,
   EXECUTOR,
   REVIEWER,
   asOffered,
+  editMade,
+  editingTurns,
   executorThatCompletes,
   parentThatSpawns,
   shell,
@@ -49,29 +52,40 @@ describe.concurrent('real clients: hook semantics', { timeout: 120_000 }, () => 
     const w = await worldFor(context, claude!, { record: true });
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
     const review = reviewHandOver(w);
+    const retry = path.join(w.repo.root, 'src', 'retry.ts');
+    // The resumed turn changes code with Claude Code's own Read and Edit.
+    const fix = { file: path.join('src', 'retry.ts'), before: fs.readFileSync(retry, 'utf8'), after: 'export const retries = 3;\n' };
+    const edit = editingTurns('claude-code', w.repo.root, fix, 'fixed src/retry.ts');
     let childId = '';
-    await w.run('Review the analysis of task 01.', {
-      parent: (request) => {
-        if (request.step === 0)
-          return { toolCalls: [asOffered(spawn('claude-code', REVIEWER, 'Run review-analysis for task 01.'), request)] };
-        if (request.step === 1) {
-          childId = /agentId: (\w+)/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
-          return { toolCalls: [{ name: 'SendMessage', input: { to: childId, message: 'Also fix src/retry.ts', summary: 'fix retry' } }] };
-        }
-        return { text: 'asked the reviewer' };
+    await w.run(
+      'Review the analysis of task 01.',
+      {
+        parent: (request) => {
+          if (request.step === 0)
+            return { toolCalls: [asOffered(spawn('claude-code', REVIEWER, 'Run review-analysis for task 01.'), request)] };
+          if (request.step === 1) {
+            childId = /agentId: (\w+)/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
+            return { toolCalls: [{ name: 'SendMessage', input: { to: childId, message: 'Also fix src/retry.ts', summary: 'fix retry' } }] };
+          }
+          return { text: 'asked the reviewer' };
+        },
+        reviewer: (request) => {
+          if (request.step === 0) return { toolCalls: [shell('claude-code', review)] };
+          if (request.step === 1) return { text: 'review-analysis.md written.' };
+          return edit.turn(request, 2);
+        },
       },
-      reviewer: (request) => {
-        if (request.step === 0) return { toolCalls: [shell('claude-code', review)] };
-        if (request.step === 1) return { text: 'review-analysis.md written.' };
-        // The resumed turn changes code (written here, during that turn: the installed
-        // permissions let the reviewer run nothing but baton).
-        if (request.step === 2) fs.writeFileSync(path.join(w.repo.root, 'src', 'retry.ts'), 'export const retries = 3;\n');
-        return { text: 'fixed src/retry.ts' };
-      },
-    });
+      60_000,
+      // The user accepts edits (claude -p denies an Edit its permissions do not allow).
+      { extraArgs: ACCEPT_EDITS['claude-code'] },
+    );
     expect(childId).not.toBe('');
     // SendMessage resumes the child in the background: its second SubagentStop comes later.
     await context.expect.poll(() => w.runFile().status, { timeout: 60_000 }).toBe('paused');
+    // The edit was the client's: its Edit tool said so, and the file holds what the call asked for.
+    expect(w.server.scriptErrors).toEqual([]);
+    expect(edit.answer()).toMatch(editMade('claude-code', fix));
+    expect(fs.readFileSync(retry, 'utf8')).toBe(fix.after);
     const runFile = w.runFile();
     expect(runFile.pause).toMatchObject({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' });
     expect(runFile.pause.message).toContain('src/retry.ts');

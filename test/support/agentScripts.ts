@@ -1,8 +1,10 @@
+import path from 'node:path';
 import type { ClientName } from './agentClients.ts';
 import type { ModelRequest, ToolCall, Turn } from './modelServer.ts';
 
-// The tool calls a scripted model makes, in each client's own vocabulary: Claude Code's `Agent`
-// and `Bash`, Codex's `multi_agent_v1.spawn_agent`, `wait_agent` and `exec_command`.
+// The tool calls a scripted model makes, in each client's own vocabulary: Claude Code's `Agent`,
+// `Bash`, `Read`, `Edit` and `Write`, Codex's `multi_agent_v1.spawn_agent`, `wait_agent`,
+// `exec_command` and `apply_patch`.
 
 export const EXECUTOR = 'agent-infra-lifecycle-executor';
 export const REVIEWER = 'agent-infra-lifecycle-reviewer';
@@ -119,4 +121,87 @@ export function executorThatCompletes(
   const artifact = options.artifact ?? 'analysis.md';
   const command = `${baton} task 01 complete-stage --stage analysis --round 1 --artifact ${artifact} --agent ${agentName(client)}${options.extraTaskArgs ? ` ${options.extraTaskArgs}` : ''} --content - <<'BATON_ARTIFACT'\n# Analysis\n\nDone.\nBATON_ARTIFACT`;
   return (request) => (request.step === 0 ? { toolCalls: [shell(client, command)] } : { text: `${artifact} written; stage completed.` });
+}
+
+/** A file an agent writes: `file` relative to the repository root; `before` its content when it exists. */
+export type FileEdit = { file: string; before?: string; after: string };
+
+/**
+ * What a Claude Code run needs for its agents' file edits to be made without a prompt
+ * (`claude -p` denies an `Edit` or `Write` its permissions do not allow): the user's own choice to
+ * accept edits. Codex needs nothing: its default `workspace-write` sandbox lets it write in the
+ * workspace, and `approval_policy = "never"` asks no one.
+ */
+export const ACCEPT_EDITS: Readonly<Record<ClientName, readonly string[]>> = {
+  'claude-code': ['--permission-mode', 'acceptEdits'],
+  codex: [],
+};
+
+/** The lines of an apply_patch hunk for `text`, each with its `prefix`. */
+function patchLines(prefix: string, text: string): string[] {
+  return text
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => `${prefix}${line}`);
+}
+
+/**
+ * The tool calls, one a turn, with which a client makes `edit` with its own edit tool: Claude
+ * Code's `Edit` of an existing file (after the `Read` it insists on) or `Write` of a new one;
+ * Codex's `apply_patch`, asked for through its shell (Codex parses the patch and applies it itself,
+ * as its own tool; it offers no separate patch tool to a provider without model metadata).
+ */
+export function editCalls(client: ClientName, root: string, edit: FileEdit): ToolCall[] {
+  const file = path.join(root, edit.file);
+  if (client === 'claude-code') {
+    return edit.before === undefined
+      ? [{ name: 'Write', input: { file_path: file, content: edit.after } }]
+      : [
+          { name: 'Read', input: { file_path: file } },
+          { name: 'Edit', input: { file_path: file, old_string: edit.before, new_string: edit.after } },
+        ];
+  }
+  const hunk =
+    edit.before === undefined
+      ? [`*** Add File: ${edit.file}`, ...patchLines('+', edit.after)]
+      : [`*** Update File: ${edit.file}`, '@@', ...patchLines('-', edit.before), ...patchLines('+', edit.after)];
+  const patch = ['*** Begin Patch', ...hunk, '*** End Patch'].join('\n');
+  return [shell(client, `apply_patch <<'BATON_PATCH'\n${patch}\nBATON_PATCH`)];
+}
+
+/** What the client's edit tool answers once it made `edit` (the tool result after the last of `editCalls`). */
+export function editMade(client: ClientName, edit: FileEdit): RegExp {
+  const file = edit.file
+    .split(path.sep)
+    .join('/')
+    .replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  if (client === 'claude-code') {
+    return edit.before === undefined
+      ? new RegExp(`File created successfully at: \\S*${file}`)
+      : new RegExp(`The file \\S*${file} has been updated successfully`);
+  }
+  return new RegExp(`Success\\. Updated the following files:\\n${edit.before === undefined ? 'A' : 'M'} ${file}$`, 'm');
+}
+
+/**
+ * A lifecycle child's turns from step `from` on: `edit` made with its client's own tool, one call
+ * a turn, then `text`. `answer()` is what the edit tool answered (empty until it did).
+ */
+export function editingTurns(
+  client: ClientName,
+  root: string,
+  edit: FileEdit,
+  text: string,
+): { turn(request: ModelRequest, from: number): Turn; answer(): string } {
+  const calls = editCalls(client, root, edit);
+  let answer = '';
+  return {
+    turn(request, from) {
+      const index = request.step - from;
+      if (index === calls.length) answer = request.toolResults.at(-1) ?? '';
+      const call = calls[index];
+      return call ? { toolCalls: [call] } : { text };
+    },
+    answer: () => answer,
+  };
 }

@@ -41,8 +41,16 @@ export type AgentWorld = {
   stopWorker(): Promise<void>;
   /** `baton task 01 …` through the worker; its one-line JSON result. */
   task(...args: string[]): Promise<Record<string, any>>;
-  /** Runs the client headless with `prompt` and the given model script; `signal` kills its process group (SIGKILL). */
-  run(prompt: string, script: Script, timeoutMs?: number, options?: { signal?: AbortSignal }): Promise<ClientRun & { events: any[] }>;
+  /**
+   * Runs the client headless with `prompt` and the given model script; `signal` kills its process group (SIGKILL);
+   * `extraArgs` go to the client's command line (`--permission-mode acceptEdits`).
+   */
+  run(
+    prompt: string,
+    script: Script,
+    timeoutMs?: number,
+    options?: { signal?: AbortSignal; extraArgs?: readonly string[] },
+  ): Promise<ClientRun & { events: any[] }>;
   runFile(): Record<string, any>;
   readTaskFile(name: string): string | null;
   cleanup(): Promise<void>;
@@ -197,7 +205,17 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
       // A Codex parent waits for its children however long they take (see waitingOutChildren).
       server.setScript(version.client === 'codex' && script.parent ? { ...script, parent: waitingOutChildren(script.parent) } : script);
       const agentEnv = options.agentKnowsRedis === false ? { PATH: env.PATH! } : env;
-      const common = { version, home, cwd: repo.root, prompt, server, env: agentEnv, timeoutMs, signal: runOptions.signal };
+      const common = {
+        version,
+        home,
+        cwd: repo.root,
+        prompt,
+        server,
+        env: agentEnv,
+        timeoutMs,
+        signal: runOptions.signal,
+        extraArgs: runOptions.extraArgs,
+      };
       return version.client === 'claude-code' ? runClaude(common) : runCodex(common);
     },
     runFile() {
