@@ -26,7 +26,7 @@ const [codex] = clientVersions('codex');
 
 const ALLOWED_CODEX_OUTPUT = new Set(['continue', 'stopReason', 'suppressOutput', 'systemMessage', 'hookSpecificOutput']);
 
-describe.concurrent('real clients: hook semantics', { timeout: 120_000 }, () => {
+describe.concurrent('real clients: hook semantics', { timeout: 240_000 }, () => {
   it(`${codex!.label} accepts every answer of baton's hooks (empty stdout or a hook-output object)`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
     expect((await w.task('begin-or-resume')).status).toBe('running');
