@@ -252,7 +252,7 @@ describe('rule modelSeparation (agent-infra #783): model separation', () => {
     } as const;
     const refused = await h.apply({ ...claim, model: 'gpt-exec' });
     expect(refused.error?.code).toBe('ORCHESTRATION_MODEL_SEPARATION_REQUIRED');
-    expect(refused.error?.message).toContain("(the spawning tool call's model)");
+    expect(refused.error?.message).toContain('(asked by the spawning call, or set by its agent profile)');
     expect(refused.error?.message).toContain(
       'Set model: gpt-review in the frontmatter of .claude/agents/agent-infra-lifecycle-reviewer.md',
     );

@@ -137,3 +137,15 @@ export function separationRefusal(
       `Set ${modelSetting(receipt.client, 'reviewer').replace('…', policy.reviewer)}, or begin the run with --same-model-reason to allow one model for both`,
   };
 }
+
+/**
+ * A child refused at its start for its model (the run paused with ORCHESTRATION_MODEL_SEPARATION_REQUIRED,
+ * its delegation never activated) may still hand its stage over: the pause stands and is the answer,
+ * rather than being replaced by the receipt's state error, which would lose the setting to change.
+ */
+export function separationPauseStands(run: OrchestrationRun): Refusal | null {
+  const pause = run.pause;
+  if (run.status !== 'paused' || pause?.code !== 'ORCHESTRATION_MODEL_SEPARATION_REQUIRED') return null;
+  if (run.pendingDelegation?.status !== 'prepared') return null;
+  return { code: pause.code, message: pause.message };
+}
