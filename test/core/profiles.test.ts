@@ -204,6 +204,27 @@ describe('rule modelSeparation (agent-infra #783): model separation', () => {
     expect(readRun(dir).pendingDelegation?.requestedModel).toBe('gpt-exec');
   });
 
+  it("later profile: route's next carries requestedModel, the role's model of the policy; 0.9.2's next has no such field", async () => {
+    const later = engineHarness(fixture, { profile: LATER_PROFILE });
+    // No run yet: nothing to request.
+    expect((await later.apply({ intent: 'route', taskRef: TASK_ID })).next?.requestedModel).toBeNull();
+    await later.apply({ intent: 'begin-or-resume', taskRef: TASK_ID, ...policy });
+    expect((await later.apply({ intent: 'route', taskRef: TASK_ID })).next).toMatchObject({ role: 'executor', requestedModel: 'gpt-exec' });
+    writeArtifact(dir, 'analysis.md', '# Analysis\n', 60);
+    expect((await later.apply({ intent: 'route', taskRef: TASK_ID })).next).toMatchObject({
+      role: 'reviewer',
+      requestedModel: 'gpt-review',
+    });
+    const old = await engineHarness(fixture, { profile: DEFAULT_PROFILE }).apply({ intent: 'route', taskRef: TASK_ID });
+    expect(old.next).toEqual({
+      action: 'review-analysis',
+      role: 'reviewer',
+      stage: 'review-analysis',
+      round: 1,
+      artifact: 'review-analysis.md',
+    });
+  });
+
   async function reviewerPrepared(profile: typeof DEFAULT_PROFILE, client: 'codex' | 'claude-code') {
     writeArtifact(dir, 'analysis.md', '# Analysis\n', 60);
     const h = engineHarness(fixture, { profile, ids: ['run-1', 'receipt-1'] });
