@@ -157,5 +157,7 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
       return orchestration.pause(ctx, event.taskRef, event);
     case 'abort':
       return orchestration.abort(ctx, event.taskRef, event);
+    case 'recover-prepared':
+      return orchestration.recoverPrepared(ctx, event.taskRef);
   }
 }

@@ -132,6 +132,13 @@ export const INTENTS = {
     usage: ['pause --code X --message Y --recoverable true|false'],
   },
   abort: { audience: 'recovery', flags: ['reason'], required: [], usage: ['abort [--reason R]'] },
+  'recover-prepared': {
+    audience: 'recovery',
+    flags: [],
+    required: [],
+    capturesFingerprint: true,
+    usage: ['recover-prepared   (profile agent-infra-0.11.3: release a delegation not activated by its deadline)'],
+  },
 } as const satisfies Record<string, IntentSpec>;
 
 export type LifecycleIntent = keyof typeof INTENTS;

@@ -96,6 +96,7 @@ export const orchestrationResultSchema = z.looseObject({
       stage: z.enum(DELEGATION_STAGES),
       round: z.number(),
       artifact: z.string(),
+      requestedModel: z.string().nullable().optional(),
     })
     .nullable(),
   error: z.object({ code: z.string(), message: z.string() }).nullable(),

@@ -137,7 +137,12 @@ export const NEXT_ACTIONS = ['analyze-task', 'review-analysis', 'plan-task', 're
 export type NextAction = (typeof NEXT_ACTIONS)[number];
 
 /** The routed next step: the skill to run, and the receipt fields a delegation of it gets. */
-export type OrchestrationNext = Readonly<{ action: NextAction } & Pick<DelegationReceipt, 'role' | 'stage' | 'round' | 'artifact'>>;
+export type OrchestrationNext = Readonly<
+  { action: NextAction } & Pick<DelegationReceipt, 'role' | 'stage' | 'round' | 'artifact'> & {
+      /** Later profile only (modelPolicy.ts): the model the orchestrator should spawn the role on (null: no policy). */
+      requestedModel?: string | null;
+    }
+>;
 
 export type ResultError = Readonly<{ code: ErrorCode; message: string }>;
 

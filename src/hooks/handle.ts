@@ -13,6 +13,7 @@ import { HOOK_INPUT_LIMIT, HOOK_MESSAGES, firstText, parseHookInput, record, tex
 import { HookReport } from './report.ts';
 import type { HookRun } from './report.ts';
 import { claimSpawn } from './spawnClaim.ts';
+import { profileModel } from './agentModel.ts';
 
 // One native hook event, from the client's arguments and payload to the exit code and output
 // (`baton hook`, docs/hooks.md): the payload and the pure decision (payload.ts, decide.ts), the
@@ -92,6 +93,8 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
     })?.queue ?? null;
   const repo = repoIdentity(root);
   if (decision.kind === 'spawn-check') {
+    // The spawning call's model, else the one the agent's own profile sets (agentModel.ts).
+    const model = decision.model ?? profileModel(root, client, decision.nativeAgent);
     const claim = {
       root,
       repo,
@@ -100,6 +103,7 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
       verbose: request.verbose,
       queue,
       ...decision,
+      ...(model ? { model } : {}),
       sessionId: text(input.payload.session_id),
     };
     return report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter.hook);

@@ -75,6 +75,24 @@ describe('profiles through the CLI', () => {
     }
   }, 120_000);
 
+  it('baton task <task> recover-prepared releases a never-activated delegation under agent-infra-0.11.3; under 0.9.2 it is not an intent of the profile', async () => {
+    for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
+      setUp();
+      await choose(profile);
+      await task([TASK_ID, 'begin-or-resume', ...POLICY]);
+      expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
+      const recovered = await task([TASK_ID, 'recover-prepared']);
+      if (profile === 'agent-infra-0.9.2') {
+        expect(recovered.error?.code, profile).toBe('BATON_INTENT_NOT_IN_PROFILE');
+      } else {
+        // Never claimed: no deadline runs, so nothing can start it and it is released at once.
+        expect(recovered, profile).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: null } });
+        expect(recovered.run.receipts.map((receipt: { status: string }) => receipt.status)).toEqual(['aborted']);
+      }
+      fixture.cleanup();
+    }
+  }, 120_000);
+
   it('model separation: begin-or-resume needs the policy; a reviewer Codex reports on the executor model is refused', async () => {
     const dir = setUp();
     await choose('agent-infra-0.11.3');

@@ -3,7 +3,16 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PROFILE, LATER_PROFILE, PROFILE_NAMES, parseProfileName, profileRules } from '../../src/core/profile.ts';
 import { PROFILE_FILE, ProfileError, profileRecordText, readRepositoryProfile } from '../../src/core/profiles/file.ts';
-import { TASK_ID, TASK_ID_2, engineHarness, readRun, useTaskPerTest, writeArtifact, writeTask } from '../support/fixtures.ts';
+import {
+  TASK_ID,
+  TASK_ID_2,
+  engineHarness,
+  fakeFingerprinter,
+  readRun,
+  useTaskPerTest,
+  writeArtifact,
+  writeTask,
+} from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 
 // The lifecycle profiles (src/core/profile.ts): one engine, whose later upstream behaviours are rules
@@ -143,6 +152,59 @@ describe('rule activationDeadlineMs (agent-infra #854, #870)', () => {
     expect((await late.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).error).toBeNull();
   });
 
+  it('later profile: recover-prepared releases a delegation not activated by its deadline, with upstream codes before it may', async () => {
+    await claimed(LATER_PROFILE);
+    const recover = { intent: 'recover-prepared', taskRef: TASK_ID } as const;
+    const early = await engineHarness(fixture, { profile: LATER_PROFILE, now: '2026-01-01T00:01:00.000Z' }).apply(recover);
+    expect(early.error).toEqual({
+      code: 'ORCHESTRATION_PREPARED_RECOVERY_EARLY',
+      message: 'prepared receipt activation deadline has not elapsed: delegation receipt-1 may still start until 2026-01-01T00:01:00.000Z',
+    });
+    // Work nobody measured since the receipt was prepared: refused, naming it.
+    const drifted = engineHarness(fixture, {
+      profile: LATER_PROFILE,
+      now: '2026-01-01T00:01:00.001Z',
+      fingerprinter: fakeFingerprinter({ capture: () => 'after-tree', diff: () => ['src/app.ts'] }),
+    });
+    const drift = await drifted.apply(recover);
+    expect(drift.error?.code).toBe('ORCHESTRATION_PREPARED_RECOVERY_DRIFT');
+    expect(drift.error?.message).toContain('workspace changed after delegation preparation (src/app.ts)');
+    expect(readRun(dir).pendingDelegation?.status).toBe('prepared');
+    const late = engineHarness(fixture, { profile: LATER_PROFILE, now: '2026-01-01T00:01:00.001Z' });
+    const released = await late.apply(recover);
+    expect(released).toMatchObject({ status: 'running', changed: true, error: null });
+    const run = readRun(dir);
+    expect(run).toMatchObject({ status: 'running', pause: null, nextStage: null, pendingDelegation: null });
+    expect(run.receipts.map((receipt: { id: string; status: string }) => [receipt.id, receipt.status])).toEqual([['receipt-1', 'aborted']]);
+    // Nothing left to recover; the next delegation is prepared at once.
+    expect((await late.apply(recover)).error).toEqual({
+      code: 'ORCHESTRATION_DELEGATION_MISSING',
+      message: 'no pending delegation exists',
+    });
+    expect((await late.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).error).toBeNull();
+  });
+
+  it('later profile: recover-prepared refuses an activated delegation (ORCHESTRATION_PREPARED_RECOVERY_UNSAFE)', async () => {
+    await claimed(LATER_PROFILE);
+    const h = engineHarness(fixture, { profile: LATER_PROFILE, now: '2026-01-01T00:00:30.000Z' });
+    expect((await h.apply(start)).error).toBeNull();
+    const later = engineHarness(fixture, { profile: LATER_PROFILE, now: '2026-01-01T00:05:00.000Z' });
+    expect((await later.apply({ intent: 'recover-prepared', taskRef: TASK_ID })).error).toEqual({
+      code: 'ORCHESTRATION_PREPARED_RECOVERY_UNSAFE',
+      message: 'only a never-activated prepared receipt can recover: delegation receipt-1 is activated',
+    });
+    expect(readRun(dir).pendingDelegation?.status).toBe('activated');
+  });
+
+  it('0.9.2: recover-prepared is not an intent of the profile; abort is the way out', async () => {
+    await claimed('agent-infra-0.9.2');
+    const late = engineHarness(fixture, { profile: 'agent-infra-0.9.2', now: '2026-01-01T01:00:00.000Z' });
+    const result = await late.apply({ intent: 'recover-prepared', taskRef: TASK_ID });
+    expect(result.error?.code).toBe('BATON_INTENT_NOT_IN_PROFILE');
+    expect(result.error?.message).toContain('recover-prepared belongs to profile agent-infra-0.11.3');
+    expect(readRun(dir).pendingDelegation?.status).toBe('prepared');
+  });
+
   it('0.9.2: no deadline is recorded, and a start an hour later activates', async () => {
     await claimed('agent-infra-0.9.2');
     expect(readRun(dir).pendingDelegation).not.toHaveProperty('activationDeadlineAt');
@@ -204,6 +266,27 @@ describe('rule modelSeparation (agent-infra #783): model separation', () => {
     expect(readRun(dir).pendingDelegation?.requestedModel).toBe('gpt-exec');
   });
 
+  it("later profile: route's next carries requestedModel, the role's model of the policy; 0.9.2's next has no such field", async () => {
+    const later = engineHarness(fixture, { profile: LATER_PROFILE });
+    // No run yet: nothing to request.
+    expect((await later.apply({ intent: 'route', taskRef: TASK_ID })).next?.requestedModel).toBeNull();
+    await later.apply({ intent: 'begin-or-resume', taskRef: TASK_ID, ...policy });
+    expect((await later.apply({ intent: 'route', taskRef: TASK_ID })).next).toMatchObject({ role: 'executor', requestedModel: 'gpt-exec' });
+    writeArtifact(dir, 'analysis.md', '# Analysis\n', 60);
+    expect((await later.apply({ intent: 'route', taskRef: TASK_ID })).next).toMatchObject({
+      role: 'reviewer',
+      requestedModel: 'gpt-review',
+    });
+    const old = await engineHarness(fixture, { profile: DEFAULT_PROFILE }).apply({ intent: 'route', taskRef: TASK_ID });
+    expect(old.next).toEqual({
+      action: 'review-analysis',
+      role: 'reviewer',
+      stage: 'review-analysis',
+      round: 1,
+      artifact: 'review-analysis.md',
+    });
+  });
+
   async function reviewerPrepared(profile: typeof DEFAULT_PROFILE, client: 'codex' | 'claude-code') {
     writeArtifact(dir, 'analysis.md', '# Analysis\n', 60);
     const h = engineHarness(fixture, { profile, ids: ['run-1', 'receipt-1'] });
@@ -252,7 +335,7 @@ describe('rule modelSeparation (agent-infra #783): model separation', () => {
     } as const;
     const refused = await h.apply({ ...claim, model: 'gpt-exec' });
     expect(refused.error?.code).toBe('ORCHESTRATION_MODEL_SEPARATION_REQUIRED');
-    expect(refused.error?.message).toContain("(the spawning tool call's model)");
+    expect(refused.error?.message).toContain('(asked by the spawning call, or set by its agent profile)');
     expect(refused.error?.message).toContain(
       'Set model: gpt-review in the frontmatter of .claude/agents/agent-infra-lifecycle-reviewer.md',
     );

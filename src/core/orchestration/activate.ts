@@ -24,7 +24,10 @@ export function activate(ctx: OrchestrationContext, taskRef: string, event: Acti
     managedDelegationRole(event.nativeAgent) && receipt.status === 'prepared'
       ? separationRefusal(ctx, run, receipt, event.actualModel, 'reported by its client at SubagentStart')
       : null;
-  if (separation) return pauseRun(ctx, task, run, separation.code, separation.message, true);
+  if (separation) {
+    const wayOn = `; child ${event.childId} does not count: stop it, then baton task ${task.taskId} abort --reason "reviewer on the executor's model" and prepare again`;
+    return pauseRun(ctx, task, run, separation.code, `${separation.message}${wayOn}`, true);
+  }
   const outcome = activateDelegation(receipt, event, { now: ctx.now });
   if (!outcome.ok) {
     if (outcome.code === 'DELEGATION_IGNORED') return reportRun(task.taskId, run, false);

@@ -9,6 +9,7 @@ import { STALLED_PAUSE_CODE } from '../reconciliation.ts';
 import type { DelegationReceipt, DelegationRole, DelegationStage, OrchestrationResult } from '../types.ts';
 import { pauseRun, reportRun, requireRun, save, standaloneNoop, withUpdates } from './steps.ts';
 import type { OrchestrationContext } from './steps.ts';
+import { separationPauseStands } from './modelPolicy.ts';
 
 // Stage completion and provenance: complete-stage (with the artifact handed over), stage-completed
 // for the commit stage, validate-stage.
@@ -22,6 +23,9 @@ export function completeStage(
   if (!opened.ok) return opened.result;
   const { task, run } = opened.value;
   if (!run.pendingDelegation) return failed('ORCHESTRATION_DELEGATION_MISSING', 'active run has no pending delegation', task.taskId);
+  // Later profile: the hand-over of a child refused for its model leaves that refusal in place (modelPolicy.ts).
+  const refused = separationPauseStands(run);
+  if (refused) return failed(refused.code, refused.message, task.taskId);
   const outcome = completeDelegationStage(run.pendingDelegation, event, { now: ctx.now });
   if (!outcome.ok) return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
   if (event.content !== undefined) {

@@ -23,3 +23,4 @@ export { childGone } from './gone.ts';
 export { DEFAULT_GRACES, delegationClock, dueReconciliation, reconciliationNote } from '../reconciliation.ts';
 export type { Graces, PendingReconciliation } from '../reconciliation.ts';
 export { ABORT_PAUSE_CODE, abort, advance, pause, prematureAdvanceAdvice } from './advance.ts';
+export { recoverPrepared } from './recoverPrepared.ts';

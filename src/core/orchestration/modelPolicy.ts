@@ -1,7 +1,7 @@
 import { clientAdapter } from '../../clients/registry.ts';
 import type { ErrorCode } from '../errorCodes.ts';
 import { lifecycleAgentName } from '../receipts.ts';
-import type { DelegationReceipt, DelegationRole, ModelPolicy, OrchestrationRun } from '../types.ts';
+import type { DelegationReceipt, DelegationRole, ModelPolicy, OrchestrationNext, OrchestrationRun } from '../types.ts';
 import type { OrchestrationContext } from './steps.ts';
 
 // Executor/reviewer model separation, the later profile's rule `modelSeparation` (agent-infra #783,
@@ -136,4 +136,33 @@ export function separationRefusal(
       `the reviewer of delegation ${receipt.id} runs on ${reportedModel} (${source}), the executor's model; the run's policy asks for ${policy.reviewer} for reviews. ` +
       `Set ${modelSetting(receipt.client, 'reviewer').replace('…', policy.reviewer)}, or begin the run with --same-model-reason to allow one model for both`,
   };
+}
+
+/**
+ * A child refused at its start for its model (the run paused with ORCHESTRATION_MODEL_SEPARATION_REQUIRED,
+ * its delegation never activated) may still hand its stage over: the pause stands and is the answer,
+ * rather than being replaced by the receipt's state error, which would lose the setting to change.
+ */
+export function separationPauseStands(run: OrchestrationRun): Refusal | null {
+  const pause = run.pause;
+  if (run.status !== 'paused' || pause?.code !== 'ORCHESTRATION_MODEL_SEPARATION_REQUIRED') return null;
+  if (run.pendingDelegation?.status !== 'prepared') return null;
+  return { code: pause.code, message: pause.message };
+}
+
+/**
+ * Route's next step under the later profile: with `requestedModel`, the model the run's policy asks
+ * for the role (null without a policy), as upstream's `next` carries it, so the orchestrator knows
+ * what to spawn on. Under agent-infra-0.9.2 the step is returned as it was, without the field.
+ */
+export function requestedModelOf(
+  ctx: OrchestrationContext,
+  run: OrchestrationRun | null,
+  next: OrchestrationNext,
+): Readonly<{ ok: true; next: OrchestrationNext }> | (Refusal & { ok: false }) {
+  if (!ctx.rules.modelSeparation) return { ok: true, next };
+  if (!run) return { ok: true, next: { ...next, requestedModel: null } };
+  const read = runPolicyOf(ctx, run);
+  if (!read.ok) return read;
+  return { ok: true, next: { ...next, requestedModel: policyModel(read.policy, next.role) } };
 }

@@ -9,7 +9,7 @@ import { routeFromArtifacts } from '../route.ts';
 import { describeUnboundReview } from '../reviewBinding.ts';
 import { nextCommands, outdatedPause } from '../nextSteps.ts';
 import type { ModelPolicy, OrchestrationResult, OrchestrationRun } from '../types.ts';
-import { POLICY_MISMATCH, policyGiven, runPolicyOf, samePolicy, validateModelPolicy } from './modelPolicy.ts';
+import { POLICY_MISMATCH, policyGiven, requestedModelOf, runPolicyOf, samePolicy, validateModelPolicy } from './modelPolicy.ts';
 import type { PolicyInput } from './modelPolicy.ts';
 import { DEFAULT_MAX_STEPS, errorMessage, openRun, reportRun, requireRun, resolve, loadRun, save, withUpdates } from './steps.ts';
 import type { OrchestrationContext, Resolved } from './steps.ts';
@@ -163,7 +163,10 @@ export function route(ctx: OrchestrationContext, taskRef: string): Orchestration
   const loaded = loadRun(ctx, task.value);
   if (!loaded.ok) return loaded.result;
   const run = loaded.value;
-  return { status: run?.status ?? 'running', changed: false, taskId: task.value.taskId, run, next, error: null };
+  // Later profile (upstream's `next.requestedModel`): the model the orchestrator should spawn the role on.
+  const requested = requestedModelOf(ctx, run, next);
+  if (!requested.ok) return failed(requested.code, requested.message, task.value.taskId);
+  return { status: run?.status ?? 'running', changed: false, taskId: task.value.taskId, run, next: requested.next, error: null };
 }
 
 export function status(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {

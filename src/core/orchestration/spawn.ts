@@ -85,7 +85,13 @@ export function claimSpawn(
   );
   if (isRefusal(target)) return failed(target.code, target.message, target.taskId);
   // Later profile: a reviewer spawned on the executor's model is blocked before it starts (modelPolicy.ts).
-  const separation = separationRefusal(ctx, target.run, target.receipt, event.model, "the spawning tool call's model");
+  const separation = separationRefusal(
+    ctx,
+    target.run,
+    target.receipt,
+    event.model,
+    'asked by the spawning call, or set by its agent profile',
+  );
   if (separation) return failed(separation.code, separation.message, target.taskId);
   const outcome = claimDelegationSpawn(target.receipt, event, { now: ctx.now });
   if (!outcome.ok) {

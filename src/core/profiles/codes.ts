@@ -13,8 +13,11 @@ export const LATER_UPSTREAM_ERROR_CODES = [
   'DELEGATION_ACTIVATION_TIMEOUT',
   'ORCHESTRATION_PREPARED_RECOVERY_EARLY',
   'ORCHESTRATION_PREPARED_RECOVERY_UNSAFE',
+  'ORCHESTRATION_PREPARED_RECOVERY_DRIFT',
   // recovery of an activated delegation from positive evidence only (#993, #994)
   'ORCHESTRATION_LIFECYCLE_RECOVERY_INCOMPLETE',
   // baton: a repository's recorded profile is not one baton knows
   'BATON_PROFILE_INVALID',
+  // baton: an intent of the later profile asked for under another
+  'BATON_INTENT_NOT_IN_PROFILE',
 ] as const;
