@@ -159,5 +159,7 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
       return orchestration.abort(ctx, event.taskRef, event);
     case 'recover-prepared':
       return orchestration.recoverPrepared(ctx, event.taskRef);
+    case 'recover-started':
+      return orchestration.recoverStarted(ctx, event.taskRef);
   }
 }

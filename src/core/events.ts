@@ -100,6 +100,7 @@ export const lifecycleEventSchema = z
     z.strictObject({ intent: z.literal('pause'), taskRef, code: text, message: z.string(), recoverable: z.boolean() }),
     z.strictObject({ intent: z.literal('abort'), taskRef, reason: text.optional() }),
     z.strictObject({ intent: z.literal('recover-prepared'), taskRef }),
+    z.strictObject({ intent: z.literal('recover-started'), taskRef }),
   ])
   .superRefine((event, context) => {
     // The flags one form of an intent requires that the schema leaves optional (the intent table says

@@ -139,6 +139,12 @@ export const INTENTS = {
     capturesFingerprint: true,
     usage: ['recover-prepared   (profile agent-infra-0.11.3: release a delegation not activated by its deadline)'],
   },
+  'recover-started': {
+    audience: 'recovery',
+    flags: [],
+    required: [],
+    usage: ['recover-started    (profile agent-infra-0.11.3: release a delegation whose child stopped before completing its stage)'],
+  },
 } as const satisfies Record<string, IntentSpec>;
 
 export type LifecycleIntent = keyof typeof INTENTS;

@@ -44,6 +44,7 @@ export const delegationReceiptSchema = z.looseObject({
     .optional(),
   // later profile: the activation deadline (absent in 0.9.2 files).
   activationDeadlineAt: nullableString.optional(),
+  childStoppedAt: nullableString.optional(),
 });
 
 export const orchestrationRunSchema = z.looseObject({

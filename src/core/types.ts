@@ -49,6 +49,11 @@ export type DelegationReceipt = Readonly<{
    * DELEGATION_ACTIVATION_TIMEOUT. Set at the spawn claim; absent under agent-infra-0.9.2.
    */
   activationDeadlineAt?: string | null;
+  /**
+   * Later profile (agent-infra #993/#994): when the child stopped before completing its stage, the
+   * positive evidence that it ended which `recover-started` acts on. Absent under agent-infra-0.9.2.
+   */
+  childStoppedAt?: string | null;
 }>;
 
 export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;

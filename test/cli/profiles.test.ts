@@ -93,6 +93,45 @@ describe('profiles through the CLI', () => {
     }
   }, 120_000);
 
+  it('baton task <task> recover-started releases a delegation whose child stopped before completing its stage under agent-infra-0.11.3; under 0.9.2 it is not an intent of the profile', async () => {
+    const hook = ['--client', 'codex', '--native-agent', 'agent-infra-lifecycle-executor', '--child-id', 'child-1'];
+    for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
+      setUp();
+      await choose(profile);
+      await task([TASK_ID, 'begin-or-resume', ...POLICY]);
+      expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
+      const start = await task([
+        'auto',
+        'hook-start',
+        ...hook,
+        '--parent-id',
+        'parent-1',
+        '--spawn-mode',
+        'fresh',
+        '--actual-model',
+        'gpt-exec',
+      ]);
+      expect(start.error, profile).toBeNull();
+      // Quiet is not evidence: before the child stops, nothing is recovered.
+      const early = await task([TASK_ID, 'recover-started']);
+      const stopped = await task(['auto', 'hook-stop', ...hook]);
+      const recovered = await task([TASK_ID, 'recover-started']);
+      if (profile === 'agent-infra-0.9.2') {
+        expect(early.error?.code, profile).toBe('BATON_INTENT_NOT_IN_PROFILE');
+        expect(stopped.run.pause.code, profile).toBe('DELEGATION_STATE_INVALID');
+        expect(recovered.error?.code, profile).toBe('BATON_INTENT_NOT_IN_PROFILE');
+      } else {
+        expect(early.error?.code, profile).toBe('RECOVERY_STOP_EVIDENCE_MISSING');
+        expect(stopped.run.pause.code, profile).toBe('ORCHESTRATION_LIFECYCLE_RECOVERY_INCOMPLETE');
+        expect(stopped.run.pause.message, profile).toContain(`baton task ${TASK_ID} recover-started releases the delegation`);
+        expect(recovered, profile).toMatchObject({ status: 'running', error: null, run: { pause: null, pendingDelegation: null } });
+        expect(recovered.run.receipts.map((receipt: { status: string }) => receipt.status)).toEqual(['aborted']);
+        expect(recovered.warnings.join('\n')).toContain('was recovered from the stop of child child-1');
+      }
+      fixture.cleanup();
+    }
+  }, 120_000);
+
   it('model separation: begin-or-resume needs the policy; a reviewer Codex reports on the executor model is refused', async () => {
     const dir = setUp();
     await choose('agent-infra-0.11.3');

@@ -509,6 +509,99 @@ describe('rule recoveryFromEvidence (agent-infra #993, #994)', () => {
   });
 });
 
+describe('recover-started (agent-infra #993, #994): recovery from positive evidence', () => {
+  const start = {
+    intent: 'hook-start',
+    taskRef: 'auto',
+    client: 'claude-code',
+    nativeAgent: 'agent-infra-lifecycle-executor',
+    childId: 'child-1',
+    parentId: 'parent-1',
+    spawnMode: 'fresh',
+  } as const;
+  const stop = {
+    intent: 'hook-stop',
+    taskRef: 'auto',
+    client: 'claude-code',
+    nativeAgent: 'agent-infra-lifecycle-executor',
+    childId: 'child-1',
+  } as const;
+  const recover = { intent: 'recover-started', taskRef: TASK_ID } as const;
+
+  async function started(profile: typeof DEFAULT_PROFILE) {
+    const h = engineHarness(fixture, { profile, ids: ['run-1', 'receipt-1'], now: '2026-01-01T00:00:00.000Z' });
+    await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID, ...policy });
+    await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
+    expect((await h.apply(start)).error).toBeNull();
+    return h;
+  }
+
+  it('later profile: a child that stops before completing its stage is recorded and pauses the run; recover-started releases the delegation', async () => {
+    const h = await started(LATER_PROFILE);
+    expect((await h.apply(stop)).error).toBeNull();
+    const paused = readRun(dir);
+    expect(paused.status).toBe('paused');
+    expect(paused.pause?.code).toBe('ORCHESTRATION_LIFECYCLE_RECOVERY_INCOMPLETE');
+    expect(paused.pause?.message).toContain('child child-1 stopped at 2026-01-01T00:00:00.000Z without completing its stage');
+    expect(paused.pendingDelegation).toMatchObject({ status: 'activated', childStoppedAt: '2026-01-01T00:00:00.000Z' });
+    const recovered = await h.apply(recover);
+    expect(recovered).toMatchObject({ status: 'running', changed: true, error: null });
+    const run = readRun(dir);
+    expect(run).toMatchObject({ status: 'running', pause: null, nextStage: null, pendingDelegation: null });
+    expect(run.receipts.map((receipt: { id: string; status: string }) => [receipt.id, receipt.status])).toEqual([['receipt-1', 'aborted']]);
+    // Nothing left to recover; the stage goes to a fresh child.
+    expect((await h.apply(recover)).error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'no pending delegation exists' });
+    expect((await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).error).toBeNull();
+  });
+
+  it('later profile: never from quiet: a child that has not stopped is RECOVERY_STOP_EVIDENCE_MISSING, and nothing changes', async () => {
+    const h = await started(LATER_PROFILE);
+    const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
+    const refused = await h.apply(recover);
+    expect(refused.error?.code).toBe('RECOVERY_STOP_EVIDENCE_MISSING');
+    expect(refused.error?.message).toMatch(
+      /^matching lifecycle stop evidence is missing: child child-1 of delegation receipt-1 has not stopped/,
+    );
+    expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8')).toBe(before);
+    // A client reporting the child gone (TaskStop) is not its stop either: the run pauses as stalled, still unrecovered.
+    await h.apply({ intent: 'child-gone', taskRef: 'auto', client: 'claude-code', childId: 'child-1', evidence: 'TaskStop' });
+    expect(readRun(dir).pause?.code).toBe('BATON_DELEGATION_STALLED');
+    expect((await h.apply(recover)).error?.code).toBe('RECOVERY_STOP_EVIDENCE_MISSING');
+    expect(readRun(dir).pendingDelegation?.status).toBe('activated');
+  });
+
+  it('later profile: a prepared delegation, or a stop while another pause holds the run, is ORCHESTRATION_RECOVERY_UNSAFE', async () => {
+    const h = engineHarness(fixture, { profile: LATER_PROFILE, ids: ['run-1', 'receipt-1'] });
+    await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID, ...policy });
+    await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
+    const prepared = await h.apply(recover);
+    expect(prepared.error?.code).toBe('ORCHESTRATION_RECOVERY_UNSAFE');
+    expect(prepared.error?.message).toContain('recover-prepared releases it');
+    expect((await h.apply(start)).error).toBeNull();
+    await h.apply({ intent: 'pause', taskRef: TASK_ID, code: 'HUMAN', message: 'wait', recoverable: true });
+    expect((await h.apply(stop)).error).toBeNull();
+    const run = readRun(dir);
+    expect(run.pause?.code).toBe('HUMAN');
+    expect(run.pendingDelegation?.childStoppedAt).toBeTruthy();
+    expect((await h.apply(recover)).error).toEqual({
+      code: 'ORCHESTRATION_RECOVERY_UNSAFE',
+      message: `activated recovery cannot replace an unrelated orchestration pause (HUMAN): resolve it, or baton task ${TASK_ID} abort --reason "…"`,
+    });
+  });
+
+  it('0.9.2: recover-started is not an intent of the profile, and a stop before the completion pauses as before', async () => {
+    const h = await started('agent-infra-0.9.2');
+    await h.apply(stop);
+    const run = readRun(dir);
+    expect(run.pause?.code).toBe('DELEGATION_STATE_INVALID');
+    expect(run.pendingDelegation).not.toHaveProperty('childStoppedAt');
+    const result = await h.apply(recover);
+    expect(result.error?.code).toBe('BATON_INTENT_NOT_IN_PROFILE');
+    expect(result.error?.message).toContain('recover-started belongs to profile agent-infra-0.11.3');
+    expect(readRun(dir).pendingDelegation?.status).toBe('activated');
+  });
+});
+
 describe('no lock in the task directory (agent-infra #790)', () => {
   it('under both profiles a delegation leaves only task.md and orchestration.json in the task directory', async () => {
     for (const profile of PROFILE_NAMES) {

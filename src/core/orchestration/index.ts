@@ -24,3 +24,4 @@ export { DEFAULT_GRACES, delegationClock, dueReconciliation, reconciliationNote 
 export type { Graces, PendingReconciliation } from '../reconciliation.ts';
 export { ABORT_PAUSE_CODE, abort, advance, pause, prematureAdvanceAdvice } from './advance.ts';
 export { recoverPrepared } from './recoverPrepared.ts';
+export { recoverStarted } from './recoverStarted.ts';

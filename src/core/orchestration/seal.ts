@@ -6,7 +6,7 @@ import type { OrchestrationContext, Resolved } from './steps.ts';
 import { consumedReceiptOfChild, isResult, pendingIn, scanRepository, uniqueMatch } from './scan.ts';
 import { laterTurnOfSealed, turnAfterConsumed } from './laterTurns.ts';
 import { pauseForViolation } from './violations.ts';
-import { afterStopEvidence } from './lifecycleRecovery.ts';
+import { afterStopEvidence, recordStopBeforeCompletion } from './lifecycleRecovery.ts';
 
 // Sealing (SubagentStop): the workspace after the delegation, measured by baton itself.
 
@@ -19,6 +19,10 @@ function sealLoaded(
   receipt: DelegationReceipt,
   event: SealEvent,
 ): OrchestrationResult {
+  if (ctx.rules.recoveryFromEvidence && receipt.status === 'activated' && event.childId === receipt.childId && event.exitCode === 0) {
+    // Later profile: the child ended without handing its stage over; the evidence recover-started needs.
+    return recordStopBeforeCompletion(ctx, task, run, receipt);
+  }
   const outcome = sealDelegation(receipt, event, { now: ctx.now });
   if (!outcome.ok && outcome.code === 'DELEGATION_REVIEWER_WRITE_FORBIDDEN') {
     // Sticky (docs/lifecycle.md §6.3): the receipt stays unsealed until the writes are gone.

@@ -16,6 +16,8 @@ export const LATER_UPSTREAM_ERROR_CODES = [
   'ORCHESTRATION_PREPARED_RECOVERY_DRIFT',
   // recovery of an activated delegation from positive evidence only (#993, #994)
   'ORCHESTRATION_LIFECYCLE_RECOVERY_INCOMPLETE',
+  'ORCHESTRATION_RECOVERY_UNSAFE',
+  'RECOVERY_STOP_EVIDENCE_MISSING',
   // baton: a repository's recorded profile is not one baton knows
   'BATON_PROFILE_INVALID',
   // baton: an intent of the later profile asked for under another
