@@ -54,14 +54,15 @@ export function prepareEvent(event: LifecycleEvent, deps: EngineDeps): PreparedE
     const refused = failed(error.code, error.message);
     return { target: () => (event.taskRef === 'auto' ? null : undefined), apply: async () => ({ result: refused, writes: [] }) };
   }
+  const rules = profileRules(profile);
   const ctx: orchestration.OrchestrationContext = {
     repoRoot: deps.repoRoot,
     now: deps.now ?? (() => new Date().toISOString()),
     newId: deps.newId ?? randomUUID,
     fingerprinter: deps.fingerprinter,
-    tx: new RunTransaction(deps.readRun ?? readRunFile),
+    tx: new RunTransaction(deps.readRun ?? ((taskDir) => readRunFile(taskDir, { laterUpstream: rules.laterUpstreamRuns }))),
     warnings: [],
-    rules: profileRules(profile),
+    rules,
   };
   return {
     target: () => (event.taskRef === 'auto' ? nativeEventTarget(ctx, event) : undefined),

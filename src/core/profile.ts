@@ -25,6 +25,8 @@ export type ProfileRules = Readonly<{
   modelSeparation: boolean;
   /** #993/#994: an activated delegation is recovered only from positive evidence that its child ended. */
   recoveryFromEvidence: boolean;
+  /** A run file of the later upstream shape (schemaVersion 2) is read; what baton cannot honour in it is refused naming the field. */
+  laterUpstreamRuns: boolean;
 }>;
 
 const RULES: Readonly<Record<ProfileName, ProfileRules>> = {
@@ -34,6 +36,7 @@ const RULES: Readonly<Record<ProfileName, ProfileRules>> = {
     activationDeadlineMs: null,
     modelSeparation: false,
     recoveryFromEvidence: false,
+    laterUpstreamRuns: false,
   },
   'agent-infra-0.11.3': {
     name: 'agent-infra-0.11.3',
@@ -41,6 +44,7 @@ const RULES: Readonly<Record<ProfileName, ProfileRules>> = {
     activationDeadlineMs: UPSTREAM_ACTIVATION_DEADLINE_MS,
     modelSeparation: true,
     recoveryFromEvidence: true,
+    laterUpstreamRuns: true,
   },
 };
 

@@ -85,6 +85,13 @@ export const orchestrationRunSchema = z.looseObject({
 });
 
 /** What a worker returns for a job: validated by callers before they print it. */
+/**
+ * Later profile: a run file of the later upstream shape (agent-infra's schemaVersion 2: the same
+ * fields, plus modelPolicySource, recoveryHistory and completionEvidence, kept in place). What baton
+ * cannot honour in it is refused naming the field (src/core/orchestration/upstreamRun.ts).
+ */
+export const laterUpstreamRunSchema = orchestrationRunSchema.extend({ schemaVersion: z.literal(2) });
+
 export const orchestrationResultSchema = z.looseObject({
   status: z.enum(['running', 'paused', 'completed', 'failed']),
   changed: z.boolean(),

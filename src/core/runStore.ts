@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../base/atomicFile.ts';
-import { describeSchemaError, orchestrationRunSchema } from './runSchema.ts';
+import { describeSchemaError, laterUpstreamRunSchema, orchestrationRunSchema } from './runSchema.ts';
 import { runFilePath } from './taskLayout.ts';
 import type { OrchestrationRun } from './types.ts';
 
@@ -11,8 +11,11 @@ export type RunRead =
   | Readonly<{ kind: 'ok'; run: OrchestrationRun; text?: string }>
   | Readonly<{ kind: 'invalid'; message: string }>;
 
+/** How a run file is read: `laterUpstream` (the later profile) also reads agent-infra's schemaVersion 2. */
+export type RunReadOptions = Readonly<{ laterUpstream?: boolean }>;
+
 /** Reads and validates `<taskDir>/orchestration.json`. Never throws. */
-export function readRunFile(taskDir: string): RunRead {
+export function readRunFile(taskDir: string, options: RunReadOptions = {}): RunRead {
   const file = runFilePath(taskDir);
   let text: string;
   try {
@@ -21,19 +24,26 @@ export function readRunFile(taskDir: string): RunRead {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { kind: 'missing' };
     return { kind: 'invalid', message: `${file} cannot be read: ${(error as Error).message}` };
   }
-  return parseRunText(text, file);
+  return parseRunText(text, file, options);
 }
 
-export function parseRunText(text: string, file: string): RunRead {
+export function parseRunText(text: string, file: string, options: RunReadOptions = {}): RunRead {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return { kind: 'invalid', message: `${file} is not valid JSON` };
   }
+  const version = (value as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (options.laterUpstream && version === 2) {
+    const later = laterUpstreamRunSchema.safeParse(value);
+    if (!later.success) {
+      return { kind: 'invalid', message: `${file} does not match orchestration schema v2 (${describeSchemaError(later.error)})` };
+    }
+    return { kind: 'ok', run: value as OrchestrationRun, text };
+  }
   const parsed = orchestrationRunSchema.safeParse(value);
   if (!parsed.success) {
-    const version = (value as { schemaVersion?: unknown } | null)?.schemaVersion;
     if (value !== null && typeof value === 'object' && version !== 1) {
       return { kind: 'invalid', message: `${file} has unsupported schemaVersion ${JSON.stringify(version)}` };
     }

@@ -132,6 +132,31 @@ describe('profiles through the CLI', () => {
     }
   }, 120_000);
 
+  it("an upstream run file of the later shape (upstream's own fixture) is read under agent-infra-0.11.3, its reasoning effort refused naming the field; 0.9.2 refuses its schemaVersion as before", async () => {
+    const upstream = fs.readFileSync(path.resolve(__dirname, '../fixtures/upstream/codex-unsupported-pause-v2.json'), 'utf8');
+    for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
+      const dir = setUp();
+      await choose(profile);
+      fs.writeFileSync(path.join(dir, 'orchestration.json'), upstream);
+      const shown = await task([TASK_ID, 'status']);
+      const begun = await task([TASK_ID, 'begin-or-resume']);
+      if (profile === 'agent-infra-0.9.2') {
+        expect(shown.error.message, profile).toMatch(/orchestration\.json has unsupported schemaVersion 2$/);
+        expect(begun.error.code, profile).toBe('ORCHESTRATION_STATE_INVALID');
+      } else {
+        expect(shown, profile).toMatchObject({
+          status: 'paused',
+          error: null,
+          run: { pause: { code: 'ORCHESTRATION_CLIENT_UNSUPPORTED' } },
+        });
+        expect(begun.error.code, profile).toBe('ORCHESTRATION_MODEL_POLICY_INVALID');
+        expect(begun.error.message, profile).toContain('modelPolicy.executor.reasoningEffort');
+      }
+      expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8'), profile).toBe(upstream);
+      fixture.cleanup();
+    }
+  }, 120_000);
+
   it('model separation: begin-or-resume needs the policy; a reviewer Codex reports on the executor model is refused', async () => {
     const dir = setUp();
     await choose('agent-infra-0.11.3');

@@ -34,6 +34,7 @@ describe('profiles', () => {
       activationDeadlineMs: null,
       modelSeparation: false,
       recoveryFromEvidence: false,
+      laterUpstreamRuns: false,
     });
     expect(profileRules(LATER_PROFILE)).toEqual({
       name: 'agent-infra-0.11.3',
@@ -41,6 +42,7 @@ describe('profiles', () => {
       activationDeadlineMs: 60_000,
       modelSeparation: true,
       recoveryFromEvidence: true,
+      laterUpstreamRuns: true,
     });
   });
 
@@ -435,6 +437,121 @@ describe('run files across profiles', () => {
     expect(readRun(dir).modelPolicy).toEqual(upstream.modelPolicy);
   });
 });
+
+describe('rule laterUpstreamRuns: an upstream run file of the later shape (test/fixtures/upstream)', () => {
+  const UPSTREAM = path.resolve(__dirname, '../fixtures/upstream/codex-unsupported-pause-v2.json');
+  const file = () => path.join(dir, 'orchestration.json');
+  function place(edit: (run: Record<string, any>) => void = () => {}): string {
+    const run = JSON.parse(fs.readFileSync(UPSTREAM, 'utf8'));
+    edit(run);
+    const text = edit.length === 0 ? fs.readFileSync(UPSTREAM, 'utf8') : `${JSON.stringify(run, null, 2)}\n`;
+    fs.writeFileSync(file(), text);
+    return text;
+  }
+
+  it('later profile: status reads it as it is; what baton honours works (its pause, abort), its reasoning effort is refused naming the field', async () => {
+    const text = place();
+    const h = engineHarness(fixture, { profile: LATER_PROFILE });
+    const shown = await h.apply({ intent: 'status', taskRef: TASK_ID });
+    expect(shown).toMatchObject({ status: 'paused', error: null, run: { schemaVersion: 2, runId: 'run-codex-unsupported' } });
+    expect(shown.run).toEqual(JSON.parse(text));
+    // A policy of one model and one reasoning effort per role: refused, naming the field, never dropped.
+    for (const event of [
+      { intent: 'begin-or-resume', taskRef: TASK_ID },
+      { intent: 'route', taskRef: TASK_ID },
+    ] as const) {
+      const refused = await h.apply(event);
+      expect(refused.error?.code, event.intent).toBe('ORCHESTRATION_MODEL_POLICY_INVALID');
+      expect(refused.error?.message, event.intent).toMatch(/^orchestration\.json modelPolicy\.executor\.reasoningEffort: /);
+    }
+    expect(fs.readFileSync(file(), 'utf8')).toBe(text);
+    // Its pause is honoured: prepare needs a running run; nothing is pending, so abort says so.
+    expect((await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'codex' })).error?.code).toBe('ORCHESTRATION_RUN_NOT_RUNNING');
+    expect((await h.apply({ intent: 'abort', taskRef: TASK_ID })).error?.code).toBe('ORCHESTRATION_DELEGATION_MISSING');
+    const paused = await h.apply({ intent: 'pause', taskRef: TASK_ID, code: 'HUMAN', message: 'look at it', recoverable: true });
+    expect(paused).toMatchObject({ status: 'paused', error: null });
+    const kept = JSON.parse(fs.readFileSync(file(), 'utf8'));
+    expect(kept).toMatchObject({
+      schemaVersion: 2,
+      pause: { code: 'HUMAN' },
+      modelPolicySource: { client: 'codex' },
+      completionEvidence: null,
+    });
+    expect(Object.keys(kept)).toEqual(Object.keys(JSON.parse(text)));
+  });
+
+  it('later profile: each later field baton cannot honour is an error naming it, and the file is left unchanged', async () => {
+    const cases: [string, (run: Record<string, any>) => void][] = [
+      ['recoveryHistory', (run) => run.recoveryHistory.push({ code: 'CLIENT_CAPABILITY_ENABLED' })],
+      ['completionEvidence', (run) => (run.completionEvidence = { kind: 'reviewed-head-clean' })],
+      [
+        'pendingDelegation.workspaceSnapshotScope',
+        (run) => {
+          run.status = 'running';
+          run.pause = null;
+          run.pendingDelegation = { ...receiptOf(run), workspaceSnapshotScope: 'task' };
+        },
+      ],
+      [
+        'pendingDelegation.requestedReasoningEffort',
+        (run) => {
+          run.status = 'running';
+          run.pause = null;
+          run.pendingDelegation = { ...receiptOf(run), requestedReasoningEffort: 'high' };
+        },
+      ],
+    ];
+    for (const [field, edit] of cases) {
+      const text = place(edit);
+      const result = await engineHarness(fixture, { profile: LATER_PROFILE }).apply({ intent: 'abort', taskRef: TASK_ID });
+      expect(result.error?.code, field).toBe('ORCHESTRATION_STATE_INVALID');
+      expect(result.error?.message, field).toMatch(
+        new RegExp(
+          `^orchestration\\.json ${field.replace('.', '\\.')}: profile agent-infra-0\\.11\\.3 reads this later upstream run but cannot honour`,
+        ),
+      );
+      expect(fs.readFileSync(file(), 'utf8'), field).toBe(text);
+    }
+  });
+
+  it('0.9.2: the file is an unsupported schemaVersion, as before', async () => {
+    place();
+    const result = await engineHarness(fixture, { profile: 'agent-infra-0.9.2' }).apply({ intent: 'status', taskRef: TASK_ID });
+    expect(result.error).toEqual({
+      code: 'ORCHESTRATION_STATE_INVALID',
+      message: `${file()} has unsupported schemaVersion 2`,
+    });
+  });
+});
+
+/** A prepared receipt of `run`, in baton's shape (the fields upstream's later receipts add are set by each case). */
+function receiptOf(run: Record<string, any>) {
+  return {
+    taskId: run.taskId,
+    runId: run.runId,
+    role: 'executor',
+    stage: 'analysis',
+    round: 1,
+    artifact: 'analysis.md',
+    client: 'codex',
+    requestedModel: 'executor-model',
+    beforeFingerprint: 'before',
+    id: 'receipt-1',
+    actualModel: null,
+    modelFallbackReason: null,
+    parentId: null,
+    childId: null,
+    spawnMode: null,
+    agent: null,
+    status: 'prepared',
+    afterFingerprint: null,
+    changedPaths: [],
+    createdAt: run.createdAt,
+    activatedAt: null,
+    sealedAt: null,
+    consumedAt: null,
+  };
+}
 
 describe('rule recoveryFromEvidence (agent-infra #993, #994)', () => {
   const T0 = '2026-01-01T00:00:00.000Z';

@@ -170,7 +170,7 @@ export function route(ctx: OrchestrationContext, taskRef: string): Orchestration
 }
 
 export function status(ctx: OrchestrationContext, taskRef: string): OrchestrationResult {
-  const opened = requireRun(ctx, taskRef);
+  const opened = requireRun(ctx, taskRef, undefined, { reading: true });
   if (!opened.ok) return opened.result;
   return reportRun(opened.value.task.taskId, opened.value.run, false);
 }

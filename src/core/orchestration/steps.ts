@@ -3,6 +3,7 @@ import { resolveTaskRef } from '../taskRef.ts';
 import type { RunTransaction } from '../runStore.ts';
 import type { ProfileRules } from '../profile.ts';
 import type { DelegationReceipt, OrchestrationNext, OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../types.ts';
+import { unhonouredUpstreamField } from './upstreamRun.ts';
 
 // The steps every orchestration function is made of (docs/lifecycle.md §7.3): resolve the task
 // reference, load its run (a corrupt file stops the command, decision 2), require a run or a pending
@@ -51,19 +52,25 @@ export function resolve(ctx: OrchestrationContext, taskRef: string): Step<Resolv
 }
 
 /** The task's run, null when there is none; a corrupt file stops the command (decision 2). */
-export function loadRun(ctx: OrchestrationContext, task: Resolved): Step<OrchestrationRun | null> {
+/** `reading`: the intent only shows the run (`status`), so a later upstream field baton cannot honour is no obstacle. */
+export type LoadOptions = Readonly<{ reading?: boolean }>;
+
+export function loadRun(ctx: OrchestrationContext, task: Resolved, options: LoadOptions = {}): Step<OrchestrationRun | null> {
   const read = ctx.tx.read(task.taskDir);
   if (read.kind === 'invalid') return { ok: false, result: failed('ORCHESTRATION_STATE_INVALID', read.message, task.taskId) };
-  return { ok: true, value: read.kind === 'ok' ? read.run : null };
+  const run = read.kind === 'ok' ? read.run : null;
+  const unhonoured = run && ctx.rules.laterUpstreamRuns && !options.reading ? unhonouredUpstreamField(run, ctx.rules.name) : null;
+  if (unhonoured !== null) return { ok: false, result: failed('ORCHESTRATION_STATE_INVALID', unhonoured, task.taskId) };
+  return { ok: true, value: run };
 }
 
 type Opened<R> = { task: Resolved; run: R };
 
 /** resolve → load run: the task and its run (null when there is none). */
-export function openRun(ctx: OrchestrationContext, taskRef: string): Step<Opened<OrchestrationRun | null>> {
+export function openRun(ctx: OrchestrationContext, taskRef: string, options: LoadOptions = {}): Step<Opened<OrchestrationRun | null>> {
   const task = resolve(ctx, taskRef);
   if (!task.ok) return task;
-  const loaded = loadRun(ctx, task.value);
+  const loaded = loadRun(ctx, task.value, options);
   if (!loaded.ok) return loaded;
   return { ok: true, value: { task: task.value, run: loaded.value } };
 }
@@ -77,8 +84,9 @@ export function requireRun(
   ctx: OrchestrationContext,
   taskRef: string,
   ifMissing: (taskId: string) => OrchestrationResult = runMissing,
+  options: LoadOptions = {},
 ): Step<Opened<OrchestrationRun>> {
-  const opened = openRun(ctx, taskRef);
+  const opened = openRun(ctx, taskRef, options);
   if (!opened.ok) return opened;
   const { task, run } = opened.value;
   return run ? { ok: true, value: { task, run } } : { ok: false, result: ifMissing(task.taskId) };
