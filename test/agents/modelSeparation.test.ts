@@ -9,7 +9,7 @@ import { recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorl
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest } from '../support/modelServer.ts';
 
-// Issue 24, model separation with the real clients (the newest of each) under agent-infra-0.11.3:
+// Issue 24, model separation with the real clients (the newest and the oldest of each) under agent-infra-0.11.3:
 // the run's policy names an executor and a reviewer model; the reviewer's own agent profile sets
 // its model (Claude Code: `model:` in the frontmatter of .claude/agents/agent-infra-lifecycle-reviewer.md;
 // Codex: `model = "…"` in .codex/agents/agent-infra-lifecycle-reviewer.toml). On the executor's
@@ -68,7 +68,8 @@ function modelsSeen(w: AgentWorld, role: 'parent' | 'reviewer'): string[] {
 }
 
 describe.concurrent('real clients: model separation under agent-infra-0.11.3', { timeout: 180_000 }, () => {
-  for (const version of [clientVersions('claude-code')[0]!, clientVersions('codex')[0]!]) {
+  // The newest and the oldest pinned release of each client.
+  for (const version of [...clientVersions('claude-code'), ...clientVersions('codex')]) {
     const models = MODELS[version.client];
     const setting =
       version.client === 'claude-code'
@@ -125,6 +126,9 @@ describe.concurrent('real clients: model separation under agent-infra-0.11.3', {
       expect(await w.task('begin-or-resume')).toMatchObject({ status: 'running', error: null });
     });
 
+    // Claude Code 2.1.26 takes no full model id from an agent profile (below): it has no passing case.
+    if (version.packageName === 'claude-code-oldest') continue;
+
     it(`${version.label}: model separation passes a reviewer whose agent profile sets its own model; the client runs it on that model`, async (context) => {
       const w = await laterWorld(context, version, models.reviewer);
       const run = await w.run('Drive task 01 through its analysis review.', reviewScript(w), 120_000);
@@ -145,6 +149,62 @@ describe.concurrent('real clients: model separation under agent-infra-0.11.3', {
       expect(hooks[1]!.payload.model).toBe(version.client === 'codex' ? models.reviewer : undefined);
       expect(receipt.actualModel).toBe(version.client === 'codex' ? models.reviewer : null);
       expect(await w.task('advance')).toMatchObject({ status: 'running', error: null });
+    });
+  }
+});
+
+// What the oldest Claude Code lacks: its agent profiles take a model alias only (sonnet, opus, haiku,
+// inherit); a full id such as the policy names is ignored and the subagent inherits the parent's
+// model. It reports no model on any hook either, so baton, which reads the profile as written, lets
+// the reviewer start, and the model server sees it on the executor's model (docs/differences.md).
+describe('real clients: what Claude Code 2.1.26 lacks for model separation', { timeout: 180_000 }, () => {
+  const version = clientVersions('claude-code').find((candidate) => candidate.packageName === 'claude-code-oldest')!;
+  it(`${version.label}: a reviewer profile naming a full model id runs on the parent's model, which no hook reports`, async (context) => {
+    const w = await laterWorld(context, version, MODELS['claude-code'].reviewer);
+    const run = await w.run('Drive task 01 through its analysis review.', reviewScript(w), 120_000);
+    expect(w.server.scriptErrors).toEqual([]);
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+    const hooks = recordedPayloads(w);
+    expect(hooks.map((hook) => [hook.event, hook.code, hook.payload.model])).toEqual([
+      ['PreToolUse', 0, undefined],
+      ['SubagentStart', 0, undefined],
+      ['SubagentStop', 0, undefined],
+    ]);
+    expect(modelsSeen(w, 'reviewer')).toEqual([MODELS['claude-code'].executor]);
+  });
+});
+
+// Upstream's later policy also names a reasoning effort per role. What the real clients let baton
+// see of it (docs/differences.md "Profiles", why baton still refuses that policy shape): the
+// reviewer's agent profile sets an effort and the client sends it to the model; Codex reports it on
+// no hook, Claude Code only on the reviewer's SubagentStop, after the review was done.
+describe.concurrent('real clients: a reviewer profile reasoning effort reaches the model, not the start hooks', {
+  timeout: 180_000,
+}, () => {
+  for (const version of [clientVersions('claude-code')[0]!, clientVersions('codex')[0]!]) {
+    const models = MODELS[version.client];
+    it(`${version.label}: the effort set in the reviewer's agent profile is in its model requests; no hook before its stop reports it`, async (context) => {
+      const w = await laterWorld(context, version, models.reviewer);
+      const file =
+        version.client === 'claude-code'
+          ? path.join(w.repo.root, '.claude/agents', `${REVIEWER}.md`)
+          : path.join(w.repo.root, '.codex/agents', `${REVIEWER}.toml`);
+      const text = fs.readFileSync(file, 'utf8');
+      fs.writeFileSync(
+        file,
+        version.client === 'claude-code' ? text.replace(/^---\n/, '---\neffort: low\n') : `model_reasoning_effort = "low"\n${text}`,
+      );
+      const run = await w.run('Drive task 01 through its analysis review.', reviewScript(w), 120_000);
+      expect(w.server.scriptErrors).toEqual([]);
+      expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+      // The request body field each client uses for the effort: Responses' reasoning.effort, Messages' output_config.effort.
+      const efforts = w.server
+        .byRole('reviewer')
+        .map((request) => (request.body as Record<string, any>)[version.client === 'codex' ? 'reasoning' : 'output_config']?.effort);
+      expect(new Set(efforts)).toEqual(new Set(['low']));
+      const hooks = recordedPayloads(w);
+      const reporting = hooks.filter((hook) => 'effort' in hook.payload).map((hook) => [hook.event, hook.payload.effort]);
+      expect(reporting).toEqual(version.client === 'codex' ? [] : [['SubagentStop', expect.objectContaining({ level: 'low' })]]);
     });
   }
 });
