@@ -2,7 +2,8 @@ import path from 'node:path';
 import { applyEvent } from '../core/engine.ts';
 import { parseTaskFrontmatter } from '../core/frontmatter.ts';
 import { parseRunText } from '../core/runStore.ts';
-import type { RunRead } from '../core/runStore.ts';
+import type { RunRead, RunReadOptions } from '../core/runStore.ts';
+import { profileRunReadOptions } from '../core/profiles/file.ts';
 import {
   ARCHIVE_STATE,
   archiveDayDirs,
@@ -113,7 +114,7 @@ export function taskTitle(taskMd: string | null): string | null {
   return heading?.[1] ?? null;
 }
 
-export function readRun(taskDir: string, files: RunFiles = nodeRunFiles): RunRead {
+export function readRun(taskDir: string, files: RunFiles = nodeRunFiles, options: RunReadOptions = {}): RunRead {
   const file = runFilePath(taskDir);
   let text: string | null;
   try {
@@ -121,7 +122,7 @@ export function readRun(taskDir: string, files: RunFiles = nodeRunFiles): RunRea
   } catch (error) {
     return { kind: 'invalid', message: `${file} cannot be read: ${(error as Error).message}` };
   }
-  return text === null ? { kind: 'missing' } : parseRunText(text, file);
+  return text === null ? { kind: 'missing' } : parseRunText(text, file, options);
 }
 
 /** Where a run is: stage and round, and why, when routing has something to say (a review that does not count). */
@@ -133,7 +134,7 @@ export async function currentPosition(repoRoot: string, run: OrchestrationRun, f
     (
       await applyEvent(
         { intent: 'route', taskRef: run.taskId },
-        { repoRoot, fingerprinter: noFingerprints, readRun: (dir) => readRun(dir, files) },
+        { repoRoot, fingerprinter: noFingerprints, readRun: (dir) => readRun(dir, files, profileRunReadOptions(repoRoot)) },
       )
     ).result;
   const noteOf = (result: Awaited<ReturnType<typeof routed>>) => (result.warnings?.length ? result.warnings.join('; ') : null);
@@ -182,8 +183,9 @@ export async function listRuns(
   // The registry as task lookup reads it: a registry that resolution refuses gives no short ids.
   const shorts = shortIdsByTask(repoRoot, files);
   const rows: RunRow[] = [];
+  const readOptions = profileRunReadOptions(repoRoot);
   for (const { state, dir } of taskDirectories(repoRoot, files)) {
-    const read = readRun(dir, files);
+    const read = readRun(dir, files, readOptions);
     if (read.kind === 'missing') continue;
     const name = path.basename(dir);
     const relative = path.relative(repoRoot, dir);

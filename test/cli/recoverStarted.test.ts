@@ -43,9 +43,7 @@ describe('recover-started through a served worker and native hooks', () => {
       expect(stopped.run.pause.code).toBe('ORCHESTRATION_LIFECYCLE_RECOVERY_INCOMPLETE');
       expect(stopped.run.pendingDelegation.childStoppedAt).toEqual(expect.any(String));
       expect(recovered).toMatchObject({ status: 'running', error: null, run: { pause: null, pendingDelegation: null } });
-      expect(
-        readRun(repo.taskDir).receipts.map((receipt: { status: string; childId: string }) => [receipt.status, receipt.childId]),
-      ).toEqual([['aborted', 'child-1']]);
+      expect(readRun(repo.taskDir).receipts.map((receipt) => [receipt.status, receipt.childId])).toEqual([['aborted', 'child-1']]);
       // The stage goes to a fresh child.
       expect((await task('prepare', '--client', 'claude-code')).error).toBeNull();
     }, 120_000);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_PROFILE, LATER_PROFILE, PROFILE_NAMES, parseProfileName, profileRules } from '../../src/core/profile.ts';
 import { PROFILE_FILE, ProfileError, profileRecordText, readRepositoryProfile } from '../../src/core/profiles/file.ts';
+import { listRuns } from '../../src/runs/runList.ts';
 import {
   TASK_ID,
   TASK_ID_2,
@@ -512,6 +513,17 @@ describe('rule laterUpstreamRuns: an upstream run file of the later shape (test/
       );
       expect(fs.readFileSync(file(), 'utf8'), field).toBe(text);
     }
+  });
+
+  it('the run list reads it as the repository profile does: a paused run under the later profile, corrupt under 0.9.2', async () => {
+    place();
+    const profileFile = path.join(fixture.root, PROFILE_FILE);
+    fs.mkdirSync(path.dirname(profileFile), { recursive: true });
+    fs.writeFileSync(profileFile, profileRecordText(LATER_PROFILE));
+    expect((await listRuns(fixture.root)).map((row) => [row.taskId, row.status])).toEqual([[TASK_ID, 'paused']]);
+    fs.writeFileSync(profileFile, profileRecordText(DEFAULT_PROFILE));
+    const [row] = await listRuns(fixture.root);
+    expect(row).toMatchObject({ taskId: TASK_ID, status: 'corrupt', error: `${file()} has unsupported schemaVersion 2` });
   });
 
   it('0.9.2: the file is an unsupported schemaVersion, as before', async () => {

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { CodedError } from '../errorCodes.ts';
-import { DEFAULT_PROFILE, parseProfileName } from '../profile.ts';
+import { DEFAULT_PROFILE, parseProfileName, profileRules } from '../profile.ts';
+import type { RunReadOptions } from '../runStore.ts';
 import type { ProfileName } from '../profile.ts';
 
 // Where a repository records its profile: `.agents/baton.json` (committed with the project, so every
@@ -46,4 +47,14 @@ export function readRepositoryProfile(repoRoot: string): ProfileName {
 /** The text of the record for `profile`, as `baton init --profile` writes it. */
 export function profileRecordText(profile: ProfileName): string {
   return `${JSON.stringify({ profile } satisfies ProfileRecord, null, 2)}\n`;
+}
+
+/** How the repository's run files are read outside an event (run list, run page): as its profile reads them; an unreadable profile reads as the default. */
+export function profileRunReadOptions(repoRoot: string): RunReadOptions {
+  try {
+    return { laterUpstream: profileRules(readRepositoryProfile(repoRoot)).laterUpstreamRuns };
+  } catch (error) {
+    if (error instanceof ProfileError) return {};
+    throw error;
+  }
 }

@@ -23,7 +23,7 @@ import { DEFAULT_GRACES, delegationClock } from '../../core/orchestration/index.
 import { readEndpoint } from '../../queue/endpoint.ts';
 import { boardJobPath, boardQueuePath } from '../repositories.ts';
 import type { DashboardRepository } from '../repositories.ts';
-import { readRepositoryProfile } from '../../core/profiles/file.ts';
+import { profileRunReadOptions, readRepositoryProfile } from '../../core/profiles/file.ts';
 
 // The run view's data (docs/run-view.md): every run of the repositories a dashboard knows, one run
 // in detail (stages, receipt timeline, the bull-board page of each job), and cheap signatures of the
@@ -84,7 +84,7 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
   const files = repositoryRunFiles(repo.root);
   const found = findTaskDir(repo.root, taskId, files);
   if (!found) return { error: `no task ${taskId} in ${repo.root}` };
-  const read = readRun(found.dir, files);
+  const read = readRun(found.dir, files, profileRunReadOptions(repo.root));
   if (read.kind === 'missing') return { error: `task ${taskId} has no orchestration run yet (run 'baton task ${taskId} begin-or-resume')` };
   if (read.kind === 'invalid') return { error: read.message };
   const { run } = read;
