@@ -29,6 +29,7 @@ import type { ModelRequest, Turn } from '../support/modelServer.ts';
 
 const [claude] = clientVersions('claude-code');
 const [codex] = clientVersions('codex');
+const [copilot] = clientVersions('copilot-cli');
 
 const RETRY = path.join('src', 'retry.ts');
 const RETRY_COMMITTED = 'export const retries = Infinity;\n';
@@ -173,6 +174,61 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     const stops = recordedPayloads(w).filter((hook) => hook.event === 'SubagentStop');
     expect(stops).toHaveLength(2);
     expect(new Set(stops.map((hook) => hook.payload.turn_id)).size).toBe(2);
+    expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
+  });
+
+  it(`${copilot!.label}: a background reviewer's later turn (write_agent) edits code; the orchestrator's advance is refused; reverted, the next advance consumes the review`, async (context) => {
+    const w = await worldFor(context, copilot!, { record: true });
+    expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
+    const reviewer = reviewerThatFixesCode(w);
+    let childId = '';
+    let edited = '';
+    let refusedAdvance = '';
+    let advancedAgain = '';
+    // Copilot adds its own read_agent turn to the parent's conversation when a background child goes
+    // idle, so the parent counts its own requests rather than the conversation's turns.
+    let requests = 0;
+    const lastBatonResult = (request: ModelRequest) => request.toolResults.filter((result) => result.includes('{"status"')).at(-1) ?? '';
+    await w.run(
+      'Review the analysis of task 01.',
+      {
+        parent: async (request) => {
+          requests += 1;
+          // In the background, so that the idle child can be given a later turn (write_agent).
+          if (requests === 1)
+            return { toolCalls: [spawn('copilot-cli', REVIEWER, 'Run review-analysis for task 01.', { mode: 'background' })] };
+          if (requests === 2) {
+            childId = /agent_id: ([0-9a-f-]{36})/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
+            // Its first turn's stop sealed the review.
+            await until(w, (run) => run.pendingDelegation?.status === 'sealed');
+            return { toolCalls: [{ name: 'write_agent', input: { agent_id: childId, message: 'Please also fix src/retry.ts' } }] };
+          }
+          if (requests === 3) {
+            // The later turn's stop measured the edit.
+            await until(w, (run) => run.status === 'paused');
+            return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] };
+          }
+          if (requests === 4) {
+            refusedAdvance = lastBatonResult(request);
+            // A human reverts the reviewer's edit.
+            edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
+            fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
+            return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] };
+          }
+          if (requests === 5) advancedAgain = lastBatonResult(request);
+          return { text: 'done' };
+        },
+        reviewer: reviewer.script,
+      },
+      150_000,
+    );
+    expect(childId).not.toBe('');
+    // No turn id: the two turns are two subagentStop payloads of the same agentId.
+    expect(
+      recordedPayloads(w)
+        .filter((hook) => hook.event === 'subagentStop')
+        .map((hook) => hook.payload.agentId),
+    ).toEqual([childId, childId]);
     expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
   });
 

@@ -190,6 +190,8 @@ export function editMade(client: ClientName, edit: FileEdit): RegExp {
     .split(path.sep)
     .join('/')
     .replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // Copilot CLI's edit tool (its create tool is not used by the tests).
+  if (client === 'copilot-cli') return new RegExp(`^File \\S*${file} updated with changes\\.$`);
   if (client === 'claude-code') {
     return edit.before === undefined
       ? new RegExp(`File created successfully at: \\S*${file}`)
