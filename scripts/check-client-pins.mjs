@@ -73,7 +73,8 @@ for (const client of CLIENTS) {
       );
   }
   if (!oldest) advice.push(`pin the oldest supported ${client.name} as ${client.oldestAlias}`);
-  else if (client.oldestAlias && !served.versions.includes(oldest)) advice.push(`the oldest pin ${client.name}@${oldest} is no longer served: pick another`);
+  else if (client.oldestAlias && !served.versions.includes(oldest))
+    advice.push(`the oldest pin ${client.name}@${oldest} is no longer served: pick another`);
   if (newest && !served.versions.includes(newest)) advice.push(`the newest pin ${client.name}@${newest} is not served by the registry`);
   rows.push({ client: client.id, package: client.name, newestPinned: newest, oldestPinned: oldest, registryLatest: served.latest, advice });
 }
