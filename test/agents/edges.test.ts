@@ -62,6 +62,20 @@ async function until(w: AgentWorld, done: (run: Record<string, any>) => boolean,
   }
 }
 
+/** A human reverts the reviewer's edit of src/retry.ts (returning what it held), and the orchestrator advances again. */
+function revertThenAdvance(w: AgentWorld): { edited: string; turn: Turn } {
+  const edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
+  fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
+  return { edited, turn: { toolCalls: [shell(w.client, `${w.baton} task 01 advance`)] } };
+}
+
+/** The child ids of the recorded stops (Copilot CLI's payloads name it `agentId`). */
+function stoppedChildIds(w: AgentWorld): string[] {
+  return recordedPayloads(w)
+    .filter((hook) => hook.event.toLowerCase() === 'subagentstop')
+    .map((hook) => hook.payload.agent_id ?? hook.payload.agentId);
+}
+
 /**
  * After a reviewer's resumed edit (made by its client's tool: the tool said so, and the file held
  * what the call asked for until the human reverted it) and the orchestrator's refused advance, a
@@ -120,10 +134,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           }
           if (request.step === 3) {
             refusedAdvance = request.toolResults.at(-1) ?? '';
-            // A human reverts the reviewer's edit.
-            edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
-            fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
-            return { toolCalls: [shell('claude-code', `${w.baton} task 01 advance`)] };
+            const reverted = revertThenAdvance(w);
+            edited = reverted.edited;
+            return reverted.turn;
           }
           if (request.step === 4) advancedAgain = request.toolResults.at(-1) ?? '';
           return { text: 'done' };
@@ -135,11 +148,7 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
       { extraArgs: ACCEPT_EDITS['claude-code'] },
     );
     expect(childId).not.toBe('');
-    expect(
-      recordedPayloads(w)
-        .filter((hook) => hook.event === 'SubagentStop')
-        .map((hook) => hook.payload.agent_id),
-    ).toEqual([childId, childId]);
+    expect(stoppedChildIds(w)).toEqual([childId, childId]);
     expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
   });
 
@@ -160,9 +169,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
           if (request.step === 5) {
             refusedAdvance = request.toolResults.at(-1) ?? '';
-            edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
-            fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
-            return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
+            const reverted = revertThenAdvance(w);
+            edited = reverted.edited;
+            return reverted.turn;
           }
           if (request.step === 6) advancedAgain = request.toolResults.at(-1) ?? '';
           return { text: 'done' };
@@ -210,10 +219,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           }
           if (requests === 4) {
             refusedAdvance = lastBatonResult(request);
-            // A human reverts the reviewer's edit.
-            edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
-            fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
-            return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] };
+            const reverted = revertThenAdvance(w);
+            edited = reverted.edited;
+            return reverted.turn;
           }
           if (requests === 5) advancedAgain = lastBatonResult(request);
           return { text: 'done' };
@@ -224,11 +232,7 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     );
     expect(childId).not.toBe('');
     // No turn id: the two turns are two subagentStop payloads of the same agentId.
-    expect(
-      recordedPayloads(w)
-        .filter((hook) => hook.event === 'subagentStop')
-        .map((hook) => hook.payload.agentId),
-    ).toEqual([childId, childId]);
+    expect(stoppedChildIds(w)).toEqual([childId, childId]);
     expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
   });
 

@@ -342,11 +342,11 @@ exporter = "none"
 `;
 }
 
-export async function runCodex(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+/** Runs the client's command with `args` after it, in the world's environment; its JSON-lines stdout as events. */
+async function runWithArgs(options: ClientOptions, args: readonly string[]): Promise<ClientRun & { events: any[] }> {
   const env = clientEnv(process.env, { ...options.env, ...options.home.env });
   const [file, ...prefix] = options.version.command;
-  const args = [...prefix, 'exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt];
-  const run = await runClientProcess(file!, args, {
+  const run = await runClientProcess(file!, [...prefix, ...args], {
     cwd: options.cwd,
     env,
     server: options.server,
@@ -354,6 +354,10 @@ export async function runCodex(options: ClientOptions): Promise<ClientRun & { ev
     signal: options.signal,
   });
   return { ...run, events: jsonLines(run.stdout) };
+}
+
+export function runCodex(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+  return runWithArgs(options, ['exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,11 +369,8 @@ export const COPILOT_MODEL = 'gpt-5';
  * `copilot -p` with only the folder trust `baton init --trust` recorded (no COPILOT_ALLOW_ALL=true,
  * which would trust the folder itself); `--allow-all-tools` is what prompt mode requires for tools.
  */
-export async function runCopilot(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
-  const env = clientEnv(process.env, { ...options.env, ...options.home.env });
-  const [file, ...prefix] = options.version.command;
-  const args = [
-    ...prefix,
+export function runCopilot(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+  return runWithArgs(options, [
     '-p',
     options.prompt,
     '--allow-all-tools',
@@ -379,13 +380,5 @@ export async function runCopilot(options: ClientOptions): Promise<ClientRun & { 
     '--output-format',
     'json',
     ...(options.extraArgs ?? []),
-  ];
-  const run = await runClientProcess(file!, args, {
-    cwd: options.cwd,
-    env,
-    server: options.server,
-    timeoutMs: options.timeoutMs ?? 60_000,
-    signal: options.signal,
-  });
-  return { ...run, events: jsonLines(run.stdout) };
+  ]);
 }
