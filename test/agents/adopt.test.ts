@@ -226,6 +226,8 @@ describe.concurrent('baton init + baton new, then the analysis stage and its rev
 
       // The client knows the guidance as its own skills (its native form), not only by the path the profiles give.
       expect(JSON.stringify(w.server.byRole('parent')[0]!.body)).toContain('baton lifecycle, analysis stage (executor)');
+      // …and was given the orchestrator instructions init wrote (CLAUDE.md, AGENTS.md, .github/copilot-instructions.md).
+      expect(JSON.stringify(w.server.byRole('parent')[0]!.body)).toContain(JSON.stringify(BLOCK_BEGIN).slice(1, -1));
 
       const review = w.readTaskFile('review-analysis.md')!;
       expect(review).toMatch(/^- \*\*Review Input\*\*: `analysis\.md`$/m);
