@@ -46,8 +46,8 @@ export type ClientHook = Readonly<{
 }>;
 
 /**
- * Both clients show `{"systemMessage": "…"}` to the user for every hook event, and Codex marks a hook
- * failed whose stdout is anything else (docs/hooks.md "Output contract").
+ * Claude Code and Codex show `{"systemMessage": "…"}` to the user for every hook event (Copilot CLI
+ * accepts it), and Codex marks a hook failed whose stdout is anything else (docs/hooks.md "Output contract").
  */
 export function systemMessageNotice(text: string): string {
   return `${JSON.stringify({ systemMessage: text })}\n`;
