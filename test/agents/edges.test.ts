@@ -274,6 +274,60 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     expect(run).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
     expect(run.receipts).toHaveLength(1);
   });
+
+  it(`${copilot!.label}: a background executor's later turn (write_agent) after its delegation was consumed creates a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
+    const w = await worldFor(context, copilot!, { record: true });
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', 'copilot-cli')).status).toBe('running');
+    const complete = executorThatCompletes('copilot-cli', w.baton);
+    // The later turn writes LEFT-OUT.md with Copilot's own create tool.
+    const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
+    const edit = editingTurns('copilot-cli', w.repo.root, leftOut, 'LEFT-OUT.md written.');
+    const outputs: string[] = [];
+    let childId = '';
+    // The parent counts its own requests: Copilot adds read_agent turns of its own (see above).
+    let requests = 0;
+    const stops = () => recordedPayloads(w).filter((hook) => hook.event === 'subagentStop').length;
+    await w.run(
+      'Drive task 01 through its analysis stage.',
+      {
+        parent: async (request) => {
+          requests += 1;
+          if (requests === 1)
+            return { toolCalls: [spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.', { mode: 'background' })] };
+          if (requests === 2) {
+            childId = /agent_id: ([0-9a-f-]{36})/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
+            await until(w, (run) => run.pendingDelegation?.status === 'sealed');
+            return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] };
+          }
+          if (requests === 3)
+            return { toolCalls: [{ name: 'write_agent', input: { agent_id: childId, message: 'Write down what you left out.' } }] };
+          if (requests === 4) {
+            // The later turn has stopped (its hook enqueued the stop before the intents that follow).
+            await context.expect.poll(stops, { timeout: 60_000, interval: 200 }).toBe(2);
+            return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 begin-or-resume`)] };
+          }
+          if (requests === 5 || requests === 6)
+            outputs.push(request.toolResults.filter((result) => result.includes('{"status"')).at(-1) ?? '');
+          if (requests === 5) return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 prepare --client copilot-cli`)] };
+          return { text: 'done' };
+        },
+        executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)),
+      },
+      150_000,
+    );
+    expect(w.server.scriptErrors).toEqual([]);
+    expect(edit.answer()).toMatch(editMade('copilot-cli', leftOut));
+    expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
+    expect(stoppedChildIds(w)).toEqual([childId, childId]);
+    const [resumed, prepared] = outputs.map(batonResult);
+    expect(resumed).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+    expect(resumed!.error.message).toContain("changed 'LEFT-OUT.md'; these changes belong to no delegation; the run cannot be resumed");
+    expect(prepared).toMatchObject({ status: 'failed', error: { code: 'ORCHESTRATION_RUN_NOT_RUNNING' } });
+    const run = w.runFile();
+    expect(run).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+    expect(run.receipts).toHaveLength(1);
+  });
 });
 
 /** Codex's send_input to the first child spawned: a follow-up turn of that child. */
@@ -282,7 +336,7 @@ function sendInput(request: ModelRequest, message: string): Turn {
 }
 
 describe.concurrent("real clients: a blocked spawn's claim holds nothing", { timeout: 180_000 }, () => {
-  for (const version of [claude!, codex!]) {
+  for (const version of [claude!, codex!, copilot!]) {
     it(`${version.label}: no worker blocks the spawn; a worker started right after applies nothing of it; the next spawn passes`, async (context) => {
       const w = await worldFor(context, version, { worker: false, record: true });
       const inline = ['--worker', 'inline'];
@@ -294,7 +348,10 @@ describe.concurrent("real clients: a blocked spawn's claim holds nothing", { tim
       const spawnCall = spawn(version.client, EXECUTOR, 'Run analyze-task for task 01.');
       await w.run('Drive task 01 through its analysis stage.', { parent: parentThatSpawns(version.client, spawnCall) });
       const blocked = recordedPayloads(w);
-      expect(blocked.map((hook) => [hook.event, hook.code])).toEqual([['PreToolUse', 2]]);
+      // Copilot CLI takes the refusal as a deny on stdout with exit 0 (docs/clients.md "Output contract per event").
+      expect(blocked.map((hook) => [hook.event.toLowerCase(), hook.code])).toEqual([['pretooluse', version === copilot ? 0 : 2]]);
+      if (version === copilot)
+        expect(JSON.parse(blocked[0]!.stdout)).toEqual({ permissionDecision: 'deny', permissionDecisionReason: blocked[0]!.stderr.trim() });
       expect(w.server.byRole('executor')).toEqual([]);
 
       await w.startWorker();
@@ -304,12 +361,12 @@ describe.concurrent("real clients: a blocked spawn's claim holds nothing", { tim
       });
       const hooks = recordedPayloads(w).slice(1);
       expect(
-        hooks.map((hook) => [hook.event, hook.code]),
+        hooks.map((hook) => [hook.event.toLowerCase(), hook.code]),
         hooks.map((hook) => hook.stderr).join(''),
       ).toEqual([
-        ['PreToolUse', 0],
-        ['SubagentStart', 0],
-        ['SubagentStop', 0],
+        ['pretooluse', 0],
+        ['subagentstart', 0],
+        ['subagentstop', 0],
       ]);
       const run = w.runFile();
       expect(run).toMatchObject({ status: 'running', pause: null, pendingDelegation: null });

@@ -190,8 +190,11 @@ export function editMade(client: ClientName, edit: FileEdit): RegExp {
     .split(path.sep)
     .join('/')
     .replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  // Copilot CLI's edit tool (its create tool is not used by the tests).
-  if (client === 'copilot-cli') return new RegExp(`^File \\S*${file} updated with changes\\.$`);
+  // Copilot CLI's edit and create tools (1.0.102).
+  if (client === 'copilot-cli')
+    return edit.before === undefined
+      ? new RegExp(`^Created file \\S*${file} with \\d+ characters$`)
+      : new RegExp(`^File \\S*${file} updated with changes\\.$`);
   if (client === 'claude-code') {
     return edit.before === undefined
       ? new RegExp(`File created successfully at: \\S*${file}`)
