@@ -19,7 +19,7 @@ import {
 } from '../support/agentScripts.ts';
 import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
-import type { ModelRequest, Turn } from '../support/modelServer.ts';
+import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
 
 // With the real clients (the newest of each): the write restriction holds
 // whatever the orchestrator does next (a reviewer resumed after its seal edits code, and the
@@ -74,6 +74,47 @@ function stoppedChildIds(w: AgentWorld): string[] {
   return recordedPayloads(w)
     .filter((hook) => hook.event.toLowerCase() === 'subagentstop')
     .map((hook) => hook.payload.agent_id ?? hook.payload.agentId);
+}
+
+/**
+ * A Copilot CLI parent that spawns one lifecycle child in the background (so that the idle child can
+ * be given a later turn with write_agent), waits until the child's first stop sealed its delegation,
+ * then plays `after`, one turn a request, then ends its turn. It counts its own requests: Copilot adds
+ * read_agent turns of its own to the conversation when a background child goes idle.
+ */
+function copilotBackgroundParent(
+  w: AgentWorld,
+  child: ToolCall,
+  after: ReadonlyArray<(request: ModelRequest, childId: string) => Turn | Promise<Turn>>,
+): { script: (request: ModelRequest) => Promise<Turn>; childId(): string } {
+  let requests = 0;
+  let childId = '';
+  const script = async (request: ModelRequest): Promise<Turn> => {
+    requests += 1;
+    if (requests === 1) return { toolCalls: [{ ...child, input: { ...child.input, mode: 'background' } }] };
+    if (requests === 2) {
+      childId = /agent_id: ([0-9a-f-]{36})/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
+      await until(w, (run) => run.pendingDelegation?.status === 'sealed');
+    }
+    return (await after[requests - 2]?.(request, childId)) ?? { text: 'done' };
+  };
+  return { script, childId: () => childId };
+}
+
+/** The last `baton task` result among a request's tool results (Copilot may add its own after it). */
+function lastBatonResult(request: ModelRequest): string {
+  return request.toolResults.filter((result) => result.includes('{"status"')).at(-1) ?? '';
+}
+
+/** The orchestrator's begin-or-resume and prepare (`outputs`) after a consumed child's later turn wrote LEFT-OUT.md: refused, nothing prepared. */
+function expectTurnAfterConsumedRefused(w: AgentWorld, outputs: readonly string[]): void {
+  const [resumed, prepared] = outputs.map(batonResult);
+  expect(resumed).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+  expect(resumed!.error.message).toContain("changed 'LEFT-OUT.md'; these changes belong to no delegation; the run cannot be resumed");
+  expect(prepared).toMatchObject({ status: 'failed', error: { code: 'ORCHESTRATION_RUN_NOT_RUNNING' } });
+  const run = w.runFile();
+  expect(run).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+  expect(run.receipts).toHaveLength(1);
 }
 
 /**
@@ -190,46 +231,31 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     const w = await worldFor(context, copilot!, { record: true });
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
     const reviewer = reviewerThatFixesCode(w);
-    let childId = '';
     let edited = '';
     let refusedAdvance = '';
     let advancedAgain = '';
-    // Copilot adds its own read_agent turn to the parent's conversation when a background child goes
-    // idle, so the parent counts its own requests rather than the conversation's turns.
-    let requests = 0;
-    const lastBatonResult = (request: ModelRequest) => request.toolResults.filter((result) => result.includes('{"status"')).at(-1) ?? '';
-    await w.run(
-      'Review the analysis of task 01.',
-      {
-        parent: async (request) => {
-          requests += 1;
-          // In the background, so that the idle child can be given a later turn (write_agent).
-          if (requests === 1)
-            return { toolCalls: [spawn('copilot-cli', REVIEWER, 'Run review-analysis for task 01.', { mode: 'background' })] };
-          if (requests === 2) {
-            childId = /agent_id: ([0-9a-f-]{36})/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
-            // Its first turn's stop sealed the review.
-            await until(w, (run) => run.pendingDelegation?.status === 'sealed');
-            return { toolCalls: [{ name: 'write_agent', input: { agent_id: childId, message: 'Please also fix src/retry.ts' } }] };
-          }
-          if (requests === 3) {
-            // The later turn's stop measured the edit.
-            await until(w, (run) => run.status === 'paused');
-            return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] };
-          }
-          if (requests === 4) {
-            refusedAdvance = lastBatonResult(request);
-            const reverted = revertThenAdvance(w);
-            edited = reverted.edited;
-            return reverted.turn;
-          }
-          if (requests === 5) advancedAgain = lastBatonResult(request);
-          return { text: 'done' };
-        },
-        reviewer: reviewer.script,
+    const parent = copilotBackgroundParent(w, spawn('copilot-cli', REVIEWER, 'Run review-analysis for task 01.'), [
+      (_request, childId) => ({
+        toolCalls: [{ name: 'write_agent', input: { agent_id: childId, message: 'Please also fix src/retry.ts' } }],
+      }),
+      async () => {
+        // The later turn's stop measured the edit.
+        await until(w, (run) => run.status === 'paused');
+        return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] };
       },
-      150_000,
-    );
+      (request) => {
+        refusedAdvance = lastBatonResult(request);
+        const reverted = revertThenAdvance(w);
+        edited = reverted.edited;
+        return reverted.turn;
+      },
+      (request) => {
+        advancedAgain = lastBatonResult(request);
+        return { text: 'done' };
+      },
+    ]);
+    await w.run('Review the analysis of task 01.', { parent: parent.script, reviewer: reviewer.script }, 150_000);
+    const childId = parent.childId();
     expect(childId).not.toBe('');
     // No turn id: the two turns are two subagentStop payloads of the same agentId.
     expect(stoppedChildIds(w)).toEqual([childId, childId]);
@@ -266,13 +292,7 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     expect(w.server.scriptErrors).toEqual([]);
     expect(edit.answer()).toMatch(editMade('codex', leftOut));
     expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
-    const [resumed, prepared] = outputs.map(batonResult);
-    expect(resumed).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
-    expect(resumed!.error.message).toContain("changed 'LEFT-OUT.md'; these changes belong to no delegation; the run cannot be resumed");
-    expect(prepared).toMatchObject({ status: 'failed', error: { code: 'ORCHESTRATION_RUN_NOT_RUNNING' } });
-    const run = w.runFile();
-    expect(run).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
-    expect(run.receipts).toHaveLength(1);
+    expectTurnAfterConsumedRefused(w, outputs);
   });
 
   it(`${copilot!.label}: a background executor's later turn (write_agent) after its delegation was consumed creates a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
@@ -284,49 +304,37 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
     const edit = editingTurns('copilot-cli', w.repo.root, leftOut, 'LEFT-OUT.md written.');
     const outputs: string[] = [];
-    let childId = '';
-    // The parent counts its own requests: Copilot adds read_agent turns of its own (see above).
-    let requests = 0;
     const stops = () => recordedPayloads(w).filter((hook) => hook.event === 'subagentStop').length;
+    const parent = copilotBackgroundParent(w, spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.'), [
+      () => ({ toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] }),
+      (_request, childId) => ({
+        toolCalls: [{ name: 'write_agent', input: { agent_id: childId, message: 'Write down what you left out.' } }],
+      }),
+      async () => {
+        // The later turn has stopped (its hook enqueued the stop before the intents that follow).
+        await context.expect.poll(stops, { timeout: 60_000, interval: 200 }).toBe(2);
+        return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 begin-or-resume`)] };
+      },
+      (request) => {
+        outputs.push(lastBatonResult(request));
+        return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 prepare --client copilot-cli`)] };
+      },
+      (request) => {
+        outputs.push(lastBatonResult(request));
+        return { text: 'done' };
+      },
+    ]);
     await w.run(
       'Drive task 01 through its analysis stage.',
-      {
-        parent: async (request) => {
-          requests += 1;
-          if (requests === 1)
-            return { toolCalls: [spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.', { mode: 'background' })] };
-          if (requests === 2) {
-            childId = /agent_id: ([0-9a-f-]{36})/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
-            await until(w, (run) => run.pendingDelegation?.status === 'sealed');
-            return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] };
-          }
-          if (requests === 3)
-            return { toolCalls: [{ name: 'write_agent', input: { agent_id: childId, message: 'Write down what you left out.' } }] };
-          if (requests === 4) {
-            // The later turn has stopped (its hook enqueued the stop before the intents that follow).
-            await context.expect.poll(stops, { timeout: 60_000, interval: 200 }).toBe(2);
-            return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 begin-or-resume`)] };
-          }
-          if (requests === 5 || requests === 6)
-            outputs.push(request.toolResults.filter((result) => result.includes('{"status"')).at(-1) ?? '');
-          if (requests === 5) return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 prepare --client copilot-cli`)] };
-          return { text: 'done' };
-        },
-        executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)),
-      },
+      { parent: parent.script, executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)) },
       150_000,
     );
+    const childId = parent.childId();
     expect(w.server.scriptErrors).toEqual([]);
     expect(edit.answer()).toMatch(editMade('copilot-cli', leftOut));
     expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
     expect(stoppedChildIds(w)).toEqual([childId, childId]);
-    const [resumed, prepared] = outputs.map(batonResult);
-    expect(resumed).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
-    expect(resumed!.error.message).toContain("changed 'LEFT-OUT.md'; these changes belong to no delegation; the run cannot be resumed");
-    expect(prepared).toMatchObject({ status: 'failed', error: { code: 'ORCHESTRATION_RUN_NOT_RUNNING' } });
-    const run = w.runFile();
-    expect(run).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
-    expect(run.receipts).toHaveLength(1);
+    expectTurnAfterConsumedRefused(w, outputs);
   });
 });
 
