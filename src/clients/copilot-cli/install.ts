@@ -5,8 +5,8 @@ import { ClientConfigError } from '../installer.ts';
 import type { ClientInstaller, InstallContext } from '../installer.ts';
 
 // What install-hooks does for Copilot CLI besides hooks, profiles and instructions: with --trust,
-// the folder trust its own prompt records. Copilot loads a repository's hooks (and agents, skills)
-// only in a trusted folder, and skips them without a word otherwise; its trust is the list
+// the folder trust its own prompt records. Copilot loads a repository's hooks and skills only in a
+// trusted folder, and skips them without a word otherwise (its custom agents it loads either way); its trust is the list
 // `trustedFolders` in $COPILOT_HOME/config.json, a JSONC file it manages itself (it writes a comment
 // line first). Seen with the real 1.0.102 (docs/clients.md "Copilot CLI").
 
@@ -50,7 +50,7 @@ function trustProblems(context: InstallContext): string[] {
   const file = copilotConfigFile(context.env);
   if (copilotFolderTrusted(context.readText(file, file), context.realRoot, file)) return [];
   return [
-    `Copilot CLI skips a folder's hooks, agents and skills without a word until the folder is trusted (not yet, in ${file}). Accept the trust prompt of an interactive 'copilot' here once, or run '${context.trustCommand}' (COPILOT_ALLOW_ALL=true or --trust-folder trust it for one session)`,
+    `Copilot CLI skips a folder's hooks and skills without a word until the folder is trusted (not yet, in ${file}). Accept the trust prompt of an interactive 'copilot' here once, or run '${context.trustCommand}' (COPILOT_ALLOW_ALL=true or --trust-folder trust it for one session)`,
   ];
 }
 
