@@ -14,10 +14,15 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));
 const dev = pkg.devDependencies ?? {};
 
-/** The agent clients baton pins: registry name → the alias of its oldest pin. */
+/**
+ * The agent clients baton pins: registry name → the alias of its oldest pin; null where the newest
+ * pin is also the oldest supported (Copilot CLI: 1.0.102 is the first release whose subagentStart
+ * names the child, docs/clients.md), so a newer release is pinned beside it as `<name>-oldest`.
+ */
 const CLIENTS = [
   { id: 'claude-code', name: '@anthropic-ai/claude-code', oldestAlias: 'claude-code-oldest' },
   { id: 'codex', name: '@openai/codex', oldestAlias: 'codex-oldest' },
+  { id: 'copilot-cli', name: '@github/copilot', oldestAlias: null, futureOldestAlias: 'copilot-oldest' },
 ];
 
 function pinnedVersion(spec, name) {
@@ -52,7 +57,7 @@ function registry(name) {
 const rows = [];
 for (const client of CLIENTS) {
   const newest = pinnedVersion(dev[client.name], client.name);
-  const oldest = pinnedVersion(dev[client.oldestAlias], client.name);
+  const oldest = client.oldestAlias ? pinnedVersion(dev[client.oldestAlias], client.name) : newest;
   const served = registry(client.name);
   const advice = [];
   if (!newest) advice.push(`pin ${client.name} as a dev dependency`);
@@ -62,9 +67,14 @@ for (const client of CLIENTS) {
       `newer ${client.name}: ${served.latest} (released ${served.time[served.latest] ?? '?'}; ${newer.length} release(s) after the pin): ` +
         `npm install --save-dev --save-exact ${client.name}@${served.latest}, then run test/agents and update docs/clients.md`,
     );
+    if (!client.oldestAlias)
+      advice.push(
+        `the pin ${newest} is also the oldest supported: keep it as ${client.futureOldestAlias} (npm install --save-dev --save-exact ${client.futureOldestAlias}@npm:${client.name}@${newest})`,
+      );
   }
   if (!oldest) advice.push(`pin the oldest supported ${client.name} as ${client.oldestAlias}`);
-  else if (!served.versions.includes(oldest)) advice.push(`the oldest pin ${client.name}@${oldest} is no longer served: pick another`);
+  else if (client.oldestAlias && !served.versions.includes(oldest))
+    advice.push(`the oldest pin ${client.name}@${oldest} is no longer served: pick another`);
   if (newest && !served.versions.includes(newest)) advice.push(`the newest pin ${client.name}@${newest} is not served by the registry`);
   rows.push({ client: client.id, package: client.name, newestPinned: newest, oldestPinned: oldest, registryLatest: served.latest, advice });
 }

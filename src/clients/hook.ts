@@ -33,11 +33,21 @@ export type ClientHook = Readonly<{
   goneTools?: readonly GoneTool[];
   /** The stdout line of a hook that recorded its event and has something to tell the user (exit 0). */
   notice(text: string): string;
+  /**
+   * The payload in the field names baton reads (Claude Code's and Codex's snake_case), for a client
+   * that names them otherwise (Copilot CLI's camelCase); left out, the payload is read as it is.
+   */
+  payload?(payload: Readonly<Record<string, unknown>>): Record<string, unknown>;
+  /**
+   * The stdout of a refused spawn, for a client that takes the refusal as hook output with exit 0
+   * (Copilot CLI's `permissionDecision: "deny"`); left out, a refusal exits 2 with the reason on stderr.
+   */
+  denial?(reason: string): string;
 }>;
 
 /**
- * Both clients show `{"systemMessage": "…"}` to the user for every hook event, and Codex marks a hook
- * failed whose stdout is anything else (docs/hooks.md "Output contract").
+ * Claude Code and Codex show `{"systemMessage": "…"}` to the user for every hook event (Copilot CLI
+ * accepts it), and Codex marks a hook failed whose stdout is anything else (docs/hooks.md "Output contract").
  */
 export function systemMessageNotice(text: string): string {
   return `${JSON.stringify({ systemMessage: text })}\n`;

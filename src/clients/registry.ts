@@ -1,13 +1,14 @@
 import type { ClientAdapter } from './adapter.ts';
 import { claudeCode } from './claude-code/index.ts';
 import { codex } from './codex/index.ts';
+import { copilotCli } from './copilot-cli/index.ts';
 import type { ClientFacts } from './facts.ts';
 
 // The registry: the agent clients baton drives a lifecycle with, one adapter each (adapter.ts), in
 // the order help texts list them (the first is the default of `baton demo`). Adding a client is its
 // folder plus its entry here; the hook, the installer, the demo, the help texts and the lifecycle
 // rules (core/clients.ts) all read this list.
-const ADAPTERS = [claudeCode, codex] as const;
+const ADAPTERS = [claudeCode, codex, copilotCli] as const;
 
 /** The id of an agent client baton has an adapter for: the one client id of baton. */
 export type ClientId = (typeof ADAPTERS)[number]['id'];

@@ -15,12 +15,21 @@ import type { HookPayload } from './payload.ts';
 const MANAGED_PREFIX = 'agent-infra-lifecycle-';
 
 /**
- * The subagent-spawning tools of every registered client, by name. A hook recognises them whatever
- * client it runs for (install-hooks' matchers only ever send a client its own tools).
+ * The subagent-spawning tools of every registered client, by name (the first client naming one wins).
+ * A hook recognises them whatever client it runs for (install-hooks' matchers only ever send a client
+ * its own tools); a client's own tool of a shared name (Copilot CLI's `task`, Claude Code's old name)
+ * is read as that client's (CLIENT_SPAWN_TOOLS).
  */
 const SPAWN_TOOLS: ReadonlyMap<string, SpawnTool> = new Map(
-  CLIENT_ADAPTERS.flatMap((client) => client.hook.spawnTools.map((tool) => [tool.name, tool] as const)),
+  CLIENT_ADAPTERS.flatMap((client) => client.hook.spawnTools.map((tool) => [tool.name, tool] as const)).reverse(),
 );
+const CLIENT_SPAWN_TOOLS: ReadonlyMap<string, SpawnTool> = new Map(
+  CLIENT_ADAPTERS.flatMap((client) => client.hook.spawnTools.map((tool) => [`${client.id}:${tool.name}`, tool] as const)),
+);
+
+function spawnTool(client: ClientId, name: string): SpawnTool | undefined {
+  return CLIENT_SPAWN_TOOLS.get(`${client}:${name}`) ?? SPAWN_TOOLS.get(name);
+}
 
 /** The tools of each client that end a child without a stop (ClientHook.goneTools), by client and name. */
 const GONE_TOOLS: ReadonlyMap<string, GoneTool> = new Map(
@@ -53,10 +62,10 @@ export function nativeEventId(decision: EventDecision, target: string | null): s
  * forks; `fork_turns` copies that many turns of the parent's conversation, so only `"none"` (or 0)
  * is fresh, and a tool whose adapter says so copies all of them when it is left out.
  */
-export function spawnFork(toolName: string, input: Record<string, unknown>): string | null {
+export function spawnFork(toolName: string, input: Record<string, unknown>, tool = SPAWN_TOOLS.get(toolName)): string | null {
   const forkTurns = input.fork_turns;
   const freshTurns = forkTurns === 'none' || forkTurns === 0 || forkTurns === '0';
-  if (SPAWN_TOOLS.get(toolName)?.forkTurnsDefaultToAll && (forkTurns === undefined || forkTurns === null)) {
+  if (tool?.forkTurnsDefaultToAll && (forkTurns === undefined || forkTurns === null)) {
     return 'fork_turns is not set, so the child would inherit the whole parent conversation';
   }
   if (forkTurns !== undefined && forkTurns !== null && !freshTurns)
@@ -70,7 +79,7 @@ export type DecideOptions = { invocationId?: string };
 /** Pure mapping from a payload to what the hook should do (docs/lifecycle.md §10.3 steps 3–6, plus PreToolUse). */
 export function decideHook(client: ClientId, payload: HookPayload, eventOption?: string, options: DecideOptions = {}): HookDecision {
   const kind = firstText(eventOption, payload.hook_event_name, payload.event).toLowerCase();
-  if (kind === 'pretooluse' || kind === 'pre-tool' || kind === 'pre_tool_use') return decideSpawn(payload, options);
+  if (kind === 'pretooluse' || kind === 'pre-tool' || kind === 'pre_tool_use') return decideSpawn(client, payload, options);
   if (kind === 'posttooluse' || kind === 'post-tool' || kind === 'post_tool_use') return decideGone(client, payload, options);
   const nativeAgent = firstText(payload.agent_name, payload.agent_type, record(payload.agent).name);
   const role = managedDelegationRole(nativeAgent);
@@ -126,16 +135,16 @@ function turnIdentity(payload: HookPayload, options: DecideOptions): string {
   return invocationIdentity(options);
 }
 
-function decideSpawn(payload: HookPayload, options: DecideOptions): HookDecision {
+function decideSpawn(client: ClientId, payload: HookPayload, options: DecideOptions): HookDecision {
   const toolName = firstText(payload.tool_name).toLowerCase();
-  const tool = SPAWN_TOOLS.get(toolName);
+  const tool = spawnTool(client, toolName);
   if (!tool) return { kind: 'ignore' };
   const input = record(payload.tool_input);
   const nativeAgent = firstText(input.subagent_type, input.agent_type, input.agent, input.name);
   if (!managedDelegationRole(nativeAgent)) return { kind: 'ignore' };
   const valid = validateManagedPayload(payload);
   if (!valid.ok) return { kind: 'error', message: valid.message };
-  const fork = spawnFork(toolName, input);
+  const fork = spawnFork(toolName, input, tool);
   if (fork) {
     return {
       kind: 'spawn-refused',

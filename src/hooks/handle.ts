@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import type { ClientHook } from '../clients/hook.ts';
 import { clientAdapter } from '../clients/registry.ts';
 import { repositoryOf } from '../base/repoRoot.ts';
 import { activeTaskDirs, runFilePath } from '../core/taskLayout.ts';
@@ -29,8 +30,8 @@ import { profileModel } from './agentModel.ts';
 // something (event spooled or queued with no worker, a linked worktree), the client's notice (both
 // clients: `{"systemMessage": "baton: …"}`); the same text goes to stderr. Exit 0: recorded, queued
 // or spooled; exit 1: invalid input or an event baton refuses (a non-blocking error in both
-// clients); exit 2 only on PreToolUse, with the reason on stderr (both clients block the tool call
-// and show the reason to the model). Never 2 on SubagentStart/Stop: Claude Code would keep a
+// clients); exit 2 only on PreToolUse, with the reason on stderr (Claude Code and Codex block the
+// tool call and show the reason to the model; Copilot CLI gets its `denial` on stdout, exit 0). Never 2 on SubagentStart/Stop: Claude Code would keep a
 // stopping subagent running. The orchestration result stays in the job (dashboard, `baton runs`);
 // `verbose` (BATON_HOOK_VERBOSE=1) waits for it and prints it on stderr.
 
@@ -58,11 +59,13 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
     return report.finish(1);
   }
   const client = adapter.id;
-  const input = parseHookInput(await readInput());
-  if (!input.ok) {
-    report.say(`${input.message}\n`);
+  const parsed = parseHookInput(await readInput());
+  if (!parsed.ok) {
+    report.say(`${parsed.message}\n`);
     return report.finish(1);
   }
+  // In baton's field names (Copilot CLI's camelCase payload read as the others' snake_case).
+  const input = { payload: adapter.hook.payload?.(parsed.payload) ?? parsed.payload };
   const decision = decideHook(client, input.payload, request.event);
   if (decision.kind === 'ignore') return report.finish(0);
   if (decision.kind === 'error') {
@@ -71,13 +74,13 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
   }
   if (decision.kind === 'spawn-refused') {
     report.say(`${decision.reason}\n`);
-    return report.finish(2);
+    return blocked(report.finish(2), adapter.hook);
   }
   const start = request.repo ?? (firstText(input.payload.cwd) || request.cwd);
   const repository = repositoryOf(start);
   if (!repository) {
     report.say(`baton hook: ${start} is not inside a git repository; the event was not recorded\n`);
-    return report.finish(decision.kind === 'spawn-check' ? 2 : 1);
+    return blocked(report.finish(decision.kind === 'spawn-check' ? 2 : 1), adapter.hook);
   }
   const { root } = repository;
   if (repository.worktree) {
@@ -106,7 +109,7 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
       ...(model ? { model } : {}),
       sessionId: text(input.payload.session_id),
     };
-    return report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter.hook);
+    return blocked(report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter.hook), adapter.hook);
   }
   const envelope = envelopeFor(decision.event, repo, 'hook', nativeEventId(decision, pendingReceiptOf(root, client)));
   if (!queue) return report.finish(await spoolUnconfigured(report, envelope), adapter.hook);
@@ -115,6 +118,15 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
   if (outcome.stdout) report.say(`baton: ${outcome.stdout}`);
   if (outcome.stderr) report.notice(outcome.stderr);
   return report.finish(outcome.exitCode, adapter.hook);
+}
+
+/**
+ * A blocked spawn (exit 2, the reason on stderr) as the client takes it: a client with a `denial`
+ * output (Copilot CLI) gets the reason on stdout with exit 0, which it shows the model.
+ */
+function blocked(run: HookRun, hook: ClientHook): HookRun {
+  if (run.exitCode !== 2 || !hook.denial) return run;
+  return { ...run, exitCode: 0, stdout: hook.denial(run.stderr.trim()) };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { TestContext } from 'vitest';
 import { BLOCK_BEGIN, BLOCK_END } from '../../src/install/instructions.ts';
 import { clientVersions } from '../support/agentClients.ts';
 import type { ClientName, ClientVersion } from '../support/agentClients.ts';
-import { EXECUTOR, REVIEWER, asOffered, shell, spawn, spawnedIds } from '../support/agentScripts.ts';
+import { EXECUTOR, REVIEWER, agentName, asOffered, shell, spawn, spawnedIds } from '../support/agentScripts.ts';
 import { agentWorld } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
@@ -16,10 +16,17 @@ import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
 // analysis stage and its review to `advance`, and the next route goes on to the plan. The scripted
 // agents type only what the installed files tell them, extracted from those files as the README
 // test extracts the README's commands: the orchestrator its loop from the instructions block of
-// CLAUDE.md / AGENTS.md; each subagent the guidance path from its profile, then, from the guidance
+// CLAUDE.md / AGENTS.md / .github/copilot-instructions.md; each subagent the guidance path from its profile, then, from the guidance
 // it read, the hand-over command and, for the reviewer, the review format.
 
-const VERSIONS = [...clientVersions('claude-code'), ...clientVersions('codex')];
+const VERSIONS = [...clientVersions('claude-code'), ...clientVersions('codex'), ...clientVersions('copilot-cli')];
+
+/** The client's settings and instructions files, as `baton init` writes them. */
+const FILES: Readonly<Record<ClientName, { settings: string; instructions: string }>> = {
+  'claude-code': { settings: '.claude/settings.json', instructions: 'CLAUDE.md' },
+  codex: { settings: '.codex/hooks.json', instructions: 'AGENTS.md' },
+  'copilot-cli': { settings: '.github/copilot/settings.json', instructions: '.github/copilot-instructions.md' },
+};
 const TITLE = 'Bound the retry budget';
 
 async function worldFor(context: TestContext, version: ClientVersion): Promise<AgentWorld> {
@@ -158,13 +165,10 @@ describe.concurrent('baton init + baton new, then the analysis stage and its rev
       const w = await worldFor(context, version);
       const { client } = version;
       // init wrote only portable files.
-      for (const file of [
-        client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json',
-        client === 'claude-code' ? 'CLAUDE.md' : 'AGENTS.md',
-      ]) {
+      for (const file of [FILES[client].settings, FILES[client].instructions]) {
         expect(fs.readFileSync(path.join(w.repo.root, file), 'utf8')).not.toContain(process.execPath);
       }
-      const commands = orchestratorCommands(path.join(w.repo.root, client === 'claude-code' ? 'CLAUDE.md' : 'AGENTS.md'));
+      const commands = orchestratorCommands(path.join(w.repo.root, FILES[client].instructions));
       expect(Object.keys(commands)).toEqual(expect.arrayContaining(['begin-or-resume', 'route', 'prepare', 'advance']));
       expect(commands.prepare).toBe(`baton task <task> prepare --client ${client}`);
 
@@ -196,7 +200,7 @@ describe.concurrent('baton init + baton new, then the analysis stage and its rev
           'route',
         ].map((intent) => `baton task 01 ${intent}`),
       );
-      const agent = client === 'claude-code' ? 'claude' : 'codex';
+      const agent = agentName(client);
       expect(ran.executor).toHaveLength(1);
       expect(ran.executor[0]).toMatch(
         new RegExp(
@@ -222,6 +226,9 @@ describe.concurrent('baton init + baton new, then the analysis stage and its rev
 
       // The client knows the guidance as its own skills (its native form), not only by the path the profiles give.
       expect(JSON.stringify(w.server.byRole('parent')[0]!.body)).toContain('baton lifecycle, analysis stage (executor)');
+      // …and was given the orchestrator instructions init wrote (CLAUDE.md, AGENTS.md, .github/copilot-instructions.md;
+      // Claude Code drops the block's HTML comments).
+      expect(JSON.stringify(w.server.byRole('parent')[0]!.body)).toContain('## Agent-infra task lifecycle (driven by baton)');
 
       const review = w.readTaskFile('review-analysis.md')!;
       expect(review).toMatch(/^- \*\*Review Input\*\*: `analysis\.md`$/m);

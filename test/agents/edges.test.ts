@@ -19,7 +19,7 @@ import {
 } from '../support/agentScripts.ts';
 import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
-import type { ModelRequest, Turn } from '../support/modelServer.ts';
+import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
 
 // With the real clients (the newest of each): the write restriction holds
 // whatever the orchestrator does next (a reviewer resumed after its seal edits code, and the
@@ -29,6 +29,7 @@ import type { ModelRequest, Turn } from '../support/modelServer.ts';
 
 const [claude] = clientVersions('claude-code');
 const [codex] = clientVersions('codex');
+const [copilot] = clientVersions('copilot-cli');
 
 const RETRY = path.join('src', 'retry.ts');
 const RETRY_COMMITTED = 'export const retries = Infinity;\n';
@@ -59,6 +60,61 @@ async function until(w: AgentWorld, done: (run: Record<string, any>) => boolean,
     if (Date.now() > deadline) throw new Error(`the run file never got there: ${JSON.stringify(w.runFile())}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** A human reverts the reviewer's edit of src/retry.ts (returning what it held), and the orchestrator advances again. */
+function revertThenAdvance(w: AgentWorld): { edited: string; turn: Turn } {
+  const edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
+  fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
+  return { edited, turn: { toolCalls: [shell(w.client, `${w.baton} task 01 advance`)] } };
+}
+
+/** The child ids of the recorded stops (Copilot CLI's payloads name it `agentId`). */
+function stoppedChildIds(w: AgentWorld): string[] {
+  return recordedPayloads(w)
+    .filter((hook) => hook.event.toLowerCase() === 'subagentstop')
+    .map((hook) => hook.payload.agent_id ?? hook.payload.agentId);
+}
+
+/**
+ * A Copilot CLI parent that spawns one lifecycle child in the background (so that the idle child can
+ * be given a later turn with write_agent), waits until the child's first stop sealed its delegation,
+ * then plays `after`, one turn a request, then ends its turn. It counts its own requests: Copilot adds
+ * read_agent turns of its own to the conversation when a background child goes idle.
+ */
+function copilotBackgroundParent(
+  w: AgentWorld,
+  child: ToolCall,
+  after: ReadonlyArray<(request: ModelRequest, childId: string) => Turn | Promise<Turn>>,
+): { script: (request: ModelRequest) => Promise<Turn>; childId(): string } {
+  let requests = 0;
+  let childId = '';
+  const script = async (request: ModelRequest): Promise<Turn> => {
+    requests += 1;
+    if (requests === 1) return { toolCalls: [{ ...child, input: { ...child.input, mode: 'background' } }] };
+    if (requests === 2) {
+      childId = /agent_id: ([0-9a-f-]{36})/.exec(request.toolResults.at(-1) ?? '')?.[1] ?? '';
+      await until(w, (run) => run.pendingDelegation?.status === 'sealed');
+    }
+    return (await after[requests - 2]?.(request, childId)) ?? { text: 'done' };
+  };
+  return { script, childId: () => childId };
+}
+
+/** The last `baton task` result among a request's tool results (Copilot may add its own after it). */
+function lastBatonResult(request: ModelRequest): string {
+  return request.toolResults.filter((result) => result.includes('{"status"')).at(-1) ?? '';
+}
+
+/** The orchestrator's begin-or-resume and prepare (`outputs`) after a consumed child's later turn wrote LEFT-OUT.md: refused, nothing prepared. */
+function expectTurnAfterConsumedRefused(w: AgentWorld, outputs: readonly string[]): void {
+  const [resumed, prepared] = outputs.map(batonResult);
+  expect(resumed).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+  expect(resumed!.error.message).toContain("changed 'LEFT-OUT.md'; these changes belong to no delegation; the run cannot be resumed");
+  expect(prepared).toMatchObject({ status: 'failed', error: { code: 'ORCHESTRATION_RUN_NOT_RUNNING' } });
+  const run = w.runFile();
+  expect(run).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
+  expect(run.receipts).toHaveLength(1);
 }
 
 /**
@@ -119,10 +175,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           }
           if (request.step === 3) {
             refusedAdvance = request.toolResults.at(-1) ?? '';
-            // A human reverts the reviewer's edit.
-            edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
-            fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
-            return { toolCalls: [shell('claude-code', `${w.baton} task 01 advance`)] };
+            const reverted = revertThenAdvance(w);
+            edited = reverted.edited;
+            return reverted.turn;
           }
           if (request.step === 4) advancedAgain = request.toolResults.at(-1) ?? '';
           return { text: 'done' };
@@ -134,11 +189,7 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
       { extraArgs: ACCEPT_EDITS['claude-code'] },
     );
     expect(childId).not.toBe('');
-    expect(
-      recordedPayloads(w)
-        .filter((hook) => hook.event === 'SubagentStop')
-        .map((hook) => hook.payload.agent_id),
-    ).toEqual([childId, childId]);
+    expect(stoppedChildIds(w)).toEqual([childId, childId]);
     expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
   });
 
@@ -159,9 +210,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
           if (request.step === 5) {
             refusedAdvance = request.toolResults.at(-1) ?? '';
-            edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
-            fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
-            return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
+            const reverted = revertThenAdvance(w);
+            edited = reverted.edited;
+            return reverted.turn;
           }
           if (request.step === 6) advancedAgain = request.toolResults.at(-1) ?? '';
           return { text: 'done' };
@@ -173,6 +224,41 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     const stops = recordedPayloads(w).filter((hook) => hook.event === 'SubagentStop');
     expect(stops).toHaveLength(2);
     expect(new Set(stops.map((hook) => hook.payload.turn_id)).size).toBe(2);
+    expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
+  });
+
+  it(`${copilot!.label}: a background reviewer's later turn (write_agent) edits code; the orchestrator's advance is refused; reverted, the next advance consumes the review`, async (context) => {
+    const w = await worldFor(context, copilot!, { record: true });
+    expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
+    const reviewer = reviewerThatFixesCode(w);
+    let edited = '';
+    let refusedAdvance = '';
+    let advancedAgain = '';
+    const parent = copilotBackgroundParent(w, spawn('copilot-cli', REVIEWER, 'Run review-analysis for task 01.'), [
+      (_request, childId) => ({
+        toolCalls: [{ name: 'write_agent', input: { agent_id: childId, message: 'Please also fix src/retry.ts' } }],
+      }),
+      async () => {
+        // The later turn's stop measured the edit.
+        await until(w, (run) => run.status === 'paused');
+        return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] };
+      },
+      (request) => {
+        refusedAdvance = lastBatonResult(request);
+        const reverted = revertThenAdvance(w);
+        edited = reverted.edited;
+        return reverted.turn;
+      },
+      (request) => {
+        advancedAgain = lastBatonResult(request);
+        return { text: 'done' };
+      },
+    ]);
+    await w.run('Review the analysis of task 01.', { parent: parent.script, reviewer: reviewer.script }, 150_000);
+    const childId = parent.childId();
+    expect(childId).not.toBe('');
+    // No turn id: the two turns are two subagentStop payloads of the same agentId.
+    expect(stoppedChildIds(w)).toEqual([childId, childId]);
     expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
   });
 
@@ -206,13 +292,49 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     expect(w.server.scriptErrors).toEqual([]);
     expect(edit.answer()).toMatch(editMade('codex', leftOut));
     expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
-    const [resumed, prepared] = outputs.map(batonResult);
-    expect(resumed).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
-    expect(resumed!.error.message).toContain("changed 'LEFT-OUT.md'; these changes belong to no delegation; the run cannot be resumed");
-    expect(prepared).toMatchObject({ status: 'failed', error: { code: 'ORCHESTRATION_RUN_NOT_RUNNING' } });
-    const run = w.runFile();
-    expect(run).toMatchObject({ status: 'paused', pendingDelegation: null, pause: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
-    expect(run.receipts).toHaveLength(1);
+    expectTurnAfterConsumedRefused(w, outputs);
+  });
+
+  it(`${copilot!.label}: a background executor's later turn (write_agent) after its delegation was consumed creates a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
+    const w = await worldFor(context, copilot!, { record: true });
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', 'copilot-cli')).status).toBe('running');
+    const complete = executorThatCompletes('copilot-cli', w.baton);
+    // The later turn writes LEFT-OUT.md with Copilot's own create tool.
+    const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
+    const edit = editingTurns('copilot-cli', w.repo.root, leftOut, 'LEFT-OUT.md written.');
+    const outputs: string[] = [];
+    const stops = () => recordedPayloads(w).filter((hook) => hook.event === 'subagentStop').length;
+    const parent = copilotBackgroundParent(w, spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.'), [
+      () => ({ toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] }),
+      (_request, childId) => ({
+        toolCalls: [{ name: 'write_agent', input: { agent_id: childId, message: 'Write down what you left out.' } }],
+      }),
+      async () => {
+        // The later turn has stopped (its hook enqueued the stop before the intents that follow).
+        await context.expect.poll(stops, { timeout: 60_000, interval: 200 }).toBe(2);
+        return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 begin-or-resume`)] };
+      },
+      (request) => {
+        outputs.push(lastBatonResult(request));
+        return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 prepare --client copilot-cli`)] };
+      },
+      (request) => {
+        outputs.push(lastBatonResult(request));
+        return { text: 'done' };
+      },
+    ]);
+    await w.run(
+      'Drive task 01 through its analysis stage.',
+      { parent: parent.script, executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)) },
+      150_000,
+    );
+    const childId = parent.childId();
+    expect(w.server.scriptErrors).toEqual([]);
+    expect(edit.answer()).toMatch(editMade('copilot-cli', leftOut));
+    expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
+    expect(stoppedChildIds(w)).toEqual([childId, childId]);
+    expectTurnAfterConsumedRefused(w, outputs);
   });
 });
 
@@ -222,7 +344,7 @@ function sendInput(request: ModelRequest, message: string): Turn {
 }
 
 describe.concurrent("real clients: a blocked spawn's claim holds nothing", { timeout: 180_000 }, () => {
-  for (const version of [claude!, codex!]) {
+  for (const version of [claude!, codex!, copilot!]) {
     it(`${version.label}: no worker blocks the spawn; a worker started right after applies nothing of it; the next spawn passes`, async (context) => {
       const w = await worldFor(context, version, { worker: false, record: true });
       const inline = ['--worker', 'inline'];
@@ -234,7 +356,10 @@ describe.concurrent("real clients: a blocked spawn's claim holds nothing", { tim
       const spawnCall = spawn(version.client, EXECUTOR, 'Run analyze-task for task 01.');
       await w.run('Drive task 01 through its analysis stage.', { parent: parentThatSpawns(version.client, spawnCall) });
       const blocked = recordedPayloads(w);
-      expect(blocked.map((hook) => [hook.event, hook.code])).toEqual([['PreToolUse', 2]]);
+      // Copilot CLI takes the refusal as a deny on stdout with exit 0 (docs/clients.md "Output contract per event").
+      expect(blocked.map((hook) => [hook.event.toLowerCase(), hook.code])).toEqual([['pretooluse', version === copilot ? 0 : 2]]);
+      if (version === copilot)
+        expect(JSON.parse(blocked[0]!.stdout)).toEqual({ permissionDecision: 'deny', permissionDecisionReason: blocked[0]!.stderr.trim() });
       expect(w.server.byRole('executor')).toEqual([]);
 
       await w.startWorker();
@@ -244,12 +369,12 @@ describe.concurrent("real clients: a blocked spawn's claim holds nothing", { tim
       });
       const hooks = recordedPayloads(w).slice(1);
       expect(
-        hooks.map((hook) => [hook.event, hook.code]),
+        hooks.map((hook) => [hook.event.toLowerCase(), hook.code]),
         hooks.map((hook) => hook.stderr).join(''),
       ).toEqual([
-        ['PreToolUse', 0],
-        ['SubagentStart', 0],
-        ['SubagentStop', 0],
+        ['pretooluse', 0],
+        ['subagentstart', 0],
+        ['subagentstop', 0],
       ]);
       const run = w.runFile();
       expect(run).toMatchObject({ status: 'running', pause: null, pendingDelegation: null });

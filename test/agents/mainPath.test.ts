@@ -3,7 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions, networkIsolation } from '../support/agentClients.ts';
 import type { ClientName, ClientVersion } from '../support/agentClients.ts';
-import { EXECUTOR, batonResult, executorThatCompletes, parentThatSpawns, spawn } from '../support/agentScripts.ts';
+import { clientAdapter } from '../../src/clients/registry.ts';
+import { EXECUTOR, agentName, batonResult, executorThatCompletes, parentThatSpawns, spawn } from '../support/agentScripts.ts';
 import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import { writeObservedPayloads } from '../support/observedPayloads.ts';
@@ -13,7 +14,17 @@ import { requireHere } from '../support/requirements.ts';
 // the scripted model server, with the hooks and profiles `baton install-hooks` writes, a real
 // worker and a private Redis. What is asserted is what baton recorded.
 
-const CLIENTS: ClientName[] = ['claude-code', 'codex'];
+const CLIENTS: ClientName[] = ['claude-code', 'codex', 'copilot-cli'];
+
+/** A recorded payload in baton's field names (Copilot CLI's camelCase read as the hook reads it). */
+function inBatonNames(client: ClientName, payload: Record<string, any>): Record<string, any> {
+  return clientAdapter(client)?.hook.payload?.(payload) ?? payload;
+}
+
+/** The hook events a run recorded, as the settings name them (Copilot's payloads carry no event name). */
+function eventsOf(w: AgentWorld): string[] {
+  return recordedPayloads(w).map((entry) => entry.event.toLowerCase());
+}
 const cases = CLIENTS.flatMap((client) => clientVersions(client));
 
 function toolResultsOf(w: AgentWorld, role: 'parent' | 'executor'): string[] {
@@ -58,10 +69,11 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
       if (hook.stdout.trim() !== '')
         expect(Object.keys(JSON.parse(hook.stdout) as object), `${hook.event} printed ${hook.stdout}`).toEqual(['systemMessage']);
     }
-    const payloads = recordedPayloads(w).map((entry) => entry.payload);
-    const start = payloads.find((payload) => payload.hook_event_name === 'SubagentStart')!;
-    const stop = payloads.find((payload) => payload.hook_event_name === 'SubagentStop')!;
-    expect(payloads.map((payload) => payload.hook_event_name)).toEqual(['PreToolUse', 'SubagentStart', 'SubagentStop']);
+    const recorded = recordedPayloads(w);
+    const payloadOf = (event: string) => inBatonNames(client, recorded.find((entry) => entry.event.toLowerCase() === event)!.payload);
+    const start = payloadOf('subagentstart');
+    const stop = payloadOf('subagentstop');
+    expect(eventsOf(w)).toEqual(['pretooluse', 'subagentstart', 'subagentstop']);
 
     const runFile = w.runFile();
     expect(runFile.status).toBe('running');
@@ -78,12 +90,12 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
       childId: start.agent_id,
       parentId: start.session_id,
       spawnMode: 'fresh',
-      agent: client === 'claude-code' ? 'claude' : 'codex',
+      agent: agentName(client),
     });
     expect(stop.agent_id).toBe(start.agent_id);
     expect(receipt.changedPaths).toContain('.agents/workspace/active/TASK-20260101-000001/analysis.md');
     expect(receipt.activatedAt && receipt.sealedAt && receipt.consumedAt).toBeTruthy();
-    // Codex reports the child's model; Claude Code reports none.
+    // Codex reports the child's model; Claude Code and Copilot CLI report none.
     expect(receipt.actualModel).toBe(client === 'codex' ? start.model : null);
     expect(w.readTaskFile('analysis.md')).toBe('# Analysis\n\nDone.\n');
 
@@ -110,11 +122,11 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
 
   it('unmanaged repository: the hooks stay silent for an ordinary subagent', async (context) => {
     const w = await worldFor(context, version, { managed: false, record: true });
-    // Claude Code's general-purpose agent; Codex's default agent (no agent_type).
+    // Claude Code's general-purpose agent; Codex's default agent (no agent_type); Copilot CLI's explore agent.
     const ordinary =
-      client === 'claude-code'
-        ? spawn(client, 'general-purpose', 'Look around.')
-        : { name: 'multi_agent_v1.spawn_agent', input: { message: 'Look around.' } };
+      client === 'codex'
+        ? { name: 'multi_agent_v1.spawn_agent', input: { message: 'Look around.' } }
+        : spawn(client, client === 'claude-code' ? 'general-purpose' : 'explore', 'Look around.');
     const run = await w.run('Spawn a helper.', {
       parent: parentThatSpawns(client, ordinary),
       subagent: () => ({ text: 'looked around: nothing to report' }),
@@ -123,7 +135,10 @@ describe.concurrent.each(cases)('$label', { timeout: 120_000 }, (version: Client
     expect(w.server.byRole('subagent').length, JSON.stringify(toolResultsOf(w, 'parent'))).toBe(1);
     expect(toolResultsOf(w, 'parent').join('\n')).toContain('looked around: nothing to report');
     // baton's PreToolUse hook ran on the spawning tool (the recorder shares its matcher group)…
-    expect(recordedPayloads(w).map((entry) => entry.payload.hook_event_name)).toEqual(['PreToolUse']);
+    // Copilot CLI 1.0.102 applies a matcher to subagentStart but not to subagentStop: that hook runs for
+    // every subagent, and baton exits 0 silently for one that is not a lifecycle agent.
+    expect(eventsOf(w)).toEqual(client === 'copilot-cli' ? ['pretooluse', 'subagentstop'] : ['pretooluse']);
+    for (const hook of recordedPayloads(w)) expect([hook.code, hook.stdout, hook.stderr]).toEqual([0, '', '']);
     // …and nothing of baton's reached the agent, and no lifecycle state appeared.
     expect(JSON.stringify(w.server.byRole('parent').at(-1)!.toolResults)).not.toMatch(/baton|orchestration|delegation|hook error/i);
     expect(fs.existsSync(path.join(w.repo.root, '.agents'))).toBe(false);
@@ -153,7 +168,7 @@ describe.concurrent.each(newestCases)('$label: outages', { timeout: 120_000 }, (
       },
     });
     expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
-    const stop = recordedPayloads(w).find((hook) => hook.event === 'SubagentStop')!;
+    const stop = recordedPayloads(w).find((hook) => hook.event.toLowerCase() === 'subagentstop')!;
     expect(stop.code).toBe(0);
     expect(stop.stderr).toContain(`no worker serves ${w.repo.root}`);
     // Nobody serves the repository: the SubagentStop is still queued.

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { TestContext } from 'vitest';
-import { CLAUDE_MODEL, CODEX_MODEL, clientVersions } from '../support/agentClients.ts';
+import { CLAUDE_MODEL, CODEX_MODEL, COPILOT_MODEL, clientVersions } from '../support/agentClients.ts';
 import type { ClientVersion } from '../support/agentClients.ts';
 import { REVIEWER, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
 import { recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
@@ -20,6 +20,7 @@ import type { ModelRequest } from '../support/modelServer.ts';
 const MODELS: Record<ClientVersion['client'], { executor: string; reviewer: string }> = {
   'claude-code': { executor: CLAUDE_MODEL, reviewer: 'claude-opus-5-5' },
   codex: { executor: CODEX_MODEL, reviewer: 'gpt-5.1-codex' },
+  'copilot-cli': { executor: COPILOT_MODEL, reviewer: 'gpt-5.1' },
 };
 
 /** Sets the model of the installed reviewer profile, as a user would edit it. */

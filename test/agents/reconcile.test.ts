@@ -16,13 +16,14 @@ import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Turn } from '../support/modelServer.ts';
 import { URL_PATTERN } from '../support/services.ts';
 
-// Issue 20, with the real clients (the newest of each): a delegation whose SubagentStop never
+// Issue 20, with the real clients (the newest of each, Copilot CLI included): a delegation whose SubagentStop never
 // comes is sealed by the worker once its stop-grace has passed, and `advance` consumes it; a
 // child that does stop after that seal changes nothing; a child slower than the grace pauses the
 // run and still finishes. docs/architecture.md "Reconciliation", docs/hooks.md.
 
 const [claude] = clientVersions('claude-code');
 const [codex] = clientVersions('codex');
+const [copilot] = clientVersions('copilot-cli');
 
 const STOP_GRACE_MS = 5_000;
 // Short enough to keep the test quick, long enough that the child's next model request (right
@@ -95,6 +96,17 @@ function codexParent(request: ModelRequest): Turn {
   return { text: 'done' };
 }
 
+/** The Copilot CLI parent: spawns the executor with `mode: "sync"` (its call returns when the child has stopped), then ends its turn. */
+function copilotParent(request: ModelRequest): Turn {
+  if (request.step === 0) return { toolCalls: [spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.')] };
+  return { text: 'done' };
+}
+
+/** Each recorded hook's event (lower-cased: Copilot's settings name them camelCase) and exit status. */
+function hookEvents(w: AgentWorld): Array<[string, number]> {
+  return recordedPayloads(w).map((hook) => [hook.event.toLowerCase(), hook.code]);
+}
+
 /** The result a verbose hook printed on stderr (`baton: <result JSON>`). */
 function verboseResult(stderr: string): Record<string, any> {
   const line = stderr.split('\n').find((text) => text.startsWith('baton: {'));
@@ -103,7 +115,7 @@ function verboseResult(stderr: string): Record<string, any> {
 }
 
 describe.concurrent('real clients: a delegation whose stop never comes is sealed by the worker', { timeout: 180_000 }, () => {
-  for (const version of [claude!, codex!] as ClientVersion[]) {
+  for (const version of [claude!, codex!, copilot!] as ClientVersion[]) {
     it(`${version.label}: the parent is killed after the child's complete-stage; no SubagentStop reaches baton; the worker seals after the stop-grace; advance consumes it`, async (context) => {
       const w = await worldFor(context, version, { record: true, workerArgs: [...WORKER_ARGS, '--dashboard', '--port', '0'] });
       await preparedAnalysis(w);
@@ -113,20 +125,23 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       const killed = new Promise<void>((resolve) => kill.signal.addEventListener('abort', () => resolve(), { once: true }));
       // Claude Code: a background subagent, the parent busy with its next turn when it dies.
       // Codex: spawn_agent runs the child in the background; the parent waits in wait_agent.
+      // Copilot CLI: a sync task; the parent waits in it.
       const parent =
-        version.client === 'claude-code'
-          ? async (request: ModelRequest): Promise<Turn> => {
-              if (request.step === 0)
-                return {
-                  toolCalls: [
-                    asOffered(spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.', { run_in_background: true }), request),
-                  ],
-                };
-              launched = request.toolResults.at(-1) ?? '';
-              await killed;
-              return { text: 'done' };
-            }
-          : codexParent;
+        version.client === 'copilot-cli'
+          ? copilotParent
+          : version.client === 'claude-code'
+            ? async (request: ModelRequest): Promise<Turn> => {
+                if (request.step === 0)
+                  return {
+                    toolCalls: [
+                      asOffered(spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.', { run_in_background: true }), request),
+                    ],
+                  };
+                launched = request.toolResults.at(-1) ?? '';
+                await killed;
+                return { text: 'done' };
+              }
+            : codexParent;
       const run = await w.run(
         'Drive task 01 through its analysis stage.',
         {
@@ -148,13 +163,13 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       if (version.client === 'claude-code') expect(launched).toMatch(/^Async agent launched/);
       // No SubagentStop ever reached baton.
       const hooks = recordedPayloads(w);
-      expect(hooks.map((hook) => [hook.event, hook.code])).toEqual([
-        ['PreToolUse', 0],
-        ['SubagentStart', 0],
+      expect(hookEvents(w)).toEqual([
+        ['pretooluse', 0],
+        ['subagentstart', 0],
       ]);
       expect(atKill!.pendingDelegation.stageCompletedAt).toEqual(expect.any(String));
       const receipt = await sealedByWorker(context, w);
-      expect(receipt.childId).toBe(hooks[1]!.payload.agent_id);
+      expect(receipt.childId).toBe(hooks[1]!.payload.agent_id ?? hooks[1]!.payload.agentId);
       expectSealedAfterGrace(receipt);
       expect(w.runFile()).toMatchObject({ status: 'running', pause: null });
       // The worker's /metrics counts it.
@@ -185,7 +200,9 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
                   request.step === 0
                     ? { toolCalls: [asOffered(spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.'), request)] }
                     : { text: 'done' }
-              : codexParent,
+              : version.client === 'codex'
+                ? codexParent
+                : copilotParent,
           // The child's turn outlasts the stop-grace: the worker seals it before the child stops.
           executor: executorThatCompletesThen(w, async () => {
             sealedBeforeStop = await sealedByWorker(context, w);
@@ -197,10 +214,10 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
       expectSealedAfterGrace(sealedBeforeStop!);
       const hooks = recordedPayloads(w);
-      expect(hooks.map((hook) => [hook.event, hook.code])).toEqual([
-        ['PreToolUse', 0],
-        ['SubagentStart', 0],
-        ['SubagentStop', 0],
+      expect(hookEvents(w)).toEqual([
+        ['pretooluse', 0],
+        ['subagentstart', 0],
+        ['subagentstop', 0],
       ]);
       // The late stop was applied (the hook waited for its result): nothing changed, no pause.
       const stopped = verboseResult(hooks[2]!.stderr);
@@ -250,10 +267,10 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
         run: { pause: null, pendingDelegation: { status: 'stage-completed' } },
       });
       expect(completed!.warnings).toEqual(expect.arrayContaining([expect.stringContaining('pause BATON_DELEGATION_STALLED is lifted')]));
-      expect(recordedPayloads(w).map((hook) => [hook.event, hook.code])).toEqual([
-        ['PreToolUse', 0],
-        ['SubagentStart', 0],
-        ['SubagentStop', 0],
+      expect(hookEvents(w)).toEqual([
+        ['pretooluse', 0],
+        ['subagentstart', 0],
+        ['subagentstop', 0],
       ]);
       const advanced = batonResult(w.server.byRole('parent').at(-1)!.toolResults.at(-1));
       expect(advanced, JSON.stringify(advanced)).toMatchObject({ status: 'running', error: null });

@@ -12,6 +12,7 @@ import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
 
 const [claude] = clientVersions('claude-code');
 const [codex] = clientVersions('codex');
+const [copilot] = clientVersions('copilot-cli');
 
 describe.concurrent('real clients: what install-hooks sets up', { timeout: 120_000 }, () => {
   it(`${codex!.label} without --trust loads nothing of the project (hooks, profiles) without a word; install-hooks says so`, async (context) => {
@@ -31,6 +32,25 @@ describe.concurrent('real clients: what install-hooks sets up', { timeout: 120_0
     // subagent profiles (Codex does not know the lifecycle agent types).
     expect(w.server.byRole('parent').at(-1)!.toolResults).toEqual(["unknown agent_type 'agent-infra-lifecycle-executor'"]);
     expect(w.server.byRole('executor')).toEqual([]);
+    expect(w.runFile().pendingDelegation).toMatchObject({ status: 'prepared', childId: null });
+  });
+
+  it(`${copilot!.label} without --trust runs none of the folder's hooks, without a word: its lifecycle agent runs unmeasured; install-hooks says so`, async (context) => {
+    const w = await worldFor(context, copilot!, { installArgs: [], record: true });
+    expect(w.installed!.code).toBe(0);
+    const said = `${w.installed!.stdout}${w.installed!.stderr}`;
+    expect(said).toContain("Copilot CLI skips a folder's hooks and skills without a word until the folder is trusted");
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', 'copilot-cli')).status).toBe('running');
+    await w.run('Drive task 01 through its analysis stage.', {
+      parent: parentThatSpawns('copilot-cli', spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.')),
+      executor: () => ({ text: 'nothing done' }),
+      subagent: () => ({ text: 'nothing done' }),
+    });
+    // Copilot 1.0.102 offers the folder's custom agents untrusted, and the executor runs; but no hook
+    // ran (no claim, no activation, no stop), so baton never saw it: the delegation stays prepared.
+    expect(w.server.byRole('executor').length).toBeGreaterThan(0);
+    expect(recordedPayloads(w)).toEqual([]);
     expect(w.runFile().pendingDelegation).toMatchObject({ status: 'prepared', childId: null });
   });
 

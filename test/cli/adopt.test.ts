@@ -31,6 +31,7 @@ beforeEach(() => {
     ...process.env,
     CODEX_HOME: path.join(work, 'codex-home'),
     CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
+    COPILOT_HOME: path.join(work, 'copilot-home'),
     PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
   };
 });
@@ -46,7 +47,9 @@ describe('baton init', () => {
     const before = projectFiles(root);
     const run = await baton(['init', '--dry-run']);
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toContain(`baton init --dry-run in ${root} (claude-code, codex; the files run 'baton'): nothing written; it would`);
+    expect(run.stdout).toContain(
+      `baton init --dry-run in ${root} (claude-code, codex, copilot-cli; the files run 'baton'): nothing written; it would`,
+    );
     expect(run.stdout).toMatch(/^ {2}update +\.claude\/settings\.json$/m);
     expect(run.stdout).toMatch(/^ {2}create +\.claude\/skills\/review-analysis\/SKILL\.md$/m);
     expect(run.stdout).toMatch(/^ {2}create +\.gitignore$/m);
@@ -64,7 +67,7 @@ describe('baton init', () => {
     expect(files.some((file) => file.startsWith('.claude/') || file === 'CLAUDE.md')).toBe(false);
     const wrong = await baton(['init', '--client', 'gemini']);
     expect(wrong.code).toBe(2);
-    expect(wrong.stderr).toContain("baton init: unknown client 'gemini'; expected claude-code, codex or all");
+    expect(wrong.stderr).toContain("baton init: unknown client 'gemini'; expected claude-code, codex, copilot-cli or all");
   });
 
   it('writes `baton` into every file, or the --command given; refuses a command that is not baton', async () => {

@@ -34,6 +34,7 @@ beforeEach(() => {
     BATON_PREFIX: uniquePrefix('doctor'),
     CODEX_HOME: path.join(work, 'codex-home'),
     CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
+    COPILOT_HOME: path.join(work, 'copilot-home'),
     PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
   };
 });
@@ -69,8 +70,10 @@ describe('baton doctor', () => {
       spool: 'ok',
       'hooks claude-code': 'ok',
       'hooks codex': 'ok',
+      'hooks copilot-cli': 'ok',
       'trust claude-code': 'warn',
       'trust codex': 'warn',
+      'trust copilot-cli': 'warn',
     });
     expect(messageOf(report, 'repository')).toMatch(new RegExp(`^${root}, checkout id [0-9a-f]{16} \\(queue baton-[0-9a-f]{16}\\)$`));
     expect(messageOf(report, 'redis')).toContain('(REDIS_URL)');
@@ -107,8 +110,10 @@ describe('baton doctor', () => {
       spool: 'ok',
       'hooks claude-code': 'ok',
       'hooks codex': 'ok',
+      'hooks copilot-cli': 'ok',
       'trust claude-code': 'warn',
       'trust codex': 'warn',
+      'trust copilot-cli': 'warn',
     };
     const relaxed = await doctor(env);
     expect(statusOf(relaxed.report)).toEqual(warned);
@@ -119,7 +124,13 @@ describe('baton doctor', () => {
     );
 
     const strict = await doctor(env, ['--strict']);
-    expect(statusOf(strict.report)).toEqual({ ...warned, 'redis settings': 'fail', 'trust claude-code': 'fail', 'trust codex': 'fail' });
+    expect(statusOf(strict.report)).toEqual({
+      ...warned,
+      'redis settings': 'fail',
+      'trust claude-code': 'fail',
+      'trust codex': 'fail',
+      'trust copilot-cli': 'fail',
+    });
     expect(strict.report).toMatchObject({ ok: false, strict: true });
     expect(strict.code).toBe(1);
     const text = await runBaton(['doctor', '--strict'], { cwd: root, env, timeoutMs: 60_000 });

@@ -55,9 +55,11 @@ describe('help texts', () => {
     const help = (await runBaton(['task', '--help'])).stdout;
     expect(help).toContain('--client and --agent name different things:');
     expect(help).toContain(
-      '  --client C  the agent client the lifecycle runs in, as baton hook and install-hooks name it: claude-code or codex',
+      '  --client C  the agent client the lifecycle runs in, as baton hook and install-hooks name it: claude-code, codex or copilot-cli',
     );
-    expect(help).toContain('  --agent A   the name a subagent gives when it completes its stage: claude for claude-code, codex for codex');
+    expect(help).toContain(
+      '  --agent A   the name a subagent gives when it completes its stage: claude for claude-code, codex for codex, copilot for copilot-cli',
+    );
   });
 
   it("a mistyped command: commander's suggestion, exit 2", async () => {

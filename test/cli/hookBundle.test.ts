@@ -41,7 +41,7 @@ describe('dist/hook.mjs', () => {
   it('bin/baton.mjs runs it for `baton hook` and the main bundle for everything else', async () => {
     const hookHelp = await runBaton(['hook', '--help']);
     expect(hookHelp.code).toBe(0);
-    expect(hookHelp.stdout).toMatch(/^Usage: baton hook <claude-code\|codex>/);
+    expect(hookHelp.stdout).toMatch(/^Usage: baton hook <claude-code\|codex\|copilot-cli>/);
     const mainHelp = await runBaton(['--help']);
     expect(mainHelp.code).toBe(0);
     expect(mainHelp.stdout).toMatch(/^Usage: baton <command> \[options\]/);

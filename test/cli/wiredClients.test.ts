@@ -14,21 +14,26 @@ let repo: GitRepo;
 afterEach(() => repo?.cleanup());
 
 function envFor(root: string): NodeJS.ProcessEnv {
-  return { ...process.env, CODEX_HOME: path.join(root, '.git', 'codex-home'), CLAUDE_CONFIG_DIR: path.join(root, '.git', 'claude-home') };
+  return {
+    ...process.env,
+    CODEX_HOME: path.join(root, '.git', 'codex-home'),
+    CLAUDE_CONFIG_DIR: path.join(root, '.git', 'claude-home'),
+    COPILOT_HOME: path.join(root, '.git', 'copilot-home'),
+  };
 }
 
 describe("baton start's agents line", () => {
   it('nothing wired: run baton init', () => {
     repo = freshGitRepo();
     expect(agentsLine(repo.root)).toBe(
-      "no client is wired here yet: run 'baton init' (hooks, profiles and stage guidance for claude-code or codex; --client <id> for one)",
+      "no client is wired here yet: run 'baton init' (hooks, profiles and stage guidance for claude-code, codex or copilot-cli; --client <id> for one)",
     );
   });
 
   it('after baton init: every client wired by init', async () => {
     repo = freshGitRepo();
     expect((await runBaton(['init'], { cwd: repo.root, env: envFor(repo.root) })).code).toBe(0);
-    expect(agentsLine(repo.root)).toBe("claude-code and codex wired by baton init ('baton doctor' checks the hooks start)");
+    expect(agentsLine(repo.root)).toBe("claude-code, codex and copilot-cli wired by baton init ('baton doctor' checks the hooks start)");
   });
 
   it('one client wired without init (install-hooks, or a clone of a committed setup): names init for the other', async () => {
@@ -36,7 +41,7 @@ describe("baton start's agents line", () => {
     expect((await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env: envFor(repo.root) })).code).toBe(0);
     expect(fs.existsSync(path.join(repo.root, '.git', 'baton', 'init.json'))).toBe(false);
     expect(agentsLine(repo.root)).toBe(
-      "codex wired ('baton doctor' checks the hooks start); not wired: claude-code ('baton init --client claude-code')",
+      "codex wired ('baton doctor' checks the hooks start); not wired: claude-code ('baton init --client claude-code'), copilot-cli ('baton init --client copilot-cli')",
     );
   });
 });

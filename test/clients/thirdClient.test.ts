@@ -123,10 +123,10 @@ beforeAll(async () => {
   let text = fs.readFileSync(registry, 'utf8');
   text = replaceOnce(
     text,
-    "import { codex } from './codex/index.ts';\n",
-    "import { codex } from './codex/index.ts';\nimport { stub } from './stub/index.ts';\n",
+    "import { copilotCli } from './copilot-cli/index.ts';\n",
+    "import { copilotCli } from './copilot-cli/index.ts';\nimport { stub } from './stub/index.ts';\n",
   );
-  text = replaceOnce(text, '[claudeCode, codex]', '[claudeCode, codex, stub]');
+  text = replaceOnce(text, '[claudeCode, codex, copilotCli]', '[claudeCode, codex, copilotCli, stub]');
   fs.writeFileSync(registry, text);
 
   const typecheck = await runProcess(
@@ -156,14 +156,14 @@ describe('a third client: its folder plus its registry entry', () => {
   it('appears in the help texts of baton, baton hook and baton install-hooks', async () => {
     const main = await baton(['--help']);
     expect(main.code).toBe(0);
-    expect(main.stdout).toContain('  hook <claude-code|codex|stub> [--event NAME]');
-    expect(main.stdout).toContain('  install-hooks <claude-code|codex|stub>');
+    expect(main.stdout).toContain('  hook <claude-code|codex|copilot-cli|stub> [--event NAME]');
+    expect(main.stdout).toContain('  install-hooks <claude-code|codex|copilot-cli|stub>');
     const hook = await baton(['hook', '--help']);
-    expect(hook.stdout).toMatch(/^Usage: baton hook <claude-code\|codex\|stub> /);
+    expect(hook.stdout).toMatch(/^Usage: baton hook <claude-code\|codex\|copilot-cli\|stub> /);
     const install = await baton(['install-hooks', '--help']);
     expect(install.code).toBe(0);
     const help = install.stdout.replace(/\s+/g, ' ');
-    expect(help).toContain('claude-code, codex or stub');
+    expect(help).toContain('claude-code, codex, copilot-cli or stub');
     expect(help).toContain('--no-stub-allow stub: leave .stub/allow.json alone');
     expect(help).toContain('stub, nothing to trust');
     expect(help).toContain('and for Codex the sandbox settings baton needs, for Stub Agent its allow-list of commands.');

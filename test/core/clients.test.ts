@@ -19,8 +19,8 @@ describe('vocabulary', () => {
     expect(SUPPORT_LEVELS).toEqual(['compatible', 'integrated', 'verified', 'experimental', 'unsupported']);
   });
 
-  it('knows exactly the four clients of 0.9.2', () => {
-    expect([...KNOWN_CLIENT_IDS]).toEqual(['claude-code', 'codex', 'gemini-cli', 'opencode']);
+  it("knows exactly the four clients of 0.9.2, and baton's third adapted client, Copilot CLI", () => {
+    expect([...KNOWN_CLIENT_IDS]).toEqual(['claude-code', 'codex', 'copilot-cli', 'gemini-cli', 'opencode']);
     for (const id of KNOWN_CLIENT_IDS) expect(knownClient(id)?.id).toBe(id);
     for (const id of ['claude', 'Codex', 'antigravity-cli', 'traecli', '', 'toString', '__proto__'])
       expect(knownClient(id)).toBeUndefined();
@@ -42,14 +42,16 @@ describe('registry', () => {
     expect(matrix).toEqual({
       'claude-code': ['experimental', 'experimental'],
       codex: ['experimental', 'experimental'],
+      'copilot-cli': ['experimental', 'experimental'],
       'gemini-cli': ['unsupported', 'unsupported'],
       opencode: ['unsupported', 'unsupported'],
     });
   });
 
-  it('supportsOrchestration: claude-code and codex only', () => {
+  it('supportsOrchestration: the adapted clients only', () => {
     expect(supportsOrchestration('claude-code')).toBe(true);
     expect(supportsOrchestration('codex')).toBe(true);
+    expect(supportsOrchestration('copilot-cli')).toBe(true);
     expect(supportsOrchestration('gemini-cli')).toBe(false);
     expect(supportsOrchestration('opencode')).toBe(false);
   });
@@ -62,11 +64,11 @@ describe('registry', () => {
 describe('lifecycle clients', () => {
   it('are exactly the clients of the matrix that support orchestration', () => {
     expect([...CLIENT_IDS]).toEqual(KNOWN_CLIENT_IDS.filter((id) => supportsOrchestration(id)));
-    expect([...CLIENT_IDS]).toEqual(['claude-code', 'codex']);
+    expect([...CLIENT_IDS]).toEqual(['claude-code', 'codex', 'copilot-cli']);
   });
 
   it('isLifecycleClient accepts only those', () => {
-    for (const id of ['claude-code', 'codex']) expect(isLifecycleClient(id)).toBe(true);
+    for (const id of ['claude-code', 'codex', 'copilot-cli']) expect(isLifecycleClient(id)).toBe(true);
     for (const id of ['gemini-cli', 'opencode', 'claude', '', 'toString', undefined, 7]) expect(isLifecycleClient(id)).toBe(false);
   });
 

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { copilotPayload } from '../../src/clients/copilot-cli/index.ts';
 import { decideHook, nativeEventId, spawnFork } from '../../src/hooks/decide.ts';
 import { parseHookInput } from '../../src/hooks/payload.ts';
 import { mainRepositoryOf } from '../../src/base/repoRoot.ts';
@@ -158,6 +159,19 @@ describe('decideHook', () => {
         }),
       ),
     ).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'call_9' });
+  });
+
+  it("Copilot CLI's `task` is its own: its required `name` is not taken for Claude Code's agent-team field", () => {
+    const task = {
+      toolName: 'task',
+      toolArgs: { name: 'stage', agent_type: 'agent-infra-lifecycle-executor', prompt: 'go', mode: 'sync' },
+    };
+    const decided = decideHook('copilot-cli', payload(copilotPayload(task)), 'pre-tool', { invocationId: 'i1' });
+    expect(decided).toEqual({ kind: 'spawn-check', nativeAgent: 'agent-infra-lifecycle-executor', toolCallId: 'invocation:i1' });
+    // The same input as Claude Code's old `Task` would make a named teammate.
+    expect(decideHook('claude-code', payload({ hook_event_name: 'PreToolUse', tool_name: 'Task', tool_input: task.toolArgs })).kind).toBe(
+      'spawn-refused',
+    );
   });
 
   it('forked and worktree-isolated lifecycle spawns are refused at PreToolUse with a reason', () => {

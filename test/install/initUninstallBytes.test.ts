@@ -28,6 +28,7 @@ beforeEach(() => {
     ...process.env,
     CODEX_HOME: path.join(work, 'codex-home'),
     CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
+    COPILOT_HOME: path.join(work, 'copilot-home'),
     PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
   };
 });

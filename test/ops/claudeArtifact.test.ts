@@ -41,7 +41,15 @@ afterEach(async () => {
 describe('a Claude Code subagent hands its artifact to baton', () => {
   it('Write of analysis.md is refused to the subagent; complete-stage --content - records it; the hooks seal it; advance consumes it', async () => {
     const prefix = uniquePrefix('claude-artifact');
-    const env = batonEnv({ redisUrl, prefix }, { CLAUDE_CONFIG_DIR: path.join(home, '.claude'), HOME: home, BATON_HOOK_BUDGET_MS: '8000' });
+    const env = batonEnv(
+      { redisUrl, prefix },
+      {
+        CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+        COPILOT_HOME: path.join(home, '.copilot'),
+        HOME: home,
+        BATON_HOOK_BUDGET_MS: '8000',
+      },
+    );
     worker = await startWorkerProcess(['--repo', repo.root], { env });
     expect((await runBaton(['install-hooks', 'claude-code', '--repo', repo.root, '--command', BATON, '--trust'], { env })).code).toBe(0);
     const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));

@@ -22,7 +22,10 @@ afterEach(() => {
 });
 /** install-hooks never touches the real ~/.codex or ~/.claude.json in tests. */
 const install = (args: string[], options: { cwd?: string } = {}) =>
-  runBaton(['install-hooks', ...args], { ...options, env: { ...process.env, CODEX_HOME: codexHome, CLAUDE_CONFIG_DIR: codexHome } });
+  runBaton(['install-hooks', ...args], {
+    ...options,
+    env: { ...process.env, CODEX_HOME: codexHome, CLAUDE_CONFIG_DIR: codexHome, COPILOT_HOME: codexHome },
+  });
 
 // The installed files run `baton`, found on PATH: no path of this machine.
 const command = (client: string, ...extra: string[]) => ['baton', 'hook', client, ...extra].join(' ');

@@ -150,6 +150,7 @@ describe('baton install-hooks --agent-infra-shim', () => {
       ...process.env,
       CODEX_HOME: path.join(repo.root, 'codex-home'),
       CLAUDE_CONFIG_DIR: path.join(repo.root, 'claude-home'),
+      COPILOT_HOME: path.join(repo.root, 'copilot-home'),
       REDIS_URL: 'unix:///nonexistent/redis.sock',
     };
     // This checkout's baton, named explicitly: the test's PATH need not have a `baton`.

@@ -43,6 +43,7 @@ function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     HOME: home,
     CODEX_HOME: path.join(home, '.codex'),
     CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
+    COPILOT_HOME: path.join(home, '.copilot'),
     PATH: `${path.join(prefix, 'bin')}:/usr/local/bin:/usr/bin:/bin`,
     ...extra,
   };

@@ -76,6 +76,7 @@ describe('baton start', () => {
       BATON_DEFAULT_REDIS_URL: foreign.url,
       CODEX_HOME: path.join(repo.root, '.git', 'codex-home'),
       CLAUDE_CONFIG_DIR: path.join(repo.root, '.git', 'claude-home'),
+      COPILOT_HOME: path.join(repo.root, '.git', 'copilot-home'),
     });
     expect((await runBaton(['init'], { env, cwd: repo.root })).code).toBe(0);
     const service = await startBaton(['start', '--port', '0'], { env, cwd: repo.root, ready: /baton ready in \d+ ms/ });
@@ -85,7 +86,9 @@ describe('baton start', () => {
       `\n             not using the Redis that answers on ${foreign.url} (nothing names it); to use it: baton start --redis ${foreign.url}\n`,
     );
     expect(service.output()).not.toContain('warning: Redis');
-    expect(service.output()).toContain("  agents     claude-code and codex wired by baton init ('baton doctor' checks the hooks start)\n");
+    expect(service.output()).toContain(
+      "  agents     claude-code, codex and copilot-cli wired by baton init ('baton doctor' checks the hooks start)\n",
+    );
     const stateDir = path.join(repo.root, '.git', 'baton', 'redis');
     const privateUrl = fs.readFileSync(path.join(stateDir, 'url'), 'utf8').trim();
     expect(privateUrl).toBe(`unix://${path.join(stateDir, 'redis.sock')}`);

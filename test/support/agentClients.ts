@@ -11,7 +11,7 @@ import { BATON_BIN, PROJECT_ROOT } from './processes.ts';
 // as root, each client runs in a private network namespace with only loopback (`unshare --net`),
 // where 127.0.0.1:<port> is forwarded to the model server's unix socket.
 
-export type ClientName = 'claude-code' | 'codex';
+export type ClientName = 'claude-code' | 'codex' | 'copilot-cli';
 /** One pinned client: `command` starts it (argv before the client's own arguments). */
 export type ClientVersion = { client: ClientName; version: string; packageName: string; command: string[]; label: string };
 
@@ -44,21 +44,30 @@ function codexCommand(packageName: string): string[] {
   return [process.execPath, path.join(packageDir(packageName), 'bin', 'codex.js')];
 }
 
+/** Copilot CLI's native binary: the main export of the platform package its wrapper depends on. */
+function copilotCommand(packageName: string): string[] {
+  return [require.resolve(`@github/copilot-${platformKey()}`, { paths: [packageDir(packageName)] })];
+}
+
 function installedVersion(packageName: string): string {
   return (JSON.parse(fs.readFileSync(path.join(packageDir(packageName), 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 function describe(client: ClientName, packageName: string): ClientVersion {
   const version = installedVersion(packageName);
-  const command = client === 'claude-code' ? claudeCommand(packageName) : codexCommand(packageName);
+  const command =
+    client === 'claude-code' ? claudeCommand(packageName) : client === 'codex' ? codexCommand(packageName) : copilotCommand(packageName);
   return { client, version, packageName, command, label: `${client} ${version}` };
 }
 
-/** Every pinned version of a client: the newest tested first, then the oldest supported. */
+/**
+ * Every pinned version of a client: the newest tested first, then the oldest supported. Copilot CLI
+ * has one: 1.0.102 is the first release whose subagentStart names the child (docs/clients.md).
+ */
 export function clientVersions(client: ClientName): ClientVersion[] {
-  return client === 'claude-code'
-    ? [describe(client, '@anthropic-ai/claude-code'), describe(client, 'claude-code-oldest')]
-    : [describe(client, '@openai/codex'), describe(client, 'codex-oldest')];
+  if (client === 'claude-code') return [describe(client, '@anthropic-ai/claude-code'), describe(client, 'claude-code-oldest')];
+  if (client === 'codex') return [describe(client, '@openai/codex'), describe(client, 'codex-oldest')];
+  return [describe(client, '@github/copilot')];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -125,13 +134,17 @@ export const QUIET_ENV: Readonly<Record<string, string>> = {
   CLAUDE_CODE_DISABLE_TERMINAL_TITLE: '1',
   CLAUDE_CODE_ENABLE_TELEMETRY: '0',
   CODEX_DISABLE_UPDATE_CHECK: '1',
+  // Copilot CLI: no GitHub sign-in, telemetry, web tools or update (BYOK needs none of them).
+  COPILOT_OFFLINE: 'true',
+  COPILOT_AUTO_UPDATE: 'false',
   NO_UPDATE_NOTIFIER: '1',
   NO_PROXY: '127.0.0.1,localhost',
 };
 
 // Variables of the machine that must not leak into a client under test (its own auth, proxies,
 // and baton's own settings: a test world gives the agent exactly the ones it means to).
-const DROPPED = /^(ANTHROPIC_|CLAUDE|CODEX_|OPENAI_|OTEL_|HTTPS?_PROXY|https?_proxy|ALL_PROXY|all_proxy|REDIS_URL$|BATON_)/;
+const DROPPED =
+  /^(ANTHROPIC_|CLAUDE|CODEX_|COPILOT_|GH_TOKEN$|GITHUB_TOKEN$|GH_HOST$|OPENAI_|OTEL_|HTTPS?_PROXY|https?_proxy|ALL_PROXY|all_proxy|REDIS_URL$|BATON_)/;
 
 export function clientEnv(base: NodeJS.ProcessEnv, extra: Record<string, string>): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
@@ -220,6 +233,20 @@ export function makeClientHome(version: ClientVersion, server: ModelServer): Cli
         ANTHROPIC_API_KEY: 'sk-ant-scripted-test',
         ANTHROPIC_MODEL: CLAUDE_MODEL,
         ANTHROPIC_SMALL_FAST_MODEL: CLAUDE_MODEL,
+      },
+    };
+  }
+  if (version.client === 'copilot-cli') {
+    // BYOK: the scripted server's Responses API; no GitHub login in this mode.
+    return {
+      dir,
+      env: {
+        HOME: dir,
+        COPILOT_HOME: path.join(dir, '.copilot'),
+        COPILOT_PROVIDER_BASE_URL: `${server.url}/v1`,
+        COPILOT_PROVIDER_API_KEY: 'sk-scripted-test',
+        COPILOT_PROVIDER_WIRE_API: 'responses',
+        COPILOT_MODEL: COPILOT_MODEL,
       },
     };
   }
@@ -315,11 +342,11 @@ exporter = "none"
 `;
 }
 
-export async function runCodex(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+/** Runs the client's command with `args` after it, in the world's environment; its JSON-lines stdout as events. */
+async function runWithArgs(options: ClientOptions, args: readonly string[]): Promise<ClientRun & { events: any[] }> {
   const env = clientEnv(process.env, { ...options.env, ...options.home.env });
   const [file, ...prefix] = options.version.command;
-  const args = [...prefix, 'exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt];
-  const run = await runClientProcess(file!, args, {
+  const run = await runClientProcess(file!, [...prefix, ...args], {
     cwd: options.cwd,
     env,
     server: options.server,
@@ -327,4 +354,31 @@ export async function runCodex(options: ClientOptions): Promise<ClientRun & { ev
     signal: options.signal,
   });
   return { ...run, events: jsonLines(run.stdout) };
+}
+
+export function runCodex(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+  return runWithArgs(options, ['exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Copilot CLI
+
+export const COPILOT_MODEL = 'gpt-5';
+
+/**
+ * `copilot -p` with only the folder trust `baton init --trust` recorded (no COPILOT_ALLOW_ALL=true,
+ * which would trust the folder itself); `--allow-all-tools` is what prompt mode requires for tools.
+ */
+export function runCopilot(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+  return runWithArgs(options, [
+    '-p',
+    options.prompt,
+    '--allow-all-tools',
+    '--no-auto-update',
+    '--disable-client-telemetry',
+    '--no-ask-user',
+    '--output-format',
+    'json',
+    ...(options.extraArgs ?? []),
+  ]);
 }

@@ -11,20 +11,29 @@ export const REVIEWER = 'agent-infra-lifecycle-reviewer';
 
 /** The agent name `complete-stage --agent` takes for a client. */
 export function agentName(client: ClientName): string {
-  return client === 'claude-code' ? 'claude' : 'codex';
+  return client === 'claude-code' ? 'claude' : client === 'codex' ? 'codex' : 'copilot';
 }
 
 export function shell(client: ClientName, command: string): ToolCall {
-  return client === 'claude-code'
-    ? { name: 'Bash', input: { command, description: 'run a command' } }
-    : // Not a login shell: a login profile would reset PATH (and with it `baton`).
-      { name: 'exec_command', input: { cmd: command, login: false } };
+  if (client === 'claude-code') return { name: 'Bash', input: { command, description: 'run a command' } };
+  if (client === 'copilot-cli') return { name: 'bash', input: { command, description: 'run a command' } };
+  // Not a login shell: a login profile would reset PATH (and with it `baton`).
+  return { name: 'exec_command', input: { cmd: command, login: false } };
 }
 
 export function spawn(client: ClientName, agentType: string, prompt: string, extra: Record<string, unknown> = {}): ToolCall {
-  return client === 'claude-code'
-    ? { name: 'Agent', input: { subagent_type: agentType, description: 'lifecycle stage', prompt, run_in_background: false, ...extra } }
-    : { name: 'multi_agent_v1.spawn_agent', input: { agent_type: agentType, message: prompt, ...extra } };
+  if (client === 'claude-code')
+    return {
+      name: 'Agent',
+      input: { subagent_type: agentType, description: 'lifecycle stage', prompt, run_in_background: false, ...extra },
+    };
+  // Copilot CLI's `task` requires a name and a description; `sync` returns when the child has finished.
+  if (client === 'copilot-cli')
+    return {
+      name: 'task',
+      input: { name: 'stage', agent_type: agentType, description: 'lifecycle stage', prompt, mode: 'sync', ...extra },
+    };
+  return { name: 'multi_agent_v1.spawn_agent', input: { agent_type: agentType, message: prompt, ...extra } };
 }
 
 /**
@@ -135,6 +144,7 @@ export type FileEdit = { file: string; before?: string; after: string };
 export const ACCEPT_EDITS: Readonly<Record<ClientName, readonly string[]>> = {
   'claude-code': ['--permission-mode', 'acceptEdits'],
   codex: [],
+  'copilot-cli': [],
 };
 
 /** The lines of an apply_patch hunk for `text`, each with its `prefix`. */
@@ -161,6 +171,11 @@ export function editCalls(client: ClientName, root: string, edit: FileEdit): Too
           { name: 'Edit', input: { file_path: file, old_string: edit.before, new_string: edit.after } },
         ];
   }
+  if (client === 'copilot-cli') {
+    return edit.before === undefined
+      ? [{ name: 'create', input: { path: file, file_text: edit.after } }]
+      : [{ name: 'edit', input: { path: file, old_str: edit.before, new_str: edit.after } }];
+  }
   const hunk =
     edit.before === undefined
       ? [`*** Add File: ${edit.file}`, ...patchLines('+', edit.after)]
@@ -175,6 +190,11 @@ export function editMade(client: ClientName, edit: FileEdit): RegExp {
     .split(path.sep)
     .join('/')
     .replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  // Copilot CLI's edit and create tools (1.0.102).
+  if (client === 'copilot-cli')
+    return edit.before === undefined
+      ? new RegExp(`^Created file \\S*${file} with \\d+ characters$`)
+      : new RegExp(`^File \\S*${file} updated with changes\\.$`);
   if (client === 'claude-code') {
     return edit.before === undefined
       ? new RegExp(`File created successfully at: \\S*${file}`)

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { batonShimDir, makeClientHome, runClaude, runCodex } from './agentClients.ts';
+import { batonShimDir, makeClientHome, runClaude, runCodex, runCopilot } from './agentClients.ts';
 import type { TestContext } from 'vitest';
 import { approvedReview } from '../../src/demo/driver.ts';
 import { agentName, waitingOutChildren } from './agentScripts.ts';
@@ -76,13 +76,20 @@ export type WorldOptions = {
 
 const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.mjs');
 
+/** The file `baton install-hooks <client>` writes the hooks to. */
+const SETTINGS_FILES: Readonly<Record<ClientName, string>> = {
+  'claude-code': '.claude/settings.json',
+  codex: '.codex/hooks.json',
+  'copilot-cli': '.github/copilot/settings.json',
+};
+
 /**
  * Wraps each of baton's hook commands in a recorder: the tests see the real payloads and baton's
  * answers. Codex runs a hook only while its trusted hash matches, so the wrapped commands are
  * trusted again in the world's $CODEX_HOME, as Codex's `/hooks` screen would.
  */
 function addRecorders(version: ClientVersion, repoRoot: string, home: ClientHome, dir: string): void {
-  const settingsFile = path.join(repoRoot, version.client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json');
+  const settingsFile = path.join(repoRoot, SETTINGS_FILES[version.client]);
   const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as {
     hooks: Record<string, Array<{ matcher?: string; hooks: Array<{ command?: string; timeout?: number }> }>>;
   };
@@ -113,7 +120,7 @@ function addRecorders(version: ClientVersion, repoRoot: string, home: ClientHome
 
 /** The command line the installed profiles and permissions name for `baton` (`'<node>' '<bin>'`). */
 function installedBatonCommand(version: ClientVersion, repoRoot: string): string {
-  const settingsFile = path.join(repoRoot, version.client === 'claude-code' ? '.claude/settings.json' : '.codex/hooks.json');
+  const settingsFile = path.join(repoRoot, SETTINGS_FILES[version.client]);
   const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as {
     hooks: Record<string, Array<{ hooks: Array<{ command?: string }> }>>;
   };
@@ -216,7 +223,7 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
         signal: runOptions.signal,
         extraArgs: runOptions.extraArgs,
       };
-      return version.client === 'claude-code' ? runClaude(common) : runCodex(common);
+      return version.client === 'claude-code' ? runClaude(common) : version.client === 'codex' ? runCodex(common) : runCopilot(common);
     },
     runFile() {
       return JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as Record<string, any>;

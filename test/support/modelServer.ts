@@ -142,8 +142,8 @@ function roleOf(api: Api, described: Omit<ModelRequest, 'role' | 'api' | 'path' 
     if (/cc_is_subagent=true/.test(described.system)) return 'subagent';
     return described.tools.some((name) => /^(Agent|Task)$/.test(name)) ? 'parent' : 'subagent';
   }
-  // Codex offers the multi-agent tools to the root thread only.
-  if (described.tools.some((name) => /spawn_agent$/.test(name))) return 'parent';
+  // Codex offers the multi-agent tools to the root thread only; Copilot CLI's spawning tool is `task`.
+  if (described.tools.some((name) => /spawn_agent$/.test(name) || name === 'task')) return 'parent';
   return described.tools.length > 0 ? 'subagent' : 'side';
 }
 

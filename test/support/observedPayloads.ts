@@ -20,7 +20,7 @@ export function normalisePayloads(payloads: ReadonlyArray<Record<string, unknown
   };
   const text = (value: string, key: string): string => {
     let out = value.split(repoRoot).join('<repo>');
-    out = out.replace(/\/tmp\/baton-(claude-code|claude|codex)-home-[A-Za-z0-9]+/g, '<home>');
+    out = out.replace(/\/tmp\/baton-(claude-code|claude|codex|copilot-cli)-home-[A-Za-z0-9]+/g, '<home>');
     out = out.replace(/-tmp-baton-git-[A-Za-z0-9]+/g, '-<repo>');
     out = out.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => placeholder('uuid', id));
     if (key === 'agent_id' || key === 'tool_use_id') out = placeholder(key.replace('_', '-'), out);
@@ -38,7 +38,7 @@ export function normalisePayloads(payloads: ReadonlyArray<Record<string, unknown
 
 export function writeObservedPayloads(
   version: ClientVersion,
-  recorded: ReadonlyArray<{ payload: Record<string, unknown> }>,
+  recorded: ReadonlyArray<{ event: string; payload: Record<string, unknown> }>,
   repoRoot: string,
 ): void {
   const dir = observedPayloadDir(version);
@@ -48,8 +48,10 @@ export function writeObservedPayloads(
     recorded.map((entry) => entry.payload),
     repoRoot,
   ).forEach((payload, index) => {
-    const event = String(payload.hook_event_name);
-    const tool = typeof payload.tool_name === 'string' ? `-${payload.tool_name}` : '';
+    // Copilot CLI's payloads name no event: the one its settings ran the hook for.
+    const event = String(payload.hook_event_name ?? recorded[index]!.event);
+    const toolName = payload.tool_name ?? payload.toolName;
+    const tool = typeof toolName === 'string' ? `-${toolName}` : '';
     fs.writeFileSync(path.join(dir, `${String(index + 1).padStart(2, '0')}-${event}${tool}.json`), `${JSON.stringify(payload, null, 2)}\n`);
   });
 }
