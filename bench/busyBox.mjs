@@ -21,7 +21,7 @@
 // was made (`opened`) → its job was fetched (`fetched`) → applied (`applied`, the run state loaded
 // and written) → finishedOn (BullMQ acknowledged it); plus the worker's event-loop delay.
 //
-//   npm run build && node bench/busyBox.mjs [--before DIR] [--workers 1,2] [--checkouts 1000]
+//   npm run build && node bench/busyBox.mjs [--before DIR] [--workers 1,2] [--append] [--note TEXT] [--checkouts 1000]
 //     [--active 100] [--rate 100] [--seconds 60] [--swap 5] [--keep-warm 2000]
 //
 // --before DIR: a build of main, e.g. git clone /work/main /tmp/bb-before && cd /tmp/bb-before &&
@@ -263,7 +263,12 @@ await main(async () => {
       cpu: ratio((r) => r.cpuPercent),
     };
   };
-  const run = { machine, results, afterOverBefore: WORKER_COUNTS.map(ratiosFor).filter(Boolean) };
+  const run = {
+    machine,
+    ...(options.note ? { note: String(options.note) } : {}),
+    results,
+    afterOverBefore: WORKER_COUNTS.map(ratiosFor).filter(Boolean),
+  };
   // --append: keep the runs recorded before (same settings), so that every run is reported.
   const file = path.join(RESULTS_DIR, 'busyBox.json');
   const earlier = options.append && fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')).runs ?? []) : [];
@@ -317,7 +322,7 @@ await main(async () => {
   const ratioLine = (ratios) =>
     `${ratios.workers} worker(s), after over before: p99 of first events ${ratios.p99First}×, p50 of first events ${ratios.p50First}×, p99 of later events ${ratios.p99Later}×, p99 of all ${ratios.p99All}×; connections (max) ${ratios.connectionsMax}×, their memory in Redis ${ratios.redisClientMemory}×, RSS ${ratios.rssMax}×, CPU ${ratios.cpu}×.`;
   const runMarkdown = (recorded, index) => `## Run ${index + 1} (${recorded.machine.date}, load average ${recorded.machine.loadAverage})
-
+${recorded.note ? `\n${recorded.note}\n` : ''}
 ${table(['build', 'workers', 'events', 'first events: p50 / p99 / max', 'later events', 'all', 'lost / applied twice / reordered', 'connections: median', 'worker RSS (max)', 'worker CPU'], recorded.results.map(resultRows))}
 
 ${recorded.afterOverBefore.map(ratioLine).join('\n\n')}

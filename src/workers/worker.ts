@@ -23,6 +23,7 @@ import { OnDemandConsumers } from './onDemand.ts';
 import type { ServedRepository } from './processor.ts';
 import { reconciliationScan, scanIntervalMs } from './reconciler.ts';
 import { ServedCheckouts } from './serving.ts';
+import { SPARE_CONNECTIONS, keepSpareConnections } from './spareConnections.ts';
 import type { WorkerLog, WorkerScope } from './serving.ts';
 import { closeWorker } from './shutdown.ts';
 import { drainSpools } from './spoolDrain.ts';
@@ -36,6 +37,7 @@ import { drainSpools } from './spoolDrain.ts';
 //   heartbeat.ts          one heartbeat for the process, and its entry in each served queue
 //   consumer.ts           consuming a checkout's queue: apply each job (processor.ts), record it
 //   onDemand.ts           consume only while a checkout has work; watch the idle ones together
+//   spareConnections.ts   a connection opened beforehand for the next checkout that gets work
 //   discovery.ts          --discover: serve the registered checkouts inside the allowed roots
 //   followCheckoutIds.ts  a checkout re-cloned meanwhile: serve its new queue
 //   spoolDrain.ts         queue what hooks spooled while Redis was down
@@ -86,6 +88,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   assertPrefixFits(options.queue.redisUrl, prefix);
   const connection: Redis = connectDurable(options.queue.redisUrl, `baton-worker-${workerId}`);
   connection.on('error', (error: Error) => log(`redis: ${error.message}`));
+  const spares = keepSpareConnections(connection, SPARE_CONNECTIONS, `baton-spare-${workerId}`, log);
   let closing = false;
   const scope: WorkerScope = { workerId, hostName: os.hostname(), connection, prefix, log, closing: () => closing };
   const graces = options.graces ?? DEFAULT_GRACES;
@@ -159,6 +162,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     close(deadlineMs = 10_000) {
       closing = true;
       for (const timer of timers) clearInterval(timer);
+      spares.close();
       return closeWorker(scope, { consumers, checkouts, applying: () => queueConsumers.applying }, deadlineMs);
     },
   };

@@ -1,0 +1,55 @@
+import type { Redis, RedisOptions } from 'ioredis';
+
+// Spare connections for the Workers opened on demand (docs/architecture.md "Serving on demand",
+// "Performance"). A BullMQ Worker makes its blocking connection by duplicating the shared one, and
+// completes its first job only once that connection is ready: connecting it (connect, ready check,
+// CLIENT SETNAME) was the part of an idle checkout's first event that a later event never pays
+// (bench/results/busyBox.md). So the shared connection hands out a connection opened beforehand
+// and opens the next spare in the background. The Worker owns what it is given, as before (it
+// closes it when the checkout is released); only the moment it was opened changes. A Redis
+// Cluster connection is left alone (its duplicates are made differently).
+
+/** Ready connections kept aside: a few first events a second take one each, and a spare is opened in milliseconds. */
+export const SPARE_CONNECTIONS = 2;
+
+export type SpareConnections = Readonly<{
+  /** How many spares are open now. */
+  count(): number;
+  close(): void;
+}>;
+
+export function keepSpareConnections(connection: Redis, spares: number, name: string, log: (line: string) => void): SpareConnections {
+  const pool: Redis[] = [];
+  let closed = false;
+  if ((connection as Redis & { isCluster?: boolean }).isCluster || spares <= 0) return { count: () => 0, close() {} };
+  const duplicate = connection.duplicate.bind(connection);
+  const open = () => {
+    const spare = duplicate({ connectionName: name });
+    spare.on('error', (error: Error) => log(`redis (spare connection): ${error.message}`));
+    return spare;
+  };
+  const fill = () => {
+    while (!closed && pool.length < spares) pool.push(open());
+  };
+  connection.duplicate = (override?: Partial<RedisOptions>): Redis => {
+    const wanted = Object.keys(override ?? {}).filter((key) => key !== 'connectionName');
+    const at = pool.findIndex((spare) => spare.status === 'ready');
+    if (closed || wanted.length > 0 || at < 0) return duplicate(override);
+    const [spare] = pool.splice(at, 1) as [Redis];
+    setImmediate(fill);
+    if (override?.connectionName) {
+      // The name the caller asked for (the dashboard finds a queue's consumers by it), now and after a reconnect.
+      spare.options.connectionName = override.connectionName;
+      void spare.client('SETNAME', override.connectionName).catch(() => undefined);
+    }
+    return spare;
+  };
+  fill();
+  return {
+    count: () => pool.length,
+    close() {
+      closed = true;
+      for (const spare of pool.splice(0)) spare.disconnect();
+    },
+  };
+}
