@@ -142,6 +142,7 @@ await main(async () => {
     const connectionSamples = [];
     const rssSamples = [];
     const clientMemorySamples = [];
+    const usedMemorySamples = [];
     const cpuStart = workers.map((worker) => cpuSeconds(worker.pid));
     const started = Date.now();
     let tick = 0;
@@ -163,6 +164,7 @@ await main(async () => {
         const seen = await connections(raw, ownId);
         connectionSamples.push(seen.count);
         clientMemorySamples.push(seen.memoryKb);
+        usedMemorySamples.push(await usedMemoryMb(raw));
         rssSamples.push(Math.max(...workers.map((worker) => rssMb(worker.pid))));
       }
       const target = active[tick % active.length];
@@ -238,6 +240,8 @@ await main(async () => {
       connections: { median: summarize(connectionSamples).p50, max: Math.max(...connectionSamples) },
       // What the worker's connections cost Redis (CLIENT LIST tot-mem, summed), at most.
       redisClientMemoryKbMax: Math.max(...clientMemorySamples),
+      // Redis's own memory (INFO used_memory), at most: the queues' keys and every connection.
+      redisUsedMemoryMbMax: Math.max(...usedMemorySamples),
       rssMbMax: Math.max(...rssSamples),
       cpuPercent,
       parts,
@@ -259,6 +263,7 @@ await main(async () => {
       p99Later: ratio((r) => r.latencyMs.later.p99),
       connectionsMax: ratio((r) => r.connections.max),
       redisClientMemory: ratio((r) => r.redisClientMemoryKbMax),
+      redisUsedMemory: ratio((r) => r.redisUsedMemoryMbMax),
       rssMax: ratio((r) => r.rssMbMax),
       cpu: ratio((r) => r.cpuPercent),
     };
@@ -291,6 +296,7 @@ await main(async () => {
     ms(r.latencyMs.all),
     `${r.lost} / ${r.appliedTwice} / ${r.reordered}`,
     `${r.connections.median} (max ${r.connections.max}; ${r.redisClientMemoryKbMax} KB in Redis)`,
+    r.redisUsedMemoryMbMax === undefined ? '–' : `${r.redisUsedMemoryMbMax} MB`,
     `${r.rssMbMax} MB`,
     `${r.cpuPercent} %`,
   ];
@@ -320,10 +326,10 @@ await main(async () => {
         ]
       : [];
   const ratioLine = (ratios) =>
-    `${ratios.workers} worker(s), after over before: p99 of first events ${ratios.p99First}×, p50 of first events ${ratios.p50First}×, p99 of later events ${ratios.p99Later}×, p99 of all ${ratios.p99All}×; connections (max) ${ratios.connectionsMax}×, their memory in Redis ${ratios.redisClientMemory}×, RSS ${ratios.rssMax}×, CPU ${ratios.cpu}×.`;
+    `${ratios.workers} worker(s), after over before: p99 of first events ${ratios.p99First}×, p50 of first events ${ratios.p50First}×, p99 of later events ${ratios.p99Later}×, p99 of all ${ratios.p99All}×; connections (max) ${ratios.connectionsMax}×, their memory in Redis ${ratios.redisClientMemory}×, Redis's used memory ${ratios.redisUsedMemory ?? '–'}×, RSS ${ratios.rssMax}×, CPU ${ratios.cpu}×.`;
   const runMarkdown = (recorded, index) => `## Run ${index + 1} (${recorded.machine.date}, load average ${recorded.machine.loadAverage})
 ${recorded.note ? `\n${recorded.note}\n` : ''}
-${table(['build', 'workers', 'events', 'first events: p50 / p99 / max', 'later events', 'all', 'lost / applied twice / reordered', 'connections: median', 'worker RSS (max)', 'worker CPU'], recorded.results.map(resultRows))}
+${table(['build', 'workers', 'events', 'first events: p50 / p99 / max', 'later events', 'all', 'lost / applied twice / reordered', 'connections: median', 'Redis used memory (max)', 'worker RSS (max)', 'worker CPU'], recorded.results.map(resultRows))}
 
 ${recorded.afterOverBefore.map(ratioLine).join('\n\n')}
 
@@ -346,7 +352,8 @@ event**, which waits while the worker starts consuming that checkout's queue. Wi
 \`baton worker\` processes, each in a UTS namespace with a hostname of its own (two simulated machines),
 serve the same checkouts. Enqueue → applied is the job's finishedOn − timestamp (p50 / p99 / max, ms).
 Connections: the workers' (CLIENT LIST without the benchmark's), sampled every second, and what they
-cost Redis (CLIENT LIST tot-mem, summed; at most). RSS and CPU: the larger worker. The machine is
+cost Redis (CLIENT LIST tot-mem, summed; at most); Redis's used memory (INFO used_memory, at most;
+runs that have it). RSS and CPU: the larger worker. The machine is
 shared with other work: read the ratios of the builds, measured in the same run, rather than the
 absolute figures. Every run is reported.
 
@@ -357,6 +364,11 @@ ${runs.map(runMarkdown).join('\n')}`;
   writeResults('busyBox', json, markdown);
   fs.rmSync(parent, { recursive: true, force: true });
 });
+
+async function usedMemoryMb(raw) {
+  const info = String(await raw.info('memory'));
+  return round(Number(/used_memory:(\d+)/.exec(info)?.[1] ?? Number.NaN) / 2 ** 20, 1);
+}
 
 async function connections(raw, ownId) {
   const list = String(await raw.client('LIST'));

@@ -9,8 +9,12 @@ import type { Redis, RedisOptions } from 'ioredis';
 // closes it when the checkout is released); only the moment it was opened changes. A Redis
 // Cluster connection is left alone (its duplicates are made differently).
 
-/** Ready connections kept aside: a few first events a second take one each, and a spare is opened in milliseconds. */
-export const SPARE_CONNECTIONS = 2;
+/**
+ * Ready connections kept aside. Checkouts tend to get work together (agents started at once, a
+ * swap of active checkouts): a burst larger than the pool opens the rest as before. Each idle
+ * connection costs Redis ~20 KB and a file descriptor.
+ */
+export const SPARE_CONNECTIONS = 8;
 
 export type SpareConnections = Readonly<{
   /** How many spares are open now. */
