@@ -336,7 +336,15 @@ ${recorded.afterOverBefore.map(ratioLine).join('\n\n')}
 The parts (p50 / p99 / max, ms; builds with the trace): enqueue → the watch woke the worker → a BullMQ Worker was made for the checkout → the job was fetched → applied → acknowledged (finishedOn); the worker's event-loop delay p99 per second: ${recorded.results
     .filter((r) => r.parts)
     .map((r) => `${r.build} × ${r.workers}: ${ms(r.parts.loopDelayP99Ms)}`)
-    .join('; ')}.
+    .join('; ')}. Cold events whose Worker was given a spare connection / opened its own (count: total p50 / p99 / max): ${
+    recorded.results
+      .filter((r) => r.parts?.coldBySpare)
+      .map(
+        (r) =>
+          `${r.build} × ${r.workers}: ${r.parts.coldBySpare.spare.n}: ${ms(r.parts.coldBySpare.spare)} / ${r.parts.coldBySpare.opened.n}: ${ms(r.parts.coldBySpare.opened)}`,
+      )
+      .join('; ') || '–'
+  }.
 
 ${table(['build × workers', 'events', 'wake', 'open a Worker', 'fetch', 'apply', 'acknowledge', 'total'], recorded.results.flatMap(partRows))}
 
@@ -412,7 +420,17 @@ function breakdown(events, records, traces) {
       if (line.step === 'fetched') fetched.set(line.job, { ...line, worker });
       else if (line.step === 'applied') applied.set(line.job, line);
       else if (line.step === 'loop') loopP99.push(line.p99Ms);
-      else if (line.checkout) {
+      else if (line.step === 'connection') {
+        // BullMQ names a Worker's blocking connection <prefix>:<base64 of the queue>:w:<worker name>.
+        const queueName = Buffer.from(
+          String(line.name ?? '')
+            .split(':')
+            .at(-3) ?? '',
+          'base64',
+        ).toString();
+        const list = holds.get(`${worker}:${queueName.replace(/^baton-/, '')}`);
+        if (list?.length) list.at(-1).spare = line.spare;
+      } else if (line.checkout) {
         const key = `${worker}:${line.checkout}`;
         const list = holds.get(key) ?? [];
         if (line.step === 'hold') list.push({ hold: line.at });
@@ -422,6 +440,8 @@ function breakdown(events, records, traces) {
     }
   });
   const cold = { wake: [], open: [], fetch: [], apply: [], ack: [], total: [] };
+  // Cold events whose Worker got a spare connection, and those that opened one of their own.
+  const bySpare = { spare: [], opened: [] };
   const warm = { fetch: [], apply: [], ack: [], total: [] };
   events.forEach((event, index) => {
     const [timestamp, , finishedOn] = (records[index] ?? []).map(Number);
@@ -433,6 +453,7 @@ function breakdown(events, records, traces) {
     if (hold && hold.hold >= timestamp - 1 && hold.opened !== undefined) {
       Object.assign(parts, { wake: hold.hold - timestamp, open: hold.opened - hold.hold, fetch: take.at - hold.opened });
       for (const [name, value] of Object.entries(parts)) cold[name].push(value);
+      if (hold.spare !== undefined) bySpare[hold.spare ? 'spare' : 'opened'].push(parts.total);
     } else {
       parts.fetch = take.at - timestamp;
       for (const name of Object.keys(warm)) warm[name].push(parts[name]);
@@ -442,6 +463,7 @@ function breakdown(events, records, traces) {
   return {
     cold: { count: cold.total.length, ...summarized(cold) },
     warm: { count: warm.total.length, ...summarized(warm) },
+    coldBySpare: summarized(bySpare),
     loopDelayP99Ms: summarize(loopP99),
   };
 }

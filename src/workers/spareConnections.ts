@@ -1,4 +1,5 @@
 import type { Redis, RedisOptions } from 'ioredis';
+import { trace } from './trace.ts';
 
 // Spare connections for the Workers opened on demand (docs/architecture.md "Serving on demand",
 // "Performance"). A BullMQ Worker makes its blocking connection by duplicating the shared one, and
@@ -19,13 +20,16 @@ export const SPARE_CONNECTIONS = 8;
 export type SpareConnections = Readonly<{
   /** How many spares are open now. */
   count(): number;
+  /** Opens or closes spares to have `wanted()` of them (called when that may have changed). */
+  adjust(): void;
   close(): void;
 }>;
 
-export function keepSpareConnections(connection: Redis, spares: number, name: string, log: (line: string) => void): SpareConnections {
+/** `wanted`: how many spares to keep now (never more than the checkouts that could get work); none until `adjust()`. */
+export function keepSpareConnections(connection: Redis, wanted: () => number, name: string, log: (line: string) => void): SpareConnections {
   const pool: Redis[] = [];
   let closed = false;
-  if ((connection as Redis & { isCluster?: boolean }).isCluster || spares <= 0) return { count: () => 0, close() {} };
+  if ((connection as Redis & { isCluster?: boolean }).isCluster) return { count: () => 0, adjust() {}, close() {} };
   const duplicate = connection.duplicate.bind(connection);
   const open = () => {
     const spare = duplicate({ connectionName: name });
@@ -33,12 +37,16 @@ export function keepSpareConnections(connection: Redis, spares: number, name: st
     return spare;
   };
   const fill = () => {
-    while (!closed && pool.length < spares) pool.push(open());
+    const target = closed ? 0 : wanted();
+    while (pool.length < target) pool.push(open());
+    for (const extra of pool.splice(target)) extra.disconnect();
   };
   connection.duplicate = (override?: Partial<RedisOptions>): Redis => {
     const wanted = Object.keys(override ?? {}).filter((key) => key !== 'connectionName');
     const at = pool.findIndex((spare) => spare.status === 'ready');
-    if (closed || wanted.length > 0 || at < 0) return duplicate(override);
+    const spared = !closed && wanted.length === 0 && at >= 0;
+    trace('connection', { name: override?.connectionName, spare: spared });
+    if (!spared) return duplicate(override);
     const [spare] = pool.splice(at, 1) as [Redis];
     setImmediate(fill);
     if (override?.connectionName) {
@@ -48,9 +56,9 @@ export function keepSpareConnections(connection: Redis, spares: number, name: st
     }
     return spare;
   };
-  fill();
   return {
     count: () => pool.length,
+    adjust: fill,
     close() {
       closed = true;
       for (const spare of pool.splice(0)) spare.disconnect();

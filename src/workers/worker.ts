@@ -88,7 +88,6 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   assertPrefixFits(options.queue.redisUrl, prefix);
   const connection: Redis = connectDurable(options.queue.redisUrl, `baton-worker-${workerId}`);
   connection.on('error', (error: Error) => log(`redis: ${error.message}`));
-  const spares = keepSpareConnections(connection, SPARE_CONNECTIONS, `baton-spare-${workerId}`, log);
   let closing = false;
   const scope: WorkerScope = { workerId, hostName: os.hostname(), connection, prefix, log, closing: () => closing };
   const graces = options.graces ?? DEFAULT_GRACES;
@@ -115,6 +114,13 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     log,
     consume: (id) => queueConsumers.consume(id),
   });
+  // As many spares as there are checkouts that could get work, up to SPARE_CONNECTIONS.
+  const spares = keepSpareConnections(
+    connection,
+    () => Math.min(SPARE_CONNECTIONS, checkouts.entries().length - consumers.held().length),
+    `baton-spare-${workerId}`,
+    log,
+  );
   const heartbeat = new ProcessHeartbeat(scope, checkouts, consumers, discoverRoots);
   // After a reconnect (e.g. Redis restarted), beat at once (and re-announce if Redis forgot us).
   connection.on('ready', () => {
@@ -126,6 +132,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   for (const repo of options.repos) await checkouts.serve(repoIdentity(repo));
   if (discoverRoots.length > 0) await discover(scope, checkouts, discoverRoots);
   await drainSpools(scope, checkouts, consumers);
+  spares.adjust();
   const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;
   pruneJournals(checkouts.repositories(), retention);
 
@@ -147,7 +154,11 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     timer.unref?.();
     timers.push(timer);
   };
-  every(HEARTBEAT_INTERVAL_MS, () => followCheckoutIds(scope, checkouts, consumers).then(() => heartbeat.beat()));
+  every(HEARTBEAT_INTERVAL_MS, () =>
+    followCheckoutIds(scope, checkouts, consumers)
+      .then(() => heartbeat.beat())
+      .then(() => spares.adjust()),
+  );
   every(options.spoolPollMs ?? 1_000, () => drainSpools(scope, checkouts, consumers));
   if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, () => discover(scope, checkouts, discoverRoots), 'discover');
   every(scanIntervalMs(graces), reconciliationScan(scope, checkouts, consumers, graces), 'reconcile-scan');

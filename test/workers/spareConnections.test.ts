@@ -53,7 +53,13 @@ function consumer(queueName: string, prefix: string, process: (job: Job) => Prom
 beforeAll(async () => {
   shared = connectDurable(url, 'baton-worker-spares-test');
   await until('the shared connection', () => shared.status === 'ready');
-  spares = keepSpareConnections(shared, 2, 'baton-spare-test', () => undefined);
+  spares = keepSpareConnections(
+    shared,
+    () => 2,
+    'baton-spare-test',
+    () => undefined,
+  );
+  spares.adjust();
 });
 
 afterAll(async () => {
