@@ -48,7 +48,7 @@ export function keepSpareConnections(connection: Redis, wanted: () => number, na
     trace('connection', { name: override?.connectionName, spare: spared });
     if (!spared) return duplicate(override);
     const [spare] = pool.splice(at, 1) as [Redis];
-    setImmediate(fill);
+    setTimeout(fill, 0);
     if (override?.connectionName) {
       // The name the caller asked for (the dashboard finds a queue's consumers by it), now and after a reconnect.
       spare.options.connectionName = override.connectionName;
