@@ -31,23 +31,22 @@ export function keepSpareConnections(connection: Redis, wanted: () => number, na
   let closed = false;
   if ((connection as Redis & { isCluster?: boolean }).isCluster) return { count: () => 0, adjust() {}, close() {} };
   const duplicate = connection.duplicate.bind(connection);
-  const open = () => {
-    const spare = duplicate({ connectionName: name });
-    spare.on('error', (error: Error) => log(`redis (spare connection): ${error.message}`));
-    return spare;
-  };
+  const onError = (error: Error) => log(`redis (spare connection): ${error.message}`);
+  const open = () => duplicate({ connectionName: name }).on('error', onError);
   const fill = () => {
     const target = closed ? 0 : wanted();
     while (pool.length < target) pool.push(open());
     for (const extra of pool.splice(target)) extra.disconnect();
   };
   connection.duplicate = (override?: Partial<RedisOptions>): Redis => {
-    const wanted = Object.keys(override ?? {}).filter((key) => key !== 'connectionName');
+    const otherOptions = Object.keys(override ?? {}).filter((key) => key !== 'connectionName');
     const at = pool.findIndex((spare) => spare.status === 'ready');
-    const spared = !closed && wanted.length === 0 && at >= 0;
+    const spared = !closed && otherOptions.length === 0 && at >= 0;
     trace('connection', { name: override?.connectionName, spare: spared });
     if (!spared) return duplicate(override);
     const [spare] = pool.splice(at, 1) as [Redis];
+    // Its errors are the new owner's to report from now on (BullMQ listens on it).
+    spare.off('error', onError);
     setTimeout(fill, 0);
     if (override?.connectionName) {
       // The name the caller asked for (the dashboard finds a queue's consumers by it), now and after a reconnect.

@@ -138,4 +138,29 @@ describe('spare connections', () => {
     expect(await queue.getJobState('e-0')).toBe('completed');
     await queue.close();
   }, 30_000);
+
+  it('keeps as many spares as wanted: none for a worker whose every checkout is held, and none once closed', async () => {
+    const own = connectDurable(url, 'baton-worker-spares-bounded');
+    let wanted = 3;
+    const bounded = keepSpareConnections(
+      own,
+      () => wanted,
+      'baton-spare-bounded',
+      () => undefined,
+    );
+    expect(bounded.count()).toBe(0);
+    bounded.adjust();
+    await until('three spares open', async () => (await named('baton-spare-bounded')).length === 3);
+    wanted = 1;
+    bounded.adjust();
+    expect(bounded.count()).toBe(1);
+    await until('two spares closed', async () => (await named('baton-spare-bounded')).length === 1);
+    bounded.close();
+    await until('every spare closed', async () => (await named('baton-spare-bounded')).length === 0);
+    // Closed: a duplicate is the caller's own again.
+    const fresh = own.duplicate({ connectionName: 'after-close' });
+    expect(fresh.status).not.toBe('ready');
+    fresh.disconnect();
+    own.disconnect();
+  });
 });
