@@ -3,6 +3,7 @@ import type { Job } from 'bullmq';
 import { LIFECYCLE_INTENTS } from '../core/intents.ts';
 import { recordApplied, recordFailed } from './jobRecords.ts';
 import { processJobData } from './processor.ts';
+import { trace } from './trace.ts';
 import type { ProcessedJob, ServedRepository } from './processor.ts';
 import type { ServedCheckouts, WorkerScope } from './serving.ts';
 
@@ -50,10 +51,12 @@ export class QueueConsumers {
       queueName,
       async (job: Job) => {
         const started = performance.now();
+        trace('fetched', { checkout: repository.id, job: job.id, processedOn: job.processedOn });
         this.#applying += 1;
         const processed = await processJobData(repository, job.data).finally(() => {
           this.#applying -= 1;
         });
+        trace('applied', { checkout: repository.id, job: job.id });
         recordApplied(connection, prefix, repository, job, processed, log);
         this.#options.onJob?.(repository, processed, performance.now() - started);
         return processed.result;

@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { connectDurable } from '../queue/connection.ts';
 import { withDeadline } from '../base/deadline.ts';
 import { eventsStreamKey, workerWakeKey } from '../queue/keys.ts';
+import { trace, tracing } from './trace.ts';
 
 // Serving on demand (docs/architecture.md "Serving on demand"): a worker process serves many
 // checkouts but holds a BullMQ Worker (a blocking connection, a stalled-job checker, lock renewal)
@@ -196,14 +197,16 @@ export class OnDemandConsumers {
     return next;
   }
 
-  #acquire(slot: Slot): void {
+  #acquire(slot: Slot, streamEntry?: string): void {
     if (slot.state === 'held' || slot.removed || this.#closing) return;
+    trace('hold', { checkout: slot.id, streamEntry });
     slot.state = 'held';
     slot.lastActivity = Date.now();
     this.#pendingChecks.delete(slot);
     void this.#inTurn(slot, async () => {
       if (slot.removed || this.#closing) return;
       let worker: Worker;
+      trace('consume', { checkout: slot.id });
       try {
         worker = await this.#options.consume(slot.id);
       } catch (error) {
@@ -217,6 +220,8 @@ export class OnDemandConsumers {
         await worker.close();
         return;
       }
+      trace('opened', { checkout: slot.id });
+      if (tracing) worker.once('ready', () => trace('ready', { checkout: slot.id }));
       const touch = () => {
         slot.lastActivity = Date.now();
       };
@@ -375,7 +380,8 @@ export class OnDemandConsumers {
         const slot = this.#byStream.get(stream);
         if (slot?.state !== 'idle' || entries.length === 0) continue;
         slot.cursor = entries.at(-1)![0];
-        if (entries.some(([, fields]) => !NO_WORK_EVENTS.has(eventName(fields)))) this.#acquire(slot);
+        const work = entries.find(([, fields]) => !NO_WORK_EVENTS.has(eventName(fields)));
+        if (work) this.#acquire(slot, work[0]);
       }
     }
   }

@@ -23,6 +23,7 @@ import { OnDemandConsumers } from './onDemand.ts';
 import type { ServedRepository } from './processor.ts';
 import { reconciliationScan, scanIntervalMs } from './reconciler.ts';
 import { ServedCheckouts } from './serving.ts';
+import { SPARE_CONNECTIONS, keepSpareConnections } from './spareConnections.ts';
 import type { WorkerLog, WorkerScope } from './serving.ts';
 import { closeWorker } from './shutdown.ts';
 import { drainSpools } from './spoolDrain.ts';
@@ -36,6 +37,7 @@ import { drainSpools } from './spoolDrain.ts';
 //   heartbeat.ts          one heartbeat for the process, and its entry in each served queue
 //   consumer.ts           consuming a checkout's queue: apply each job (processor.ts), record it
 //   onDemand.ts           consume only while a checkout has work; watch the idle ones together
+//   spareConnections.ts   a connection opened beforehand for the next checkout that gets work
 //   discovery.ts          --discover: serve the registered checkouts inside the allowed roots
 //   followCheckoutIds.ts  a checkout re-cloned meanwhile: serve its new queue
 //   spoolDrain.ts         queue what hooks spooled while Redis was down
@@ -112,6 +114,13 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     log,
     consume: (id) => queueConsumers.consume(id),
   });
+  // As many spares as there are checkouts that could get work, up to SPARE_CONNECTIONS.
+  const spares = keepSpareConnections(
+    connection,
+    () => Math.min(SPARE_CONNECTIONS, checkouts.entries().length - consumers.held().length),
+    `baton-spare-${workerId}`,
+    log,
+  );
   const heartbeat = new ProcessHeartbeat(scope, checkouts, consumers, discoverRoots);
   // After a reconnect (e.g. Redis restarted), beat at once (and re-announce if Redis forgot us).
   connection.on('ready', () => {
@@ -123,6 +132,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   for (const repo of options.repos) await checkouts.serve(repoIdentity(repo));
   if (discoverRoots.length > 0) await discover(scope, checkouts, discoverRoots);
   await drainSpools(scope, checkouts, consumers);
+  spares.adjust();
   const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;
   pruneJournals(checkouts.repositories(), retention);
 
@@ -144,7 +154,11 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     timer.unref?.();
     timers.push(timer);
   };
-  every(HEARTBEAT_INTERVAL_MS, () => followCheckoutIds(scope, checkouts, consumers).then(() => heartbeat.beat()));
+  every(HEARTBEAT_INTERVAL_MS, () =>
+    followCheckoutIds(scope, checkouts, consumers)
+      .then(() => heartbeat.beat())
+      .then(() => spares.adjust()),
+  );
   every(options.spoolPollMs ?? 1_000, () => drainSpools(scope, checkouts, consumers));
   if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, () => discover(scope, checkouts, discoverRoots), 'discover');
   every(scanIntervalMs(graces), reconciliationScan(scope, checkouts, consumers, graces), 'reconcile-scan');
@@ -159,6 +173,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     close(deadlineMs = 10_000) {
       closing = true;
       for (const timer of timers) clearInterval(timer);
+      spares.close();
       return closeWorker(scope, { consumers, checkouts, applying: () => queueConsumers.applying }, deadlineMs);
     },
   };

@@ -28,10 +28,11 @@ import {
   workersKey,
 } from '../../src/queue/keys.ts';
 import { WATCH_BLOCK_MS } from '../../src/workers/onDemand.ts';
+import { SPARE_CONNECTIONS } from '../../src/workers/spareConnections.ts';
 
 // Serving on demand (docs/architecture.md "Serving on demand"): one `baton worker --discover`
-// serving 200 checkouts holds two Redis connections while they are idle (its own and the watch),
-// one more per checkout with work, and applies an event on any of them at once, not at the next
+// serving 200 checkouts holds a fixed number of Redis connections while they are idle (its own, the
+// watch, and the spares kept for the next checkout that gets work), one more per checkout with work, and applies an event on any of them at once, not at the next
 // safety-net read of the watch (WATCH_BLOCK_MS). A private Redis, so CLIENT LIST shows only this
 // worker and the test.
 
@@ -39,6 +40,8 @@ const CHECKOUTS = 200;
 const KEEP_WARM_MS = 1_000;
 /** An event on an idle checkout waits for one connection set-up, not for a timer: well below the watch's period. */
 const PICKUP_BOUND_MS = WATCH_BLOCK_MS / 4;
+/** While every checkout is idle: the worker's own connection, the watch, the spares. */
+const IDLE_CONNECTIONS = 2 + SPARE_CONNECTIONS;
 
 let redis: PrivateRedis;
 let client: Redis;
@@ -142,12 +145,14 @@ afterAll(async () => {
 });
 
 describe('one worker, 200 checkouts, served on demand', () => {
-  it('holds two connections while every checkout is idle, yet serves all of them', async () => {
+  it('holds a fixed number of connections while every checkout is idle, yet serves all of them', async () => {
     expect(worker.output()).toContain(`serving ${checkouts.at(-1)!.root}`);
+    await until('the spares open', async () => (await workerConnections()).length === IDLE_CONNECTIONS);
     const names = await workerConnections();
-    expect(names).toHaveLength(2);
+    expect(names).toHaveLength(IDLE_CONNECTIONS);
     expect(names.filter((name) => name.startsWith('baton-worker-'))).toHaveLength(1);
     expect(names.filter((name) => name.startsWith('baton-watch-'))).toHaveLength(1);
+    expect(names.filter((name) => name.startsWith('baton-spare-'))).toHaveLength(SPARE_CONNECTIONS);
     // Serving is not holding: every checkout has this worker in its heartbeat set, and one
     // process heartbeat is what keeps them alive.
     const [workerId] = await client.zrangebyscore(workersKey(prefix), Date.now(), '+inf');
@@ -167,7 +172,7 @@ describe('one worker, 200 checkouts, served on demand', () => {
     expect(limits).toHaveLength(CHECKOUTS);
     expect(limits.every((value) => value === '1')).toBe(true);
     // Still idle: setting it made no consumer.
-    expect(await workerConnections()).toHaveLength(2);
+    expect(await workerConnections()).toHaveLength(IDLE_CONNECTIONS);
   });
 
   it('applies an event on any idle checkout at once, holds it while busy, lets it go after --keep-warm', async () => {
@@ -178,12 +183,12 @@ describe('one worker, 200 checkouts, served on demand', () => {
       expect(result).toMatchObject({ status: 'running', changed: true });
       expect(readRun(checkout.taskDir).status).toBe('running');
       expect(await queueWaitMs(checkout, await lastJobId(checkout))).toBeLessThan(PICKUP_BOUND_MS);
-      // Held while it is busy: one more connection (BullMQ's blocking one) for this checkout only.
+      // Held while it is busy: one more connection (BullMQ's blocking one, a spare renamed) for this checkout only.
       const busy = await workerConnections();
       expect(heldBy(busy, checkout)).toBe(true);
-      expect(busy.length).toBeLessThanOrEqual(3);
-      // Idle for --keep-warm: released, back to two connections, and still served.
-      await until(`${checkout.root} released`, async () => (await workerConnections()).length === 2);
+      expect(busy.length).toBeLessThanOrEqual(IDLE_CONNECTIONS + 1);
+      // Idle for --keep-warm: released, back to the idle connections, and still served.
+      await until(`${checkout.root} released`, async () => (await workerConnections()).length === IDLE_CONNECTIONS);
     }
     // A released checkout is picked up again the same way (its watch resumes where the queue was found empty).
     const again = checkouts[0]!;
@@ -200,7 +205,7 @@ describe('one worker, 200 checkouts, served on demand', () => {
   it("recovers a job left active by a killed worker on a checkout it was not consuming (no event told it: the dead worker's heartbeat did)", async () => {
     const checkout = checkouts[7]!;
     const queueName = queueNameFor(checkout.id);
-    await until('every checkout idle', async () => (await workerConnections()).length === 2);
+    await until('every checkout idle', async () => (await workerConnections()).length === IDLE_CONNECTIONS);
     // What a worker killed mid-job leaves behind, with the job's events lost: the job in `active`,
     // no lock. Added by BullMQ's own script, taken active, and the events stream dropped, in one
     // transaction, so the watch never sees an entry for it.
@@ -234,7 +239,7 @@ describe('one worker, 200 checkouts, served on demand', () => {
     expect(readRun(checkout.taskDir).status).toBe('running');
     // Applied once: released after --keep-warm (nothing more to do there), then one application
     // counted (a replay from the journal counts too) and one entry in the task's job log.
-    await until(`${checkout.root} released`, async () => (await workerConnections()).length === 2);
+    await until(`${checkout.root} released`, async () => (await workerConnections()).length === IDLE_CONNECTIONS);
     await heartbeatsAfter(Date.now(), 2);
     const applied = await client.hgetall(metricsKey(prefix, 'events'));
     expect(Object.entries(applied).filter(([field]) => field.startsWith(`${checkout.id}\t`))).toEqual([

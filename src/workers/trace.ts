@@ -1,0 +1,49 @@
+import fs from 'node:fs';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+// A bench-only trace (bench/busyBox.mjs): with BATON_TRACE_FILE=<file> the worker appends one JSON
+// line per step of a checkout's first event (the watch woke it, its consumer opened, the job was
+// fetched, applied), each with the wall-clock time, plus the event loop's delay once a second, so
+// the bench can break an event's latency into its parts from timestamps rather than guesses. Unset
+// (always, outside the bench) it costs one comparison per step.
+
+const file = typeof process !== 'undefined' ? process.env.BATON_TRACE_FILE : undefined;
+let buffer: string[] = [];
+const RESOLUTION_MS = 10;
+
+function flush(): void {
+  if (!file || buffer.length === 0) return;
+  const lines = buffer.join('');
+  buffer = [];
+  fs.appendFileSync(file, lines);
+}
+
+if (file) {
+  // Deno has no event loop delay histogram; the trace then goes without it.
+  let histogram: ReturnType<typeof monitorEventLoopDelay> | null = null;
+  try {
+    histogram = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+    histogram.enable();
+  } catch {
+    histogram = null;
+  }
+  const timer = setInterval(() => {
+    if (histogram) {
+      buffer.push(
+        `${JSON.stringify({ step: 'loop', at: Date.now(), p99Ms: histogram.percentile(99) / 1e6, maxMs: histogram.max / 1e6 })}\n`,
+      );
+      histogram.reset();
+    }
+    flush();
+  }, 1_000);
+  timer.unref?.();
+  process.on('exit', flush);
+}
+
+export const tracing = file !== undefined;
+
+/** Records one step (`at`: now) with what identifies it: the checkout, the job. */
+export function trace(step: string, fields: Readonly<Record<string, unknown>>): void {
+  if (!file) return;
+  buffer.push(`${JSON.stringify({ step, at: Date.now(), ...fields })}\n`);
+}
