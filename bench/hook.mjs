@@ -1,8 +1,8 @@
 // Benchmark 1: hook wall time (spawn → exit) of `baton hook claude-code`, on Node and on Bun,
 // against the floor measured in the same run: the runtime starts, connects to Redis over node:net
 // and writes one command in RESP by hand, with no Redis client library (bench/raw-write.mjs).
-// Goal (issue 9, "Cost"): for the events that only enqueue (SubagentStart, SubagentStop), hook ≤
-// 1.5× the floor.
+// Goals: for the events that only enqueue (SubagentStart, SubagentStop), hook ≤ 1.5× the floor
+// (issue 9, "Cost"); SubagentStart with a worker up ≤ 1.2× the floor (issue 29).
 //
 // Variants, per runtime:
 //   empty start-up             `node -e 0` / `bun -e 0` (information)
@@ -55,6 +55,7 @@ const ROUNDS = Number(options.rounds ?? 25);
 const WARMUP = Number(options.warmup ?? 3);
 const GOAL_RATIO = 1.5;
 const GOAL_KEYS = ['start-enqueue', 'stop-enqueue'];
+const WORKER_GOAL_RATIO = 1.2;
 const INFO_KEYS = ['ioredis', 'pretool-worker', 'pretool-blocked', 'start-worker'];
 const HOOK_KEYS = ['start-enqueue', 'stop-enqueue', 'pretool-worker', 'pretool-blocked', 'start-worker'];
 
@@ -280,9 +281,12 @@ await main(async () => {
     : null;
   const machine = machineInfo();
   const command = `npm run build && node bench/hook.mjs${ROUNDS !== 25 ? ` --rounds ${ROUNDS}` : ''}${earlier ? ' --before DIR' : ''}`;
-  const verdict = (ratio) => (ratio <= GOAL_RATIO ? `${ratio}× ✅` : `${ratio}× ❌`);
+  const verdict = (ratio, goal = GOAL_RATIO) => (ratio <= goal ? `${ratio}× ✅` : `${ratio}× ❌`);
   const goalMet = Object.fromEntries(
     Object.keys(runtimes).map((runtime) => [runtime, Math.max(...GOAL_KEYS.map((key) => ratios[runtime][key])) <= GOAL_RATIO]),
+  );
+  const workerGoalMet = Object.fromEntries(
+    Object.keys(runtimes).map((runtime) => [runtime, ratios[runtime]['start-worker'] <= WORKER_GOAL_RATIO]),
   );
   const json = {
     benchmark: 'hook',
@@ -296,6 +300,8 @@ await main(async () => {
     ratiosToFloorMin: minRatios,
     startWithWorkerWaitedForResult: waited,
     goalMet,
+    workerGoal: `SubagentStart with a worker ≤ ${WORKER_GOAL_RATIO}× floor (issue 29)`,
+    workerGoalMet,
     ...(earlier ? { before: { build: options['before-label'] ?? 'an earlier build', bundle: earlier.bundleHash }, afterToBefore } : {}),
   };
   const rows = Object.values(results).map((entry) => [entry.runtime, entry.name, entry.p50, entry.p90, entry.min, entry.max]);
@@ -306,15 +312,15 @@ await main(async () => {
     verdict(ratios[runtime]['stop-enqueue']),
     `${ratios[runtime]['pretool-worker']}×`,
     `${ratios[runtime]['pretool-blocked']}×`,
-    `${ratios[runtime]['start-worker']}×`,
+    verdict(ratios[runtime]['start-worker'], WORKER_GOAL_RATIO),
     `${ratios[runtime].ioredis}×`,
   ]);
   const breakdownLine = (runtime) =>
     `${runtime === 'node' ? 'Node' : 'Bun'}: node:net ${results[`${runtime}/floor`].breakdown.loadP50} ms + connect/XADD ${results[`${runtime}/floor`].breakdown.connectAndWriteP50} ms; ioredis ${results[`${runtime}/ioredis`].breakdown.loadP50} ms + connect/XADD ${results[`${runtime}/ioredis`].breakdown.connectAndWriteP50} ms`;
   const markdown = `# Hook wall time (spawn → exit)
 
-Goal (issue 9, "Cost"): for the events that only enqueue (SubagentStart, SubagentStop), \`baton hook\`
-within ${GOAL_RATIO}× the floor = the runtime starting, connecting to Redis over \`node:net\` and writing
+Goals: for the events that only enqueue (SubagentStart, SubagentStop), \`baton hook\` within
+${GOAL_RATIO}× the floor (issue 9, "Cost"); SubagentStart with a worker up within ${WORKER_GOAL_RATIO}× (issue 29). The floor = the runtime starting, connecting to Redis over \`node:net\` and writing
 one command in RESP by hand, **without loading any Redis client library** (\`bench/raw-write.mjs\`),
 measured side by side in the same run (${ROUNDS} rounds after ${WARMUP} warm-up rounds; every round runs
 every variant once, in rotating order). Redis: private redis-server on a unix socket.
@@ -323,13 +329,14 @@ Reproduce: \`${command}\`
 
 ## Ratios to the floor (p50 / p50)
 
-**Enqueue only** is what the goal is about: no worker serves the repository, the hook reads the
+**Enqueue only** (issue 9's goal): no worker serves the repository, the hook reads the
 payload, validates it, finds the repository, adds the job with BullMQ's own script over the raw
-RESP client (\`src/queue/resp.ts\`) in one round trip, and exits. The other columns are for
+RESP client (\`src/queue/resp.ts\`) in one round trip, and exits. **SubagentStart with a worker** is issue 29's goal (below). The other columns are for
 information: **PreToolUse with a worker** is the spawn claim (the hook enqueues the claim and
 waits for the worker's answer, then loads the result schema to check it); **PreToolUse, no worker** is a
 blocked spawn whose claim the hook withdraws (one more round trip, and the withdraw script loaded
-from the main bundle, only on this path); **SubagentStart with a worker** waited for the
+from the main bundle, only on this path); **SubagentStart with a worker** enqueues while the worker
+serves the repository (the worker then applies it beside the exiting hook); it waited for the
 worker's result in ${waited.node}/${ROUNDS + WARMUP} Node and ${waited.bun}/${ROUNDS + WARMUP} Bun runs of this build (a hook
 that only enqueues does not); **ioredis write** is the floor's job done through ioredis, i.e. what
 loading a client library costs.
@@ -368,11 +375,13 @@ In-process breakdown (p50): ${breakdownLine('node')}. ${breakdownLine('bun')}.
 
 Where a hook's time goes beyond the floor, and what keeps it small (src/cli/hook.ts,
 src/queue/hookTransport.ts, scripts/build.mjs): \`baton hook\` loads its own bundle (\`dist/hook.mjs\`,
-~100 KB: the hook, zod/mini, the RESP client and BullMQ's add script as text) with no ioredis,
+~140 KB: the hook, zod/mini, a SHA-256, the RESP client and BullMQ's add script as text) with no ioredis,
 BullMQ or full zod — those are lazy imports from the main bundle, loaded only for a cluster or
 sentinel Redis, a spool to drain or a result to check; stdin is read with read(2) rather than as a
-stream (5 ms on Node, 13 ms on Bun); under Bun, digests use Bun's hasher instead of loading
-\`node:crypto\` (~8 ms); one Redis round trip adds the job, registers the repository and looks for
+stream (5 ms on Node, 13 ms on Bun); no crypto module is loaded on the common path (node:crypto
+costs a fresh Node ~3 ms, Bun ~8 ms, Node's Web Crypto ~2 ms more): under Bun digests use Bun's
+hasher, elsewhere the event id's SHA-256 is JavaScript (@noble/hashes), the add script's sha is
+computed at build time, and on Node random ids come from /dev/urandom; one Redis round trip adds the job, registers the repository and looks for
 a worker.
 
 ${machineMarkdown(machine, { redis: redis.version, bundle: build.bundleHash })}

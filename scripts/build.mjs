@@ -18,6 +18,8 @@
 // would have only a `default` export (scripts/lazyImports.mjs; test/cli/bundleImports.test.ts loads
 // every lazily imported module of dist/ and checks the names the code reads from it).
 import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +40,7 @@ const LEAN_BUNDLES = {
     packages: [
       /^node_modules\/zod\/v4\/(mini|core)\//, // zod/mini for the payload check (tree-shaken, ~30 KB)
       /^node_modules\/bullmq\/dist\/cjs\/(scripts\/addStandardJob-\d+|version)\.js$/, // BullMQ's add script (Lua text) and version
+      /^node_modules\/@noble\/hashes\//, // SHA-256 of event ids in JavaScript: no node:crypto to load (src/base/digest.ts)
     ],
     keepLazy: ['src/queue/hookTransport.ts', 'src/queue/spool.ts'],
   },
@@ -49,8 +52,14 @@ const LEAN_BUNDLES = {
   },
 };
 
+// The sha1 of BullMQ's add script, by which the hook runs it (EVALSHA), computed here once rather
+// than by every hook: hashing 26 KB of Lua means loading node:crypto, ~3 ms of a fresh process
+// (src/queue/addJob.ts).
+const { addStandardJob } = createRequire(import.meta.url)('bullmq/dist/cjs/scripts/addStandardJob-9.js');
+
 const common = {
   bundle: true,
+  define: { BATON_ADD_JOB_SCRIPT_SHA: JSON.stringify(createHash('sha1').update(addStandardJob.content).digest('hex')) },
   format: 'esm',
   platform: 'node',
   target: 'node20',

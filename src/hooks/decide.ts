@@ -3,6 +3,7 @@ import { CLIENT_ADAPTERS } from '../clients/registry.ts';
 import type { ClientId } from '../clients/registry.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import { managedDelegationRole } from '../core/receipts.ts';
+import { randomId } from '../base/digest.ts';
 import { eventIdForNative } from '../queue/eventIds.ts';
 import { HOOK_MESSAGES, firstText, record, text, validateManagedPayload } from './payload.ts';
 import type { HookPayload } from './payload.ts';
@@ -120,7 +121,7 @@ export function decideHook(client: ClientId, payload: HookPayload, eventOption?:
 
 /** An id for this hook invocation, where the payload has nothing that tells invocations apart. */
 function invocationIdentity(options: DecideOptions): string {
-  return `invocation:${options.invocationId ?? globalThis.crypto.randomUUID()}`;
+  return `invocation:${options.invocationId ?? randomId()}`;
 }
 
 /**

@@ -17,8 +17,15 @@ import { version as BULLMQ_VERSION } from 'bullmq/dist/cjs/version.js';
 
 export const JOB_SCRIPT_COMMAND = 'batonAddStandardJob';
 
-/** sha1 of the script: what EVALSHA runs (and what ioredis and BullMQ run it by). */
-export const ADD_JOB_SCRIPT_SHA = hexDigest('sha1', addStandardJob.content);
+/** Set by scripts/build.mjs in the bundles: the sha below, computed at build time. */
+declare const BATON_ADD_JOB_SCRIPT_SHA: string | undefined;
+
+/**
+ * sha1 of the script: what EVALSHA runs (and what ioredis and BullMQ run it by). The bundles carry
+ * it computed at build time, so a hook hashes no 26 KB of Lua and loads no node:crypto.
+ */
+export const ADD_JOB_SCRIPT_SHA =
+  typeof BATON_ADD_JOB_SCRIPT_SHA === 'string' ? BATON_ADD_JOB_SCRIPT_SHA : hexDigest('sha1', addStandardJob.content);
 
 type Scripted = { [JOB_SCRIPT_COMMAND](...args: (string | Buffer)[]): Promise<unknown> };
 
