@@ -1,14 +1,50 @@
 import { defineConfig } from 'vitest/config';
 import SkipReporter from './test/support/skipReporter.ts';
 
+// Files whose assertions bound a latency (a hook within its budget, a pickup within a quarter of the
+// watch, a seal within the grace plus a scan) or run short graces against a worker: they run one at a
+// time, after the rest, so the other files' load cannot decide them (docs/development.md "Where the
+// time goes").
+const SERIAL = [
+  'test/agents/reconcile.test.ts',
+  'test/integration/reconcile.test.ts',
+  'test/integration/queue.test.ts',
+  'test/integration/spool.test.ts',
+  'test/integration/taskTimeout.test.ts',
+  'test/ops/installHooks.test.ts',
+  'test/ops/metrics.test.ts',
+  'test/queue/deliver.test.ts',
+  'test/workers/onDemand.test.ts',
+];
+
+// The rest run several files at once: most of their time is waiting on processes, Redis and the
+// real clients, and each file has its own Redis prefix (or its own redis-server), repositories and
+// client homes. Vitest's default here would be one file at a time (available cores − 1 = 1).
+const PARALLEL_FILES = 3;
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
     // Every skipped test by name, and a failed run unless BATON_ALLOW_SKIPS=1 (docs/development.md "Skipped tests").
     reporters: ['default', new SkipReporter()],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'parallel',
+          include: ['test/**/*.test.ts'],
+          exclude: SERIAL,
+          maxWorkers: PARALLEL_FILES,
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: { name: 'serial', include: SERIAL, maxWorkers: 1, sequence: { groupOrder: 1 } },
+      },
+    ],
   },
 });

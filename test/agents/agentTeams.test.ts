@@ -56,6 +56,8 @@ describe('real Claude Code with agent teams: a teammate spawn of a lifecycle age
     expect(hooks[0]!.payload.tool_input).toMatchObject({ subagent_type: EXECUTOR, team_name: 'lifecycle', name: 'analyst' });
     // The refused call spawned nothing: the one child is the subagent, and its stage is sealed.
     expect(w.server.byRole('executor').filter((request) => request.step === 0)).toHaveLength(1);
+    // A hook queues its event and exits without waiting for the result: the worker seals it after.
+    await context.expect.poll(() => w.runFile().pendingDelegation?.status, { timeout: 60_000 }).toBe('sealed');
     expect(w.runFile().pendingDelegation).toMatchObject({ status: 'sealed', childId: hooks[2]!.payload.agent_id });
   });
 });

@@ -144,6 +144,8 @@ describe.concurrent('real clients: model separation under agent-infra-0.11.3', {
       // What each client really asked the model server for: the parent on its own model, the reviewer on its profile's.
       expect(modelsSeen(w, 'parent')).toEqual([models.executor]);
       expect(modelsSeen(w, 'reviewer')).toEqual([models.reviewer]);
+      // A hook queues its event and exits without waiting for the result: the worker seals it after.
+      await context.expect.poll(() => w.runFile().pendingDelegation?.status, { timeout: 60_000 }).toBe('sealed');
       const receipt = w.runFile().pendingDelegation;
       expect(receipt).toMatchObject({ status: 'sealed', role: 'reviewer', requestedModel: models.reviewer });
       // Codex reports the child's model at SubagentStart; Claude Code reports none.

@@ -98,6 +98,8 @@ describe.concurrent('real clients: what install-hooks sets up', { timeout: 120_0
       else expect(writableByChild).toBe(true);
       // The hand-over through complete-stage --content - (Redis reached from inside the sandbox).
       expect(fs.readFileSync(artifact, 'utf8')).toBe('# Analysis\n\nDone.\n');
+      // A hook queues its event and exits without waiting for the result: the worker seals it after.
+      await context.expect.poll(() => w.runFile().pendingDelegation?.status, { timeout: 60_000 }).toBe('sealed');
       expect(w.runFile().pendingDelegation).toMatchObject({ status: 'sealed', stage: 'analysis' });
       expect(recordedPayloads(w).map((hook) => hook.event)).toEqual(['PreToolUse', 'SubagentStart', 'SubagentStop']);
     });

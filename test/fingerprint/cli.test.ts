@@ -4,7 +4,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest';
+import { dirOutsideAnyRepository } from '../support/fixtures.ts';
 import { cleanup, GIT_ENV, gitDiff, gitFingerprint, makeRepo, tempDir, writeFiles } from './helpers.ts';
 
 afterAll(cleanup);
@@ -75,7 +76,9 @@ describe('baton fingerprint', () => {
   });
 
   it('clear errors: not a repository, bad arguments, unknown ids', () => {
-    const notRepo = tempDir('baton-not-repo-');
+    // Not below /tmp: a real Codex running meanwhile (the agent tests, another file) mounts over /tmp/.git.
+    const notRepo = dirOutsideAnyRepository('fp-not-repo');
+    onTestFinished(() => fs.rmSync(notRepo, { recursive: true, force: true }));
     const r1 = baton(['--repo', notRepo]);
     expect(r1.code).toBe(1);
     expect(r1.stderr).toMatch(/^baton fingerprint: current directory is not inside a git repository \(.+\)$/m);
