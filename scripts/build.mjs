@@ -57,6 +57,28 @@ const LEAN_BUNDLES = {
 // (src/queue/addJob.ts).
 const { addStandardJob } = createRequire(import.meta.url)('bullmq/dist/cjs/scripts/addStandardJob-9.js');
 
+/**
+ * Zod's `z.locales` namespace re-exports every language's error messages (~370 KB of the ~670 KB
+ * zod chunk, parsed by every command that validates with zod). baton never switches locale: the
+ * English one zod registers itself (zod/v4/classic/schemas.js imports locales/en.js directly) is
+ * all it uses, so the namespace is built with English alone.
+ */
+const zodEnglishOnly = {
+  name: 'zod-english-only',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]v4[\\/](classic|core|mini)[\\/][^\\/]+\.js$/.test(args.importer)
+        ? { path: path.join(path.dirname(args.importer), '..', 'locales', 'index.js'), namespace: 'zod-english-only' }
+        : undefined,
+    );
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'zod-english-only' }, (args) => ({
+      contents: "export { default as en } from './en.js';\n",
+      resolveDir: path.dirname(args.path),
+      loader: 'js',
+    }));
+  },
+};
+
 const common = {
   bundle: true,
   define: { BATON_ADD_JOB_SCRIPT_SHA: JSON.stringify(createHash('sha1').update(addStandardJob.content).digest('hex')) },
@@ -117,7 +139,7 @@ try {
       outdir: staging,
       splitting: false,
       outExtension: { '.js': '.mjs' },
-      plugins: [lazyImportsFromMainBundle(lazyModules, lean.keepLazy)],
+      plugins: [zodEnglishOnly, lazyImportsFromMainBundle(lazyModules, lean.keepLazy)],
     });
     // What ends up in the file (the metafile's inputs also list what tree shaking dropped).
     const contents = Object.entries(result.metafile.outputs[`${staging}/${name}.mjs`].inputs)
@@ -137,6 +159,7 @@ try {
     splitting: true,
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
+    plugins: [zodEnglishOnly],
   });
   const lazyCommonJs = lazyCommonJsImports(main.metafile);
   if (lazyCommonJs.length > 0) {

@@ -1,4 +1,3 @@
-import { applyEvent } from '../core/engine.ts';
 import { READ_ONLY_INTENTS } from '../core/intents.ts';
 import { lifecycleEventSchema } from '../core/events.ts';
 import { MAX_ARTIFACT_BYTES } from '../core/stageArtifact.ts';
@@ -11,9 +10,10 @@ import { repoIdentity } from '../queue/checkoutId.ts';
 import { failed, payloadInvalid } from '../core/results.ts';
 import { resolveTaskRef } from '../core/taskRef.ts';
 import type { RepoIdentity } from '../queue/checkoutId.ts';
-import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
+import { HEARTBEAT_INTERVAL_MS, PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } from '../queue/keys.ts';
 import type { QueueConfig } from '../queue/keys.ts';
-import type { JobOutcome, RepositoryQueueClient as RepositoryQueueClientType } from '../queue/client.ts';
+import type { JobOutcome } from '../queue/client.ts';
+import type { HookQueue } from '../queue/hookTransport.ts';
 import { lookupRepoRoot, printJson as printJsonAsIs, redisUrlProblem, unusedOptionWarning } from './common.ts';
 import { underAgentInfraShim } from '../base/agentInfraShim.ts';
 import { inAgentInfraWords } from './agentInfraWords.ts';
@@ -91,7 +91,7 @@ export async function run(argv: string[]): Promise<number> {
     return 2;
   }
   const result = readOnly
-    ? (await applyEvent(parsed.event, { repoRoot: root.root, fingerprinter: noFingerprints })).result
+    ? (await (await import('../core/engine.ts')).applyEvent(parsed.event, { repoRoot: root.root, fingerprinter: noFingerprints })).result
     : await applyThroughQueue(parsed.event, repoIdentity(root.root), parsed.options);
   printJson(result);
   return result.status === 'failed' ? 1 : 0;
@@ -120,14 +120,15 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   // `--redis` > $REDIS_URL > the endpoint the repository's worker recorded > private/default Redis.
   const { clientQueueConfig } = await import('../queue/endpoint.ts');
   const config = clientQueueConfig(repo.root, options.redis, () => queueConfigFrom(undefined, undefined, repo.root))!.queue;
-  const { RepositoryQueueClient } = await import('../queue/client.ts');
+  // The hook's transport: the raw RESP client for plain Redis URLs (no ioredis to load: this
+  // command runs for every lifecycle step), ioredis for Cluster and Sentinel.
+  const { connectHookQueue } = await import('../queue/hookTransport.ts');
   const { drainSpool } = await import('../queue/spool.ts');
-  const { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } = await import('../queue/connection.ts');
   const problem = prefixProblem(config.redisUrl, config.prefix);
   if (problem) return failed(PREFIX_NEEDS_HASH_TAG_CODE, problem.slice(PREFIX_NEEDS_HASH_TAG_CODE.length + 2));
-  let client: RepositoryQueueClientType;
+  let client: HookQueue;
   try {
-    client = await RepositoryQueueClient.connect(config, repo, CONNECT_TIMEOUT_MS);
+    client = await connectHookQueue(config, repo, CONNECT_TIMEOUT_MS);
   } catch (error) {
     return failed(
       'BATON_REDIS_UNAVAILABLE',
@@ -139,7 +140,7 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   try {
     await drainSpool(repo.root, (envelope) => client.enqueue(envelope));
     if (options.worker === 'inline') inlineWorker = await startInlineWorker(config, repo);
-    else if (!(await client.workerAvailable(HEARTBEAT_INTERVAL_MS + 500))) {
+    else if (!(await workerWithin(client, HEARTBEAT_INTERVAL_MS + 500))) {
       return failed(
         'BATON_WORKER_UNAVAILABLE',
         `no baton worker serves ${repo.root}; start one with 'baton worker --repo ${repo.root}' (or 'baton start' in it), or add '--worker inline' to apply this command here`,
@@ -188,6 +189,16 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   } finally {
     await inlineWorker?.close();
     await client.close();
+  }
+}
+
+/** True once a live worker serves the repository; keeps looking `graceMs` (right after a Redis restart, workers have reconnected but not yet beaten). */
+async function workerWithin(queue: HookQueue, graceMs: number): Promise<boolean> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    if (await queue.workerAvailable()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

@@ -1,8 +1,11 @@
 import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
 import { withDeadline } from '../base/deadline.ts';
-import { hasHashTag } from './keys.ts';
-import { isClusterUrl, redactRedisUrl, redisTargetFromUrl } from './redisUrl.ts';
+import { prefixProblem } from './keys.ts';
+
+// Where the prefix check lives (keys.ts: no ioredis to load for a caller that only checks).
+export { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } from './keys.ts';
+import { redactRedisUrl, redisTargetFromUrl } from './redisUrl.ts';
 import type { RedisTarget } from './redisUrl.ts';
 
 // How baton connects to Redis: one server, a Sentinel-managed master (ioredis Redis with
@@ -11,20 +14,6 @@ import type { RedisTarget } from './redisUrl.ts';
 // pay for loading one.
 
 export { DEFAULT_REDIS_URL, isClusterUrl, redactRedisUrl, redisOptionsFromUrl, redisTargetFromUrl } from './redisUrl.ts';
-
-export const PREFIX_NEEDS_HASH_TAG_CODE = 'BATON_PREFIX_NOT_HASH_TAGGED';
-
-/**
- * On a Cluster, a BullMQ queue's keys must share one slot (its Lua scripts touch several at once),
- * and baton's registry keys must sit with them: the prefix needs a hash tag. Null when fine.
- */
-export function prefixProblem(url: string, prefix: string): string | null {
-  if (!isClusterUrl(url) || hasHashTag(prefix)) return null;
-  return (
-    `${PREFIX_NEEDS_HASH_TAG_CODE}: prefix '${prefix}' has no hash tag, so on Redis Cluster a queue's keys would land in different slots ` +
-    `and its scripts would fail (CROSSSLOT). Use --prefix '{${prefix.replace(/[{}]/g, '') || 'baton'}}' (or BATON_PREFIX='{baton}')`
-  );
-}
 
 /** Throws the prefixProblem message, for callers that cannot go on with such a prefix. */
 export function assertPrefixFits(url: string, prefix: string): void {

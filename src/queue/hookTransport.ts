@@ -109,7 +109,11 @@ export class RawQueueClient implements HookQueue {
     return servingCheck(this.#prefix, this.queueName, now);
   }
 
-  #workerFrom([members, workers, roots]: RespReply[], now: number): boolean {
+  #workerFrom(replies: RespReply[], now: number): boolean {
+    // An ACL that denies these keys is not "no worker" (BATON_REDIS_NO_PERMISSION, not BATON_WORKER_UNAVAILABLE).
+    const refused = replies.find((reply) => reply instanceof RedisReplyError);
+    if (refused) throw refused;
+    const [members, workers, roots] = replies;
     const list = (reply: RespReply | undefined) => (Array.isArray(reply) ? reply : []);
     return workerServes(
       { queueMembers: list(members), liveWorkers: list(workers), discoveryRoots: fieldsToRecord(list(roots)) },

@@ -1,5 +1,6 @@
 // Redis keys and job options shared by callers and workers. BullMQ owns `<prefix>:<queue>:*`;
 // baton's own keys live under the same prefix (so `{baton}` keeps everything in one Cluster slot).
+import { isClusterUrl } from './redisUrl.ts';
 
 export const DEFAULT_PREFIX = 'baton';
 
@@ -110,6 +111,20 @@ export function hasHashTag(prefix: string): boolean {
   if (open < 0) return false;
   const close = prefix.indexOf('}', open + 1);
   return close > open + 1;
+}
+
+export const PREFIX_NEEDS_HASH_TAG_CODE = 'BATON_PREFIX_NOT_HASH_TAGGED';
+
+/**
+ * On a Cluster, a BullMQ queue's keys must share one slot (its Lua scripts touch several at once),
+ * and baton's registry keys must sit with them: the prefix needs a hash tag. Null when fine.
+ */
+export function prefixProblem(url: string, prefix: string): string | null {
+  if (!isClusterUrl(url) || hasHashTag(prefix)) return null;
+  return (
+    `${PREFIX_NEEDS_HASH_TAG_CODE}: prefix '${prefix}' has no hash tag, so on Redis Cluster a queue's keys would land in different slots ` +
+    `and its scripts would fail (CROSSSLOT). Use --prefix '{${prefix.replace(/[{}]/g, '') || 'baton'}}' (or BATON_PREFIX='{baton}')`
+  );
 }
 
 export function eventsStreamKey(prefix: string, queueName: string): string {

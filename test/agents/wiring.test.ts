@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { BLOCK_BEGIN } from '../../src/install/instructions.ts';
 import { clientVersions } from '../support/agentClients.ts';
 import { EXECUTOR, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
@@ -112,17 +112,28 @@ describe.concurrent('real clients: what install-hooks sets up', { timeout: 120_0
     const background = spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.', { run_in_background: true });
     let releaseChild: () => void = () => undefined;
     const childMayFinish = new Promise<void>((resolve) => (releaseChild = resolve));
+    let childStarted: () => void = () => undefined;
+    const childIsWorking = new Promise<void>((resolve) => (childStarted = resolve));
     const complete = executorThatCompletes('claude-code', w.baton);
     await w.run('Drive task 01 through its analysis stage.', {
-      parent: (request) => {
+      parent: async (request) => {
         if (request.step === 0) return { toolCalls: [asOffered(background, request)] };
-        if (request.step === 1) return { toolCalls: [shell('claude-code', `${w.baton} task 01 advance`)] };
+        if (request.step === 1) {
+          // The background child has asked for its first turn, and the worker has applied its
+          // SubagentStart (the hook queues it and exits): the advance meets a started, unfinished child.
+          await childIsWorking;
+          await vi.waitFor(() => expect(w.runFile().pendingDelegation?.status).toBe('activated'), { timeout: 30_000, interval: 50 });
+          return { toolCalls: [shell('claude-code', `${w.baton} task 01 advance`)] };
+        }
         releaseChild();
         return { text: 'advanced' };
       },
       executor: async (request) => {
         // The child is still working when the parent advances.
-        if (request.step === 0) await childMayFinish;
+        if (request.step === 0) {
+          childStarted();
+          await childMayFinish;
+        }
         return complete(request);
       },
     });

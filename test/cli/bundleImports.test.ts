@@ -40,8 +40,8 @@ describe.each(['node', 'bun', 'deno'] as const)(
           { file: 'hook.mjs', spec: './lib/hooks-spawnCheck.mjs', names: ['checkSpawn'] },
           expect.objectContaining({
             file: expect.stringMatching(/^chunks\/task-/),
-            spec: '../lib/queue-client.mjs',
-            names: ['RepositoryQueueClient'],
+            spec: expect.stringMatching(/^\.\/hookTransport-[A-Z0-9]+\.mjs$/),
+            names: ['connectHookQueue'],
           }),
           expect.objectContaining({ file: 'fingerprint.mjs', spec: './lib/fingerprint-packedObjects.mjs' }),
         ]),
