@@ -49,7 +49,7 @@ export class RawQueueClient implements HookQueue {
   readonly #repo: QueueRepo;
   /** Where in the events stream waiting starts (noted before the job could complete); null until noted. */
   #streamCursor: string | null = null;
-  /** The worker check made in the same round trip as the last enqueue. */
+  /** The worker check made in the same round trip as the last enqueue, until workerAvailable reads it. */
   #workerSeen: boolean | null = null;
 
   private constructor(redis: RespClient, prefix: string, repo: QueueRepo) {
@@ -98,9 +98,16 @@ export class RawQueueClient implements HookQueue {
     this.#workerSeen = this.#workerFrom(replies.slice(4), now);
   }
 
-  /** True when a live worker serves this queue, or a live discovering worker covers the root. */
+  /**
+   * True when a live worker serves this queue, or a live discovering worker covers the root. The
+   * first call after an enqueue answers with the check made in its round trip; any later call asks
+   * Redis again (a caller that keeps looking, e.g. `baton task` right after Redis restarted, must
+   * see the worker's next heartbeat).
+   */
   async workerAvailable(): Promise<boolean> {
-    if (this.#workerSeen !== null) return this.#workerSeen;
+    const seen = this.#workerSeen;
+    this.#workerSeen = null;
+    if (seen !== null) return seen;
     const now = Date.now();
     return this.#workerFrom(await this.#redis.pipeline(this.#workerCheck(now)), now);
   }

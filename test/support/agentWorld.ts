@@ -74,7 +74,7 @@ export type WorldOptions = {
   workerArgs?: readonly string[];
 };
 
-const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.mjs');
+const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.sh');
 
 /** The file `baton install-hooks <client>` writes the hooks to. */
 const SETTINGS_FILES: Readonly<Record<ClientName, string>> = {
@@ -98,7 +98,7 @@ function addRecorders(version: ClientVersion, repoRoot: string, home: ClientHome
     groups.forEach((group, groupIndex) => {
       group.hooks.forEach((entry, handlerIndex) => {
         if (typeof entry.command !== 'string') return;
-        entry.command = `'${process.execPath}' '${RECORD_HOOK}' '${dir}' ${event} -- ${entry.command}`;
+        entry.command = `sh '${RECORD_HOOK}' '${dir}' ${event} -- ${entry.command}`;
         trust.push({
           key: codexHookKey(settingsFile, event, groupIndex, handlerIndex),
           hash: codexHookHash({
@@ -141,16 +141,39 @@ export type RecordedHook = {
   code: number;
 };
 
-/** The payloads the recording hooks saw, in order. */
+/** The payloads the recording hooks saw, in the order the hooks finished (recordHook.sh). */
 export function recordedPayloads(world: AgentWorld): RecordedHook[] {
-  const file = path.join(world.recordDir, 'payloads.jsonl');
-  if (!fs.existsSync(file)) return [];
+  const calls = path.join(world.recordDir, 'hooks');
+  if (!fs.existsSync(calls)) return [];
+  const read = (call: string, name: string) => fs.readFileSync(path.join(calls, call, name), 'utf8');
   return fs
-    .readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
+    .readdirSync(calls)
+    .filter((call) => fs.existsSync(path.join(calls, call, 'result')))
+    .map((call) => {
+      const [at, end, code] = read(call, 'result').trim().split('\n').map(Number) as [number, number, number];
+      const input = read(call, 'payload');
+      let payload: unknown;
+      try {
+        payload = JSON.parse(input || '{}');
+      } catch {
+        payload = { unparsed: input };
+      }
+      return {
+        call,
+        end,
+        hook: {
+          event: read(call, 'event').trim(),
+          at,
+          ms: end - at,
+          payload,
+          stdout: read(call, 'stdout'),
+          stderr: read(call, 'stderr'),
+          code,
+        },
+      };
+    })
+    .sort((a, b) => a.end - b.end || a.hook.at - b.hook.at || a.call.localeCompare(b.call))
+    .map(({ hook }) => hook as RecordedHook);
 }
 
 export async function agentWorld(version: ClientVersion, options: WorldOptions = {}): Promise<AgentWorld> {
