@@ -148,7 +148,12 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
     const refused = batonResult(refusedAdvance);
     expect(refused).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });
     expect(refused.error.message).toMatch(/^reviewer changed forbidden path 'src\/retry\.ts'/);
-    expect(refused.run).toMatchObject({ pendingDelegation: { status: 'sealed', stage: 'review-analysis' }, receipts: [] });
+    // What the hooks saw and answered, should the stops not have sealed the review before the advance.
+    const hookTimeline = () =>
+      JSON.stringify(
+        recordedPayloads(w).map(({ event, at, ms, code, stderr, payload }) => ({ event, at, ms, code, stderr, turn: payload.turn_id })),
+      );
+    expect(refused.run, hookTimeline()).toMatchObject({ pendingDelegation: { status: 'sealed', stage: 'review-analysis' }, receipts: [] });
     expect(batonResult(advancedAgain)).toMatchObject({ status: 'running', error: null });
     const after = w.runFile();
     expect(after).toMatchObject({ status: 'running', pause: null, pendingDelegation: null });
