@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './zodEnglish.ts';
 import { DELEGATION_ROLES, DELEGATION_STAGES, RECONCILIATION_KINDS } from './types.ts';
 import { KNOWN_CLIENT_IDS } from './clients.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
@@ -9,13 +10,13 @@ import type { LifecycleIntent } from './intents.ts';
 // complete-stage, validate-stage and abort). The same schema validates CLI input, hook output and
 // jobs taken off the queue, so a malformed job is rejected before it can touch a run.
 
-const text = z.string().min(1);
+const text = z.string().check(z.minLength(1));
 // Any string: the engine resolves it, and refs that cannot name a task fail there with upstream's
 // resolve-ref codes (INVALID_TASK_REF for '').
 const taskRef = z.string();
 // Upstream's numbers: any integer value (Number.isInteger), not only the safe range zod's int() allows.
-const integer = z.number().refine(Number.isInteger, 'expected an integer');
-const positiveInteger = integer.refine((value) => value > 0, 'expected a positive integer');
+const integer = z.number().check(z.refine(Number.isInteger, 'expected an integer'));
+const positiveInteger = integer.check(z.refine((value) => value > 0, 'expected a positive integer'));
 const client = z.enum(KNOWN_CLIENT_IDS);
 
 export const lifecycleEventSchema = z
@@ -23,33 +24,33 @@ export const lifecycleEventSchema = z
     z.strictObject({
       intent: z.literal('begin-or-resume'),
       taskRef,
-      maxSteps: positiveInteger.optional(),
+      maxSteps: z.optional(positiveInteger),
       // later profile: the model policy (src/core/orchestration/modelPolicy.ts)
-      executorModel: text.optional(),
-      reviewerModel: text.optional(),
-      sameModelReason: text.optional(),
+      executorModel: z.optional(text),
+      reviewerModel: z.optional(text),
+      sameModelReason: z.optional(text),
     }),
     z.strictObject({ intent: z.literal('route'), taskRef }),
     z.strictObject({ intent: z.literal('status'), taskRef }),
-    z.strictObject({ intent: z.literal('prepare'), taskRef, client, requestedModel: text.optional() }),
+    z.strictObject({ intent: z.literal('prepare'), taskRef, client, requestedModel: z.optional(text) }),
     z.strictObject({
       intent: z.literal('hook-start'),
       taskRef,
-      client: client.optional(),
+      client: z.optional(client),
       nativeAgent: text,
       childId: text,
       parentId: text,
       spawnMode: text,
-      actualModel: text.optional(),
-      fallbackReason: text.optional(),
+      actualModel: z.optional(text),
+      fallbackReason: z.optional(text),
     }),
     z.strictObject({
       intent: z.literal('hook-stop'),
       taskRef,
-      client: client.optional(),
-      nativeAgent: text.optional(),
+      client: z.optional(client),
+      nativeAgent: z.optional(text),
       childId: text,
-      exitCode: integer.optional(),
+      exitCode: z.optional(integer),
     }),
     // Internal (PreToolUse hook only): claim the prepared delegation for one spawning tool call.
     z.strictObject({
@@ -59,9 +60,9 @@ export const lifecycleEventSchema = z
       nativeAgent: text,
       toolCallId: text,
       /** ISO time after which the asking hook has given up: a later claim changes nothing. */
-      notAfter: text.optional(),
+      notAfter: z.optional(text),
       /** The model the spawning tool call asks for (Claude Code's `tool_input.model`), when it names one. */
-      model: text.optional(),
+      model: z.optional(text),
     }),
     // Internal (PreToolUse hook only): a blocked spawn's claim, if it was applied after all, holds nothing.
     z.strictObject({ intent: z.literal('release-spawn'), taskRef: z.literal('auto'), client, toolCallId: text }),
@@ -86,7 +87,7 @@ export const lifecycleEventSchema = z
       artifact: text,
       agent: text,
       /** baton: the artifact's text (from `--content -`), written by the worker with the run update. */
-      content: z.string().max(MAX_ARTIFACT_BYTES).optional(),
+      content: z.optional(z.string().check(z.maxLength(MAX_ARTIFACT_BYTES))),
     }),
     z.strictObject({
       intent: z.literal('validate-stage'),
@@ -98,21 +99,23 @@ export const lifecycleEventSchema = z
     }),
     z.strictObject({ intent: z.literal('advance'), taskRef }),
     z.strictObject({ intent: z.literal('pause'), taskRef, code: text, message: z.string(), recoverable: z.boolean() }),
-    z.strictObject({ intent: z.literal('abort'), taskRef, reason: text.optional() }),
+    z.strictObject({ intent: z.literal('abort'), taskRef, reason: z.optional(text) }),
     z.strictObject({ intent: z.literal('recover-prepared'), taskRef }),
     z.strictObject({ intent: z.literal('recover-started'), taskRef }),
   ])
-  .superRefine((event, context) => {
-    // The flags one form of an intent requires that the schema leaves optional (the intent table says
-    // which): native hook events carry no task, so `auto` correlates by client and needs it, and the
-    // two forms of hook-stop need different fields.
-    for (const flag of requiredFlags(event.intent, event.taskRef === 'auto')) {
-      const field = EVENT_FLAG_SPECS[flag].field;
-      if ((event as Record<string, unknown>)[field] === undefined) {
-        context.addIssue({ code: 'custom', path: [field], message: `intent '${event.intent}' requires '--${flag}'` });
+  .check(
+    z.superRefine((event, context) => {
+      // The flags one form of an intent requires that the schema leaves optional (the intent table says
+      // which): native hook events carry no task, so `auto` correlates by client and needs it, and the
+      // two forms of hook-stop need different fields.
+      for (const flag of requiredFlags(event.intent, event.taskRef === 'auto')) {
+        const field = EVENT_FLAG_SPECS[flag].field;
+        if ((event as Record<string, unknown>)[field] === undefined) {
+          context.addIssue({ code: 'custom', path: [field], message: `intent '${event.intent}' requires '--${flag}'` });
+        }
       }
-    }
-  });
+    }),
+  );
 
 export type LifecycleEvent = z.infer<typeof lifecycleEventSchema>;
 

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './zodEnglish.ts';
 import { DELEGATION_ROLES, DELEGATION_STAGES, RECEIPT_STATUSES, RECONCILIATION_KINDS } from './types.ts';
 import type { DelegationReceipt, OrchestrationRun } from './types.ts';
 
@@ -9,7 +10,7 @@ import type { DelegationReceipt, OrchestrationRun } from './types.ts';
 // Objects are loose so that unknown keys pass; numbers are any JSON number, as 0.9.2 worked with
 // whatever was there (a `stepCount` of 1.5 still counts steps).
 
-const nullableString = z.string().nullable();
+const nullableString = z.nullable(z.string());
 
 export const delegationReceiptSchema = z.looseObject({
   taskId: z.string(),
@@ -21,7 +22,7 @@ export const delegationReceiptSchema = z.looseObject({
   client: z.string(),
   requestedModel: nullableString,
   beforeFingerprint: z.string(),
-  id: z.string().min(1),
+  id: z.string().check(z.minLength(1)),
   actualModel: nullableString,
   modelFallbackReason: nullableString,
   parentId: nullableString,
@@ -36,37 +37,37 @@ export const delegationReceiptSchema = z.looseObject({
   sealedAt: nullableString,
   consumedAt: nullableString,
   // baton addition: the PreToolUse spawn claim (absent in 0.9.2 files).
-  spawnClaim: z.object({ toolCallId: z.string(), claimedAt: z.string() }).optional(),
+  spawnClaim: z.optional(z.object({ toolCallId: z.string(), claimedAt: z.string() })),
   // baton additions: the stop-grace clock and what the worker reconciled (absent in 0.9.2 files).
-  stageCompletedAt: nullableString.optional(),
-  reconciliations: z
-    .array(z.looseObject({ kind: z.enum(RECONCILIATION_KINDS), since: z.string(), graceMs: z.number(), at: z.string() }))
-    .optional(),
+  stageCompletedAt: z.optional(nullableString),
+  reconciliations: z.optional(
+    z.array(z.looseObject({ kind: z.enum(RECONCILIATION_KINDS), since: z.string(), graceMs: z.number(), at: z.string() })),
+  ),
   // later profile: the activation deadline (absent in 0.9.2 files).
-  activationDeadlineAt: nullableString.optional(),
-  childStoppedAt: nullableString.optional(),
+  activationDeadlineAt: z.optional(nullableString),
+  childStoppedAt: z.optional(nullableString),
 });
 
 export const orchestrationRunSchema = z.looseObject({
   schemaVersion: z.literal(1),
   taskId: z.string(),
-  runId: z.string().min(1),
+  runId: z.string().check(z.minLength(1)),
   status: z.enum(['running', 'paused', 'completed']),
-  nextStage: z.enum(DELEGATION_STAGES).nullable(),
+  nextStage: z.nullable(z.enum(DELEGATION_STAGES)),
   stepCount: z.number(),
   maxSteps: z.number(),
   baseline: z.string(),
-  pendingDelegation: delegationReceiptSchema.nullable(),
+  pendingDelegation: z.nullable(delegationReceiptSchema),
   receipts: z.array(delegationReceiptSchema),
-  pause: z.looseObject({ code: z.string(), message: z.string(), recoverable: z.boolean() }).nullable(),
+  pause: z.nullable(z.looseObject({ code: z.string(), message: z.string(), recoverable: z.boolean() })),
   commitAuthorization: z.looseObject({ issuedAt: nullableString, consumedAt: nullableString }),
   createdAt: z.string(),
   updatedAt: z.string(),
   // modelPolicy (later profile) is not checked here: later upstream shapes must still read;
   // src/core/orchestration/modelPolicy.ts says which one it can honour.
   // baton addition: write violations (absent in 0.9.2 files).
-  violations: z
-    .array(
+  violations: z.optional(
+    z.array(
       z.looseObject({
         code: z.string(),
         message: z.string(),
@@ -77,11 +78,11 @@ export const orchestrationRunSchema = z.looseObject({
         paths: z.array(z.string()),
         detectedAt: z.string(),
         resolvedAt: nullableString,
-        resolution: z.enum(['reverted', 'kept']).nullable(),
-        reason: z.string().optional(),
+        resolution: z.nullable(z.enum(['reverted', 'kept'])),
+        reason: z.optional(z.string()),
       }),
-    )
-    .optional(),
+    ),
+  ),
 });
 
 /** What a worker returns for a job: validated by callers before they print it. */
@@ -90,25 +91,25 @@ export const orchestrationRunSchema = z.looseObject({
  * fields, plus modelPolicySource, recoveryHistory and completionEvidence, kept in place). What baton
  * cannot honour in it is refused naming the field (src/core/orchestration/upstreamRun.ts).
  */
-export const laterUpstreamRunSchema = orchestrationRunSchema.extend({ schemaVersion: z.literal(2) });
+export const laterUpstreamRunSchema = z.extend(orchestrationRunSchema, { schemaVersion: z.literal(2) });
 
 export const orchestrationResultSchema = z.looseObject({
   status: z.enum(['running', 'paused', 'completed', 'failed']),
   changed: z.boolean(),
-  taskId: z.string().nullable(),
-  run: orchestrationRunSchema.nullable(),
-  next: z
-    .object({
+  taskId: z.nullable(z.string()),
+  run: z.nullable(orchestrationRunSchema),
+  next: z.nullable(
+    z.object({
       action: z.string(),
       role: z.enum(DELEGATION_ROLES),
       stage: z.enum(DELEGATION_STAGES),
       round: z.number(),
       artifact: z.string(),
-      requestedModel: z.string().nullable().optional(),
-    })
-    .nullable(),
-  error: z.object({ code: z.string(), message: z.string() }).nullable(),
-  warnings: z.array(z.string()).optional(),
+      requestedModel: z.optional(z.nullable(z.string())),
+    }),
+  ),
+  error: z.nullable(z.object({ code: z.string(), message: z.string() })),
+  warnings: z.optional(z.array(z.string())),
 });
 
 // Compile-time check that the schemas describe the engine's types.
@@ -117,7 +118,7 @@ export type _ReceiptCheck = Assignable<DelegationReceipt, z.infer<typeof delegat
 export type _RunCheck = Assignable<OrchestrationRun, z.infer<typeof orchestrationRunSchema>>;
 
 /** Human-readable summary of the first few schema problems, e.g. "status: Invalid option". */
-export function describeSchemaError(error: z.ZodError): string {
+export function describeSchemaError(error: z.core.$ZodError): string {
   return error.issues
     .slice(0, 3)
     .map((issue) => `${issue.path.length > 0 ? issue.path.join('.') : '(root)'}: ${issue.message}`)

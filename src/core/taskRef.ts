@@ -2,7 +2,8 @@
 // under `<repoRoot>/.agents/workspace`. Read-only: nothing here writes, not even the short-id registry.
 import fs from 'node:fs';
 import path from 'node:path';
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import './zodEnglish.ts';
 
 import { REPO_ROOT_NOT_FOUND_MESSAGE } from '../base/repoRoot.ts';
 import {
@@ -86,11 +87,11 @@ const registryShape = z.object({ version: z.literal(1), ids: z.record(z.string()
 function registryEntrySchema(length: number) {
   const max = 10 ** length - 1;
   return z.tuple([
-    z
-      .string()
-      .regex(new RegExp(`^\\d{${length}}$`))
-      .refine((key) => Number(key) >= 1 && Number(key) <= max),
-    z.string().regex(TASK_ID_PATTERN),
+    z.string().check(
+      z.regex(new RegExp(`^\\d{${length}}$`)),
+      z.refine((key) => Number(key) >= 1 && Number(key) <= max),
+    ),
+    z.string().check(z.regex(TASK_ID_PATTERN)),
   ]);
 }
 

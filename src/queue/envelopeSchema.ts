@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import '../core/zodEnglish.ts';
 import { lifecycleEventSchema } from '../core/events.ts';
 import { LIFECYCLE_INTENTS } from '../core/intents.ts';
 import type { LifecycleEvent } from '../core/events.ts';
@@ -11,21 +12,21 @@ import { EVENT_ID_PATTERN } from './eventIds.ts';
 // checks what it queues, a worker refuses anything that does not parse.
 
 /** A job carries a task ref of 1–256 characters; `baton task` answers other refs itself (INVALID_TASK_REF …). */
-export const envelopeTaskRefSchema = z.string().min(1).max(256);
+export const envelopeTaskRefSchema = z.string().check(z.minLength(1), z.maxLength(256));
 
-export const jobEnvelopeSchema: z.ZodType<JobEnvelope> = z.strictObject({
+export const jobEnvelopeSchema: z.ZodMiniType<JobEnvelope> = z.strictObject({
   v: z.literal(ENVELOPE_VERSION),
-  eventId: z.string().regex(EVENT_ID_PATTERN, 'eventId must be a letter, a dash and 1-120 of [A-Za-z0-9_.-]'),
+  eventId: z.string().check(z.regex(EVENT_ID_PATTERN, 'eventId must be a letter, a dash and 1-120 of [A-Za-z0-9_.-]')),
   repo: z.strictObject({
-    id: z.string().regex(/^[0-9a-f]{16}$/, 'repo.id must be 16 hex digits'),
-    root: z.string().min(1),
-    host: z.string().min(1).max(255).optional(),
+    id: z.string().check(z.regex(/^[0-9a-f]{16}$/, 'repo.id must be 16 hex digits')),
+    root: z.string().check(z.minLength(1)),
+    host: z.optional(z.string().check(z.minLength(1), z.maxLength(255))),
   }),
   source: z.enum(['cli', 'hook', 'worker']),
   intent: z.enum(LIFECYCLE_INTENTS),
   taskRef: envelopeTaskRefSchema,
   args: z.record(z.string(), z.unknown()),
-  enqueuedAt: z.string().min(1),
+  enqueuedAt: z.string().check(z.minLength(1)),
 });
 
 export type EnvelopeCheck = { ok: true; envelope: JobEnvelope; event: LifecycleEvent } | { ok: false; message: string };

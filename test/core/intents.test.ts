@@ -26,7 +26,7 @@ describe('the intent table', () => {
   });
 
   it('names every intent the event schema accepts, and no other', () => {
-    const schemaIntents = lifecycleEventSchema.options.map((option) => option.shape.intent.value);
+    const schemaIntents = lifecycleEventSchema.def.options.map((option) => option.shape.intent.def.values[0]);
     expect([...LIFECYCLE_INTENTS].sort()).toEqual([...schemaIntents].sort());
   });
 
@@ -142,8 +142,8 @@ describe('the auto and task-ref forms of hook events', () => {
 
 describe('the table and the schema agree', () => {
   it("every flag an intent reads names a field of that intent's event", () => {
-    for (const option of lifecycleEventSchema.options) {
-      const intent = option.shape.intent.value;
+    for (const option of lifecycleEventSchema.def.options) {
+      const intent = option.shape.intent.def.values[0]!;
       const fields = Object.keys(option.shape);
       for (const flag of intentFlags(intent, true)) expect(fields).toContain(EVENT_FLAG_SPECS[flag].field);
     }
