@@ -4,10 +4,10 @@ import path from 'node:path';
 import { Queue } from 'bullmq';
 import type { ConnectionOptions } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, inject, it } from 'vitest';
+import type { TestContext } from 'vitest';
 import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
 import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
@@ -16,13 +16,11 @@ import { envelopeFor } from '../../src/queue/envelope.ts';
 import { queueNameFor } from '../../src/queue/keys.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
-// Queue semantics of docs/architecture.md against real Redis and real worker processes.
+// Queue semantics of docs/architecture.md against real Redis and real worker processes. Each test
+// has its own repository, Redis prefix and workers, so they run side by side, except the one that
+// bounds a latency.
 
 const redisUrl = inject('redisUrl');
-let repo: GitRepo;
-let prefix: string;
-let env: NodeJS.ProcessEnv;
-const workers: WorkerProcess[] = [];
 let redis: Redis;
 
 beforeAll(() => {
@@ -30,35 +28,43 @@ beforeAll(() => {
 });
 afterAll(() => redis.disconnect());
 
-function setUp() {
-  repo = gitRepoWithTask();
-  prefix = uniquePrefix('q');
-  env = batonEnv({ redisUrl, prefix }, { BATON_HOOK_BUDGET_MS: '4000' });
-}
-
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((worker) => worker.stop('SIGKILL')));
-  repo.cleanup();
-});
-
-async function worker(extraArgs: string[] = [], extraEnv: Record<string, string> = {}) {
-  const started = await startWorkerProcess(['--repo', repo.root, '--lock-duration', '1500', '--stalled-interval', '500', ...extraArgs], {
-    env: { ...env, ...extraEnv },
+/**
+ * One test's checkout, with its own repository and Redis prefix, its workers and the helpers bound
+ * to them; the workers are killed and the repository removed when the test ends (the tests run
+ * concurrently).
+ */
+function setUp(context: TestContext) {
+  const repo = gitRepoWithTask();
+  const prefix = uniquePrefix('q');
+  const env = batonEnv({ redisUrl, prefix }, { BATON_HOOK_BUDGET_MS: '4000' });
+  const workers: WorkerProcess[] = [];
+  context.onTestFinished(async () => {
+    await Promise.all(workers.splice(0).map((worker) => worker.stop('SIGKILL')));
+    repo.cleanup();
   });
-  workers.push(started);
-  return started;
+
+  async function worker(extraArgs: string[] = [], extraEnv: Record<string, string> = {}) {
+    const started = await startWorkerProcess(['--repo', repo.root, '--lock-duration', '1500', '--stalled-interval', '500', ...extraArgs], {
+      env: { ...env, ...extraEnv },
+    });
+    workers.push(started);
+    return started;
+  }
+
+  function queue(): Queue {
+    // ioredis' option type and BullMQ's differ only in typing.
+    return new Queue(queueNameFor(repoIdentity(repo.root).id), { connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions, prefix });
+  }
+
+  const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
+
+  return { repo, prefix, env, workers, worker, queue, task };
 }
 
-function queue(): Queue {
-  // ioredis' option type and BullMQ's differ only in typing.
-  return new Queue(queueNameFor(repoIdentity(repo.root).id), { connection: redisOptionsFromUrl(redisUrl) as ConnectionOptions, prefix });
-}
-
-const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
-
-describe('baton task through the queue', () => {
-  it('fails fast naming the command that starts a worker when none serves the repository', async () => {
-    setUp();
+describe.concurrent('baton task through the queue', () => {
+  it('fails fast naming the command that starts a worker when none serves the repository', async (context) => {
+    const { expect } = context;
+    const { repo, env, queue } = setUp(context);
     const run = await runBaton(['task', TASK_ID, 'begin-or-resume'], { env, cwd: repo.root });
     expect(run.code).toBe(1);
     const result = jsonOf(run);
@@ -70,31 +76,35 @@ describe('baton task through the queue', () => {
     await q.close();
   });
 
-  it('--worker inline applies the command with a worker inside the command', async () => {
-    setUp();
+  it('--worker inline applies the command with a worker inside the command', async (context) => {
+    const { expect } = context;
+    const { repo, env } = setUp(context);
     const result = jsonOf(await runBaton(['task', TASK_ID, 'begin-or-resume', '--worker', 'inline'], { env, cwd: repo.root }));
     expect(result).toMatchObject({ status: 'running', changed: true, taskId: TASK_ID });
     expect(readRun(repo.taskDir).status).toBe('running');
   });
 
-  it('reports Redis being unreachable clearly', async () => {
-    setUp();
+  it('reports Redis being unreachable clearly', async (context) => {
+    const { expect } = context;
+    const { repo, env } = setUp(context);
     const run = await runBaton(['task', TASK_ID, 'begin-or-resume', '--redis', 'unix:///nonexistent/redis.sock'], { env, cwd: repo.root });
     expect(run.code).toBe(1);
     expect(jsonOf(run).error.code).toBe('BATON_REDIS_UNAVAILABLE');
   });
 
-  it('read-only intents work without Redis', async () => {
-    setUp();
+  it('read-only intents work without Redis', async (context) => {
+    const { expect } = context;
+    const { repo, env } = setUp(context);
     const run = await runBaton(['task', TASK_ID, 'route', '--redis', 'unix:///nonexistent/redis.sock'], { env, cwd: repo.root });
     expect(run.code).toBe(0);
     expect(jsonOf(run).next.action).toBe('analyze-task');
   });
 });
 
-describe('one job at a time per repository, in enqueue order', () => {
-  it('two worker processes never apply two jobs of one repository at once, and keep order', async () => {
-    setUp();
+describe.concurrent('one job at a time per repository, in enqueue order', () => {
+  it('two worker processes never apply two jobs of one repository at once, and keep order', async (context) => {
+    const { expect } = context;
+    const { repo, worker, queue } = setUp(context);
     const pair = [await worker(), await worker()];
     const q = queue();
     const identity = repoIdentity(repo.root);
@@ -132,8 +142,9 @@ describe('one job at a time per repository, in enqueue order', () => {
     await q.close();
   }, 60_000);
 
-  it('keeps order around a failed (malformed) job', async () => {
-    setUp();
+  it('keeps order around a failed (malformed) job', async (context) => {
+    const { expect } = context;
+    const { repo, worker, queue } = setUp(context);
     await worker();
     const q = queue();
     const identity = repoIdentity(repo.root);
@@ -159,8 +170,9 @@ describe('one job at a time per repository, in enqueue order', () => {
     await q.close();
   });
 
-  it('refuses a job for another checkout (BATON_CHECKOUT_MISMATCH), changing nothing; the root alone does not decide', async () => {
-    setUp();
+  it('refuses a job for another checkout (BATON_CHECKOUT_MISMATCH), changing nothing; the root alone does not decide', async (context) => {
+    const { expect } = context;
+    const { repo, worker, queue } = setUp(context);
     await worker();
     const q = queue();
     const identity = repoIdentity(repo.root);
@@ -194,9 +206,10 @@ describe('one job at a time per repository, in enqueue order', () => {
   });
 });
 
-describe('effectively once', () => {
-  it('a duplicate native event (same Codex turn) returns the first result and changes nothing', async () => {
-    setUp();
+describe.concurrent('effectively once', () => {
+  it('a duplicate native event (same Codex turn) returns the first result and changes nothing', async (context) => {
+    const { expect } = context;
+    const { repo, env, worker, queue, task } = setUp(context);
     await worker();
     expect((await task('begin-or-resume')).status).toBe('running');
     expect((await task('prepare', '--client', 'codex')).status).toBe('running');
@@ -221,8 +234,9 @@ describe('effectively once', () => {
     await q.close();
   });
 
-  it('a worker killed after writing the run but before acknowledging: the redelivery returns the first result', async () => {
-    setUp();
+  it('a worker killed after writing the run but before acknowledging: the redelivery returns the first result', async (context) => {
+    const { expect } = context;
+    const { repo, env, worker, queue, task } = setUp(context);
     const doomed = await worker([], { BATON_FAILPOINT: 'after-commit:prepare' });
     expect((await task('begin-or-resume')).status).toBe('running');
     const pending = runBaton(['task', TASK_ID, 'prepare', '--client', 'claude-code', '--timeout', '20000'], { env, cwd: repo.root });
@@ -253,8 +267,9 @@ describe('effectively once', () => {
     await q.close();
   }, 40_000);
 
-  it('a worker killed after journaling but before writing: the redelivery finishes the write once', async () => {
-    setUp();
+  it('a worker killed after journaling but before writing: the redelivery finishes the write once', async (context) => {
+    const { expect } = context;
+    const { repo, env, worker } = setUp(context);
     const doomed = await worker([], { BATON_FAILPOINT: 'after-journal:begin-or-resume' });
     const pending = runBaton(['task', TASK_ID, 'begin-or-resume', '--timeout', '20000'], { env, cwd: repo.root });
     await new Promise<void>((resolve) => doomed.child.once('exit', () => resolve()));
@@ -266,32 +281,10 @@ describe('effectively once', () => {
   }, 40_000);
 });
 
-describe('hooks', () => {
-  it('with no worker: exits 0 within budget, says why, and the event is applied when a worker starts', async () => {
-    setUp();
-    await worker();
-    await task('begin-or-resume');
-    await task('prepare', '--client', 'claude-code');
-    await Promise.all(workers.splice(0).map((w) => w.stop('SIGTERM')));
-    // Heartbeats are removed on a clean stop.
-    const run = await runBaton(['hook', 'claude-code'], {
-      env,
-      input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root),
-      cwd: repo.root,
-    });
-    expect(run.code).toBe(0);
-    expect(run.ms).toBeLessThan(4_000);
-    expect(run.stderr).toContain('no worker serves');
-    expect(readRun(repo.taskDir).pendingDelegation?.status).toBe('prepared');
-    await worker();
-    const deadline = Date.now() + 10_000;
-    while (readRun(repo.taskDir).pendingDelegation?.status !== 'activated' && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
-    expect(readRun(repo.taskDir).pendingDelegation).toMatchObject({ status: 'activated', childId: 'child-1', parentId: 'parent-session' });
-  }, 40_000);
-
-  it('unmanaged subagents exit 0 silently; invalid JSON exits 1 with the upstream message', async () => {
-    setUp();
+describe.concurrent('hooks', () => {
+  it('unmanaged subagents exit 0 silently; invalid JSON exits 1 with the upstream message', async (context) => {
+    const { expect } = context;
+    const { repo, env } = setUp(context);
     const unmanaged = await runBaton(['hook', 'claude-code'], {
       env,
       input: JSON.stringify({ hook_event_name: 'SubagentStart', agent_type: 'general-purpose', agent_id: 'x', session_id: 'y' }),
@@ -309,8 +302,9 @@ describe('hooks', () => {
     expect(badClient.stderr).toBe('Lifecycle delegation hook requires a supported --client value\n');
   });
 
-  it('PreToolUse blocks a lifecycle spawn without a prepared delegation (exit 2), allows a matching one', async () => {
-    setUp();
+  it('PreToolUse blocks a lifecycle spawn without a prepared delegation (exit 2), allows a matching one', async (context) => {
+    const { expect } = context;
+    const { repo, env, worker, task } = setUp(context);
     await worker();
     const spawn = (type: string) =>
       runBaton(['hook', 'claude-code'], {
@@ -337,9 +331,10 @@ describe('hooks', () => {
   });
 });
 
-describe('worker lifecycle', () => {
-  it('SIGTERM finishes and exits 0; the heartbeat goes away', async () => {
-    setUp();
+describe.concurrent('worker lifecycle', () => {
+  it('SIGTERM finishes and exits 0; the heartbeat goes away', async (context) => {
+    const { expect } = context;
+    const { repo, prefix, workers, worker, task } = setUp(context);
     const w = await worker();
     await task('begin-or-resume');
     const key = `${prefix}:${queueNameFor(repoIdentity(repo.root).id)}:baton-heartbeat`;
@@ -348,4 +343,31 @@ describe('worker lifecycle', () => {
     workers.splice(workers.indexOf(w), 1);
     expect(await redis.zcard(key)).toBe(0);
   });
+});
+
+// Alone, after the others: it bounds the hook's time (within its budget), which the others' load could break.
+describe('hooks: the budget', () => {
+  it('with no worker: exits 0 within budget, says why, and the event is applied when a worker starts', async (context) => {
+    const { expect } = context;
+    const { repo, env, workers, worker, task } = setUp(context);
+    await worker();
+    await task('begin-or-resume');
+    await task('prepare', '--client', 'claude-code');
+    await Promise.all(workers.splice(0).map((w) => w.stop('SIGTERM')));
+    // Heartbeats are removed on a clean stop.
+    const run = await runBaton(['hook', 'claude-code'], {
+      env,
+      input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root),
+      cwd: repo.root,
+    });
+    expect(run.code).toBe(0);
+    expect(run.ms).toBeLessThan(4_000);
+    expect(run.stderr).toContain('no worker serves');
+    expect(readRun(repo.taskDir).pendingDelegation?.status).toBe('prepared');
+    await worker();
+    const deadline = Date.now() + 10_000;
+    while (readRun(repo.taskDir).pendingDelegation?.status !== 'activated' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
+    expect(readRun(repo.taskDir).pendingDelegation).toMatchObject({ status: 'activated', childId: 'child-1', parentId: 'parent-session' });
+  }, 40_000);
 });

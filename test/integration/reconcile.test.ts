@@ -1,11 +1,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { describe, inject, it } from 'vitest';
+import type { TestContext } from 'vitest';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { completeStageArgs } from '../support/runSteps.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
@@ -24,52 +24,6 @@ import type { StageNext } from '../chaos/support.ts';
 
 const redisUrl = inject('redisUrl');
 const GRACE = ['--stop-grace', '2s', '--spawn-grace', '2s'];
-let repo: GitRepo;
-let prefix: string;
-let env: NodeJS.ProcessEnv;
-const workers: WorkerProcess[] = [];
-const services: ServiceProcess[] = [];
-
-afterEach(async () => {
-  for (const worker of workers.splice(0)) await worker.stop('SIGKILL');
-  for (const service of services.splice(0)) await service.stop('SIGKILL');
-  repo.cleanup();
-});
-
-async function setUp(label: string): Promise<void> {
-  repo = gitRepoWithTask();
-  prefix = uniquePrefix(label);
-  env = batonEnv({ redisUrl, prefix });
-}
-
-/**
- * The steps before the grace matters run under a worker whose graces no loaded machine reaches, so
- * the situation is made, not raced: the short-grace worker starts once it is there.
- */
-async function beforeTheGrace<T>(steps: () => Promise<T>): Promise<T> {
-  const setup = await startWorker(['--stop-grace', '10m', '--spawn-grace', '10m']);
-  const made = await steps();
-  expect(await setup.stop('SIGTERM')).toBe(0);
-  workers.splice(workers.indexOf(setup), 1);
-  return made;
-}
-
-async function startWorker(args: readonly string[] = GRACE): Promise<WorkerProcess> {
-  const worker = await startWorkerProcess(['--repo', repo.root, ...args], { env });
-  workers.push(worker);
-  return worker;
-}
-
-const task = async (ref: string, ...args: string[]) =>
-  jsonOf(await runBaton(['task', ref, ...args, '--timeout', '20000'], { env, cwd: repo.root }));
-/** A native hook event; BATON_HOOK_VERBOSE makes the hook wait for its result, so the run file is current after it. */
-const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string): Promise<CliRun> =>
-  runBaton(['hook', 'claude-code'], {
-    env: { ...env, BATON_HOOK_VERBOSE: '1' },
-    cwd: repo.root,
-    input: nativePayload('claude-code', phase, role, childId, repo.root),
-  });
-const runOf = (taskDir = repo.taskDir) => JSON.parse(fs.readFileSync(path.join(taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
 
 async function until<T>(read: () => T, done: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -81,50 +35,103 @@ async function until<T>(read: () => T, done: (value: T) => boolean, what: string
   }
 }
 
-/** begin → route → prepare → SubagentStart [→ stage work → complete-stage]; the stop never comes. */
-async function startStage(complete: boolean): Promise<StageNext> {
-  await task(TASK_ID, 'begin-or-resume');
-  const next = (await task(TASK_ID, 'route')).next as StageNext;
-  expect((await task(TASK_ID, 'prepare', '--client', 'claude-code')).status).toBe('running');
-  expect(await hook('SubagentStart', next.role, 'child-1')).toMatchObject({ code: 0, stdout: '' });
-  if (complete) {
-    doStageWork(repo.root, repo.taskDir, next);
-    const completed = await task(TASK_ID, ...completeStageArgs(next));
-    expect(completed.run.pendingDelegation.status).toBe('stage-completed');
+/**
+ * One test's checkout: its repository, Redis prefix and processes, and the helpers bound to them;
+ * stopped and removed when the test ends (the tests run concurrently).
+ */
+async function setUp(context: TestContext, label: string) {
+  const { expect } = context;
+  const repo = gitRepoWithTask();
+  const prefix = uniquePrefix(label);
+  const env = batonEnv({ redisUrl, prefix });
+  const workers: WorkerProcess[] = [];
+  const services: ServiceProcess[] = [];
+  context.onTestFinished(async () => {
+    for (const worker of workers.splice(0)) await worker.stop('SIGKILL');
+    for (const service of services.splice(0)) await service.stop('SIGKILL');
+    repo.cleanup();
+  });
+
+  async function startWorker(args: readonly string[] = GRACE): Promise<WorkerProcess> {
+    const worker = await startWorkerProcess(['--repo', repo.root, ...args], { env });
+    workers.push(worker);
+    return worker;
   }
-  return next;
+
+  /**
+   * The steps before the grace matters run under a worker whose graces no loaded machine reaches, so
+   * the situation is made, not raced: the short-grace worker starts once it is there.
+   */
+  async function beforeTheGrace<T>(steps: () => Promise<T>): Promise<T> {
+    const setup = await startWorker(['--stop-grace', '10m', '--spawn-grace', '10m']);
+    const made = await steps();
+    expect(await setup.stop('SIGTERM')).toBe(0);
+    workers.splice(workers.indexOf(setup), 1);
+    return made;
+  }
+
+  const task = async (ref: string, ...args: string[]) =>
+    jsonOf(await runBaton(['task', ref, ...args, '--timeout', '20000'], { env, cwd: repo.root }));
+  /** A native hook event; BATON_HOOK_VERBOSE makes the hook wait for its result, so the run file is current after it. */
+  const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: string): Promise<CliRun> =>
+    runBaton(['hook', 'claude-code'], {
+      env: { ...env, BATON_HOOK_VERBOSE: '1' },
+      cwd: repo.root,
+      input: nativePayload('claude-code', phase, role, childId, repo.root),
+    });
+  const runOf = (taskDir = repo.taskDir) =>
+    JSON.parse(fs.readFileSync(path.join(taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
+
+  /** begin → route → prepare → SubagentStart [→ stage work → complete-stage]; the stop never comes. */
+  async function startStage(complete: boolean): Promise<StageNext> {
+    await task(TASK_ID, 'begin-or-resume');
+    const next = (await task(TASK_ID, 'route')).next as StageNext;
+    expect((await task(TASK_ID, 'prepare', '--client', 'claude-code')).status).toBe('running');
+    expect(await hook('SubagentStart', next.role, 'child-1')).toMatchObject({ code: 0, stdout: '' });
+    if (complete) {
+      doStageWork(repo.root, repo.taskDir, next);
+      const completed = await task(TASK_ID, ...completeStageArgs(next));
+      expect(completed.run.pendingDelegation.status).toBe('stage-completed');
+    }
+    return next;
+  }
+
+  /** The reconcile jobs the checkout's queue holds, whatever their state. */
+  async function reconcileJobs(): Promise<number> {
+    const queue = queueFor(redisUrl, prefix, repo.root);
+    try {
+      const jobs = await queue.getJobs(['completed', 'failed', 'waiting', 'active', 'delayed']);
+      return jobs.filter((job) => job?.name === 'reconcile').length;
+    } finally {
+      await queue.close();
+    }
+  }
+
+  /** The worker's counters of the checkout's reconcile jobs (src/workers/jobRecords.ts), by outcome. */
+  async function reconcileCounters(): Promise<Record<string, number>> {
+    const redis = new Redis(redisOptionsFromUrl(redisUrl));
+    try {
+      const fields = await redis.hgetall(metricsKey(prefix, 'events'));
+      const mine = `${repoIdentity(repo.root).id}\treconcile\t`;
+      return Object.fromEntries(
+        Object.entries(fields)
+          .filter(([field]) => field.startsWith(mine))
+          .map(([field, count]) => [field.slice(mine.length), Number(count)]),
+      );
+    } finally {
+      redis.disconnect();
+    }
+  }
+
+  return { repo, prefix, env, services, startWorker, beforeTheGrace, task, hook, runOf, startStage, reconcileJobs, reconcileCounters };
 }
 
-/** The reconcile jobs the checkout's queue holds, whatever their state. */
-async function reconcileJobs(): Promise<number> {
-  const queue = queueFor(redisUrl, prefix, repo.root);
-  try {
-    const jobs = await queue.getJobs(['completed', 'failed', 'waiting', 'active', 'delayed']);
-    return jobs.filter((job) => job?.name === 'reconcile').length;
-  } finally {
-    await queue.close();
-  }
-}
-
-/** The worker's counters of the checkout's reconcile jobs (src/workers/jobRecords.ts), by outcome. */
-async function reconcileCounters(): Promise<Record<string, number>> {
-  const redis = new Redis(redisOptionsFromUrl(redisUrl));
-  try {
-    const fields = await redis.hgetall(metricsKey(prefix, 'events'));
-    const mine = `${repoIdentity(repo.root).id}\treconcile\t`;
-    return Object.fromEntries(
-      Object.entries(fields)
-        .filter(([field]) => field.startsWith(mine))
-        .map(([field, count]) => [field.slice(mine.length), Number(count)]),
-    );
-  } finally {
-    redis.disconnect();
-  }
-}
-
+// Each test has its own repository, Redis prefix and workers; (1)–(3) make their situation before
+// the short grace starts, so they run side by side.
 describe('reconciliation through a worker process', { timeout: 180_000 }, () => {
-  it('(1) stage-completed, no SubagentStop: sealed by the worker, advance consumes; the late stop with no change leaves the run running', async () => {
-    await setUp('rec-seal');
+  it.concurrent('(1) stage-completed, no SubagentStop: sealed by the worker, advance consumes; the late stop with no change leaves the run running', async (context) => {
+    const { expect } = context;
+    const { repo, env, services, beforeTheGrace, startStage, hook, runOf, task } = await setUp(context, 'rec-seal');
     const next = await beforeTheGrace(() => startStage(true));
     const worker = await startBaton(['worker', '--repo', repo.root, ...GRACE, '--dashboard', '--port', '0'], { env, ready: / ready:/ });
     services.push(worker);
@@ -155,8 +162,9 @@ describe('reconciliation through a worker process', { timeout: 180_000 }, () => 
     expect(metrics).toMatch(/baton_reconciliations_total\{[^}]*kind="sealed"\} 1\n/);
   });
 
-  it('(2) activated, never completed, no stop: the run is paused recoverably and the message names abort', async () => {
-    await setUp('rec-stall');
+  it.concurrent('(2) activated, never completed, no stop: the run is paused recoverably and the message names abort', async (context) => {
+    const { expect } = context;
+    const { beforeTheGrace, startStage, startWorker, runOf, task } = await setUp(context, 'rec-stall');
     await beforeTheGrace(() => startStage(false));
     await startWorker();
     const run = await until(
@@ -172,8 +180,9 @@ describe('reconciliation through a worker process', { timeout: 180_000 }, () => 
     expect(await task(TASK_ID, 'begin-or-resume')).toMatchObject({ status: 'running', changed: true });
   });
 
-  it('(3) prepared, never spawned: the repository is released, another task prepares, the first is paused recoverably without a pending delegation', async () => {
-    await setUp('rec-spawn');
+  it.concurrent('(3) prepared, never spawned: the repository is released, another task prepares, the first is paused recoverably without a pending delegation', async (context) => {
+    const { expect } = context;
+    const { repo, env, beforeTheGrace, startWorker, runOf, task, hook } = await setUp(context, 'rec-spawn');
     await beforeTheGrace(async () => {
       const second = await runBaton(['new', 'A second task'], { env, cwd: repo.root });
       expect(second.code).toBe(0);
@@ -201,8 +210,10 @@ describe('reconciliation through a worker process', { timeout: 180_000 }, () => 
     expect(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')).toBe(before);
   });
 
-  it('(4) a worker killed and restarted during the grace reconciles once, at the grace, not twice', async () => {
-    await setUp('rec-restart');
+  // Sequential, after the others: its steps race the 4 s graces of a live worker, which others' load could make it miss.
+  it('(4) a worker killed and restarted during the grace reconciles once, at the grace, not twice', async (context) => {
+    const { expect } = context;
+    const { prefix, startWorker, startStage, runOf, reconcileJobs, reconcileCounters } = await setUp(context, 'rec-restart');
     const first = await startWorker(['--stop-grace', '4s', '--spawn-grace', '4s']);
     await startStage(true);
     await first.stop('SIGKILL');
