@@ -13,6 +13,7 @@ import { queueNameFor } from '../queue/keys.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
 import { redactRedisUrl } from '../queue/redisUrl.ts';
 import { spooledFiles } from '../queue/spool.ts';
+import { workerWithin } from '../queue/outcome.ts';
 import { lookupRepoRoot, printJson } from './common.ts';
 import { EXECUTOR, REVIEWER } from '../install/instructions.ts';
 import { installContext, readText } from '../install/plan.ts';
@@ -80,8 +81,8 @@ async function redisChecks(root: string, repo: RepoIdentity, redisOption: string
   }
   const checks: Check[] = [{ check: 'redis', status: 'ok', message: `reachable at ${where}, key prefix '${config.prefix}'` }];
   try {
-    // The reader `baton task` uses; the grace covers workers that reconnected but have not beaten yet.
-    const serving = await client.workerAvailable(HEARTBEAT_INTERVAL_MS + 500);
+    // The look `baton task` takes; the grace covers workers that reconnected but have not beaten yet.
+    const serving = await workerWithin(client, HEARTBEAT_INTERVAL_MS + 500);
     checks.push(
       serving
         ? { check: 'worker', status: 'ok', message: `a worker serves this checkout (queue ${client.queueName})` }

@@ -178,7 +178,7 @@ export class ServiceHost {
 
   /** Null when `config.prefix` fits its Redis; otherwise (Redis Cluster without a hash tag) prints why and returns EXIT_USAGE. */
   async refusePrefix(config: QueueConfig): Promise<number | null> {
-    const { prefixProblem } = await import('../queue/connection.ts');
+    const { prefixProblem } = await import('../queue/keys.ts');
     const problem = prefixProblem(config.redisUrl, config.prefix);
     return problem ? this.fail(problem, EXIT_USAGE) : null;
   }

@@ -14,6 +14,7 @@ import { HEARTBEAT_INTERVAL_MS, PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } from
 import type { QueueConfig } from '../queue/keys.ts';
 import type { JobOutcome } from '../queue/client.ts';
 import type { HookQueue } from '../queue/hookTransport.ts';
+import { workerWithin } from '../queue/outcome.ts';
 import { lookupRepoRoot, printJson as printJsonAsIs, redisUrlProblem, unusedOptionWarning } from './common.ts';
 import { underAgentInfraShim } from '../base/agentInfraShim.ts';
 import { inAgentInfraWords } from './agentInfraWords.ts';
@@ -189,16 +190,6 @@ export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentit
   } finally {
     await inlineWorker?.close();
     await client.close();
-  }
-}
-
-/** True once a live worker serves the repository; keeps looking `graceMs` (right after a Redis restart, workers have reconnected but not yet beaten). */
-async function workerWithin(queue: HookQueue, graceMs: number): Promise<boolean> {
-  const deadline = Date.now() + graceMs;
-  for (;;) {
-    if (await queue.workerAvailable()) return true;
-    if (Date.now() >= deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 

@@ -47,20 +47,10 @@ export class RepositoryQueueClient {
   }
 
   /**
-   * True when a live worker serves this queue, or a live discovering worker covers the root.
-   * With `graceMs`, keeps looking that long: right after Redis restarted, workers have reconnected
-   * but not yet beaten.
+   * True when a live worker serves this queue, or a live discovering worker covers the root
+   * (workerWithin in outcome.ts keeps looking for a while).
    */
-  async workerAvailable(graceMs = 0): Promise<boolean> {
-    const deadline = Date.now() + graceMs;
-    for (;;) {
-      if (await this.#workerBeating()) return true;
-      if (Date.now() >= deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-
-  async #workerBeating(): Promise<boolean> {
+  async workerAvailable(): Promise<boolean> {
     const now = Date.now();
     const pipeline = this.#redis.pipeline();
     for (const [command, ...args] of servingCheck(this.#prefix, this.queueName, now)) pipeline.call(command, ...args);

@@ -2,9 +2,6 @@ import { Cluster, Redis } from 'ioredis';
 import type { ClusterOptions, RedisOptions } from 'ioredis';
 import { withDeadline } from '../base/deadline.ts';
 import { prefixProblem } from './keys.ts';
-
-// Where the prefix check lives (keys.ts: no ioredis to load for a caller that only checks).
-export { PREFIX_NEEDS_HASH_TAG_CODE, prefixProblem } from './keys.ts';
 import { redactRedisUrl, redisTargetFromUrl } from './redisUrl.ts';
 import type { RedisTarget } from './redisUrl.ts';
 

@@ -72,3 +72,16 @@ export function workerServes(
   if (liveServers(replies.queueMembers, replies.liveWorkers, now).length > 0) return true;
   return Object.entries(replies.discoveryRoots).some(([root, expiry]) => Number(expiry) > now && isWithin(repoRoot, root));
 }
+
+/**
+ * True once a live worker serves the repository, looking again every 100 ms for up to `graceMs`:
+ * right after Redis restarted, workers have reconnected but not yet beaten.
+ */
+export async function workerWithin(queue: { workerAvailable(): Promise<boolean> }, graceMs: number): Promise<boolean> {
+  const deadline = Date.now() + graceMs;
+  for (;;) {
+    if (await queue.workerAvailable()) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PROJECT_ROOT } from '../support/processes.ts';
-import { prefixProblem, redisTargetFromUrl } from '../../src/queue/connection.ts';
+import { redisTargetFromUrl } from '../../src/queue/connection.ts';
+import { prefixProblem } from '../../src/queue/keys.ts';
 
 // Every `export REDIS_URL='…'` in the README and docs/teams.md is a URL baton accepts, of the kind
 // its scheme says, and every Cluster example comes with a prefix baton accepts on a Cluster. The

@@ -7,7 +7,8 @@ import { eventIdForKey, randomEventId } from '../../src/queue/eventIds.ts';
 import { parseEnvelope } from '../../src/queue/envelopeSchema.ts';
 import { queueNameFor } from '../../src/queue/keys.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
-import { prefixProblem, redisOptionsFromUrl, redisTargetFromUrl, redactRedisUrl } from '../../src/queue/connection.ts';
+import { redisOptionsFromUrl, redisTargetFromUrl, redactRedisUrl } from '../../src/queue/connection.ts';
+import { prefixProblem } from '../../src/queue/keys.ts';
 
 describe('job envelope', () => {
   const repo = { id: '0123456789abcdef', root: '/srv/repo' };
