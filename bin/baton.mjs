@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `baton hook` (runs for every agent event) and `baton fingerprint` (measured cold against git) have
-// their own small bundles (scripts/build.mjs).
-const command = process.argv[2];
-await import(command === 'hook' ? '../dist/hook.mjs' : command === 'fingerprint' ? '../dist/fingerprint.mjs' : '../dist/baton.mjs');
+// `baton hook` (runs for every agent event), `baton task` (every lifecycle step) and `baton fingerprint`
+// (measured cold against git) have their own small bundles (scripts/build.mjs).
+const LEAN = { hook: '../dist/hook.mjs', task: '../dist/task.mjs', fingerprint: '../dist/fingerprint.mjs' };
+await import(Object.hasOwn(LEAN, process.argv[2]) ? LEAN[process.argv[2]] : '../dist/baton.mjs');

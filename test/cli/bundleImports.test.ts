@@ -44,6 +44,9 @@ describe.each(['node', 'bun', 'deno'] as const)(
             names: ['connectHookQueue'],
           }),
           expect.objectContaining({ file: 'fingerprint.mjs', spec: './lib/fingerprint-packedObjects.mjs' }),
+          { file: 'task.mjs', spec: './lib/queue-client.mjs', names: ['RepositoryQueueClient'] },
+          expect.objectContaining({ file: 'task.mjs', spec: './lib/core-engine.mjs' }),
+          expect.objectContaining({ file: 'task.mjs', spec: './lib/workers-worker.mjs' }),
         ]),
       );
       expect(reports.length).toBeGreaterThan(30);

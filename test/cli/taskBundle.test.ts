@@ -1,0 +1,63 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PROJECT_ROOT, runBaton } from '../support/processes.ts';
+
+// `baton task` runs for every lifecycle step an agent takes and loads dist/task.mjs, a bundle of its
+// own (scripts/build.mjs): one file with the argument parsing, the zod/mini checks, the raw RESP
+// transport and the spool, so a mutating intent neither walks the main bundle's chunk graph nor
+// parses zod's shared core (~300 KB). Checked on the built file (npm run build).
+
+const taskBundle = path.join(PROJECT_ROOT, 'dist', 'task.mjs');
+
+describe('dist/task.mjs', () => {
+  const text = fs.readFileSync(taskBundle, 'utf8');
+  const modules = [...text.matchAll(/^\/\/ ((?:node_modules|src)\/\S+)$/gm)].map((match) => match[1]!);
+
+  it('holds the command, its RESP transport, the spool and the result schema, and no ioredis, BullMQ runtime, full zod or engine', () => {
+    expect(modules).toEqual(
+      expect.arrayContaining([
+        'src/cli/task.ts',
+        'src/cli/taskArgs.ts',
+        'src/queue/resp.ts',
+        'src/queue/hookTransport.ts',
+        'src/queue/spool.ts',
+        'src/core/runSchema.ts',
+      ]),
+    );
+    const packages = modules.filter((module) => module.startsWith('node_modules/'));
+    expect(
+      packages.filter(
+        (module) =>
+          !/^node_modules\/(zod\/(v4\/(mini|core)\/|mini\/index\.js$|v4\/locales\/en\.js$)|bullmq\/dist\/cjs\/(scripts\/addStandardJob-\d+|version)\.js$|@noble\/hashes\/)/.test(
+            module,
+          ),
+      ),
+    ).toEqual([]);
+    for (const heavy of ['src/queue/client.ts', 'src/core/engine.ts', 'src/workers/worker.ts', 'src/fingerprint/index.ts'])
+      expect(modules).not.toContain(heavy);
+    expect(text).not.toMatch(/from "\.\/chunks\//);
+  });
+
+  it('loads the engine (read-only intents), the ioredis client and the inline worker from the main bundle, and those files exist', () => {
+    const lazy = [...text.matchAll(/import\("(\.\/lib\/[^"]+)"\)/g)].map((match) => match[1]!);
+    expect(lazy).toEqual(
+      expect.arrayContaining([
+        './lib/core-engine.mjs',
+        './lib/queue-client.mjs',
+        './lib/workers-worker.mjs',
+        './lib/fingerprint-index.mjs',
+      ]),
+    );
+    for (const file of lazy) expect(fs.existsSync(path.join(PROJECT_ROOT, 'dist', file))).toBe(true);
+  });
+
+  it('bin/baton.mjs runs it for `baton task`', async () => {
+    const help = await runBaton(['task', '--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: baton task <task-ref\|auto> <intent>/);
+    const usage = await runBaton(['task', '01', 'no-such-intent']);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.stdout)).toMatchObject({ status: 'failed', error: { code: 'ORCHESTRATION_PAYLOAD_INVALID' } });
+  });
+});
