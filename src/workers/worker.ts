@@ -129,9 +129,27 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
 
   // The process beats before it serves anything: its queue entries mean something from the start.
   await heartbeat.beat();
-  for (const repo of options.repos) await checkouts.serve(repoIdentity(repo));
-  if (discoverRoots.length > 0) await discover(scope, checkouts, discoverRoots);
-  await drainSpools(scope, checkouts, consumers);
+  // And while it sets up: announcing hundreds of checkouts and draining their spools can outlast the
+  // heartbeat's TTL on a loaded machine, and hooks would take the worker for gone meanwhile (seen in
+  // test/workers/onDemand.test.ts: 200 checkouts at load 9). The regular beat starts below.
+  let startupBeat: Promise<void> | null = null;
+  const startupBeats = setInterval(() => {
+    startupBeat ??= heartbeat
+      .beat()
+      .catch(() => undefined)
+      .finally(() => {
+        startupBeat = null;
+      });
+  }, HEARTBEAT_INTERVAL_MS);
+  startupBeats.unref?.();
+  try {
+    for (const repo of options.repos) await checkouts.serve(repoIdentity(repo));
+    if (discoverRoots.length > 0) await discover(scope, checkouts, discoverRoots);
+    await drainSpools(scope, checkouts, consumers);
+  } finally {
+    clearInterval(startupBeats);
+    await startupBeat;
+  }
   spares.adjust();
   const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;
   pruneJournals(checkouts.repositories(), retention);

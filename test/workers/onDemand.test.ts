@@ -75,9 +75,22 @@ async function until(what: string, condition: () => Promise<boolean>, timeoutMs 
   }
 }
 
+/**
+ * The worker processes whose heartbeat is live, once there is one: on a loaded machine the last beat
+ * of a live worker can be older than the TTL for a moment (it announces itself again at its next).
+ */
+async function liveWorkers(): Promise<string[]> {
+  let live: string[] = [];
+  await until('a live process heartbeat', async () => {
+    live = await client.zrangebyscore(workersKey(prefix), Date.now(), '+inf');
+    return live.length > 0;
+  });
+  return live;
+}
+
 /** Resolves after `beats` heartbeats of the worker that began after `since` (its score in the workers key is its beat's time + the TTL). */
 async function heartbeatsAfter(since: number, beats: number): Promise<void> {
-  const [workerId] = await client.zrangebyscore(workersKey(prefix), Date.now(), '+inf');
+  const [workerId] = await liveWorkers();
   const seen = new Set<number>();
   await until(`${beats} heartbeats after ${since}`, async () => {
     const score = Number(await client.zscore(workersKey(prefix), workerId!));
@@ -154,8 +167,13 @@ describe('one worker, 200 checkouts, served on demand', () => {
     expect(names.filter((name) => name.startsWith('baton-watch-'))).toHaveLength(1);
     expect(names.filter((name) => name.startsWith('baton-spare-'))).toHaveLength(SPARE_CONNECTIONS);
     // Serving is not holding: every checkout has this worker in its heartbeat set, and one
-    // process heartbeat is what keeps them alive.
-    const [workerId] = await client.zrangebyscore(workersKey(prefix), Date.now(), '+inf');
+    // process heartbeat is what keeps them alive. Read at a beat: right after a start that
+    // announced 200 checkouts, on a machine loaded enough, the last beat can be older than the TTL
+    // for a moment (seen once in CI at load 9; the worker says what it serves again at its next
+    // beat, heartbeat.ts), and this test is about what one beat holds, not about that moment.
+    const live = await liveWorkers();
+    expect(live).toHaveLength(1);
+    const [workerId] = live;
     expect(workerId).toMatch(/^w-/);
     const members = await Promise.all(
       checkouts.map((checkout) => client.zrange(heartbeatKey(prefix, queueNameFor(checkout.id)), '0', '-1')),
