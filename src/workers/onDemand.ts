@@ -94,7 +94,10 @@ export class OnDemandConsumers {
     this.#options = options;
     this.#wakeKey = workerWakeKey(options.prefix, options.workerId);
     this.#watch = connectDurable(options.redisUrl, `baton-watch-${options.workerId}`);
-    this.#watch.on('error', (error: Error) => options.log(`redis (watch): ${error.message}`));
+    this.#watch.on('error', (error: Error) => {
+      trace('redis-error', { connection: 'watch', message: error.message });
+      options.log(`redis (watch): ${error.message}`);
+    });
     let connectedBefore = false;
     this.#watch.on('ready', () => {
       // Back after a lost connection: Redis may have restarted (and, without persistence, forgotten

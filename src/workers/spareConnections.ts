@@ -31,7 +31,10 @@ export function keepSpareConnections(connection: Redis, wanted: () => number, na
   let closed = false;
   if ((connection as Redis & { isCluster?: boolean }).isCluster) return { count: () => 0, adjust() {}, close() {} };
   const duplicate = connection.duplicate.bind(connection);
-  const onError = (error: Error) => log(`redis (spare connection): ${error.message}`);
+  const onError = (error: Error) => {
+    trace('redis-error', { connection: 'spare', message: error.message });
+    log(`redis (spare connection): ${error.message}`);
+  };
   const open = () => duplicate({ connectionName: name }).on('error', onError);
   const fill = () => {
     const target = closed ? 0 : wanted();

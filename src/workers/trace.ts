@@ -1,11 +1,13 @@
 import fs from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
-// A bench-only trace (bench/busyBox.mjs): with BATON_TRACE_FILE=<file> the worker appends one JSON
+// A trace for the bench and the tests: with BATON_TRACE_FILE=<file> the worker appends one JSON
 // line per step of a checkout's first event (the watch woke it, its consumer opened, the job was
 // fetched, applied), each with the wall-clock time, plus the event loop's delay once a second, so
-// the bench can break an event's latency into its parts from timestamps rather than guesses. Unset
-// (always, outside the bench) it costs one comparison per step.
+// the bench (bench/busyBox.mjs) can break an event's latency into its parts from timestamps rather
+// than guesses; and one per error of a Redis connection (`redis-error`), which its log says only
+// once while it repeats, so a test can see the retries the log keeps quiet about
+// (test/cli/userErrors.test.ts). Unset (always, outside both) it costs one comparison per step.
 
 const file = typeof process !== 'undefined' ? process.env.BATON_TRACE_FILE : undefined;
 let buffer: string[] = [];

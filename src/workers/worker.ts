@@ -18,6 +18,7 @@ import { countRound } from './dutyRounds.ts';
 import type { CountedDuty } from './dutyRounds.ts';
 import { followCheckoutIds } from './followCheckoutIds.ts';
 import { ProcessHeartbeat, announce } from './heartbeat.ts';
+import { trace } from './trace.ts';
 import { pruneJournals } from './journal.ts';
 import { OnDemandConsumers } from './onDemand.ts';
 import type { ServedRepository } from './processor.ts';
@@ -87,7 +88,10 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   const { prefix } = options.queue;
   assertPrefixFits(options.queue.redisUrl, prefix);
   const connection: Redis = connectDurable(options.queue.redisUrl, `baton-worker-${workerId}`);
-  connection.on('error', (error: Error) => log(`redis: ${error.message}`));
+  connection.on('error', (error: Error) => {
+    trace('redis-error', { connection: 'worker', message: error.message });
+    log(`redis: ${error.message}`);
+  });
   let closing = false;
   const scope: WorkerScope = { workerId, hostName: os.hostname(), connection, prefix, log, closing: () => closing };
   const graces = options.graces ?? DEFAULT_GRACES;

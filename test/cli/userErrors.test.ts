@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
@@ -26,8 +27,10 @@ describe('baton worker before its Redis answers', () => {
   it('says once what to do, waits quietly, serves when Redis comes, and logs a later outage once per line', async () => {
     const redis = await startPrivateRedis();
     await redis.stop();
+    // The worker's trace has a line per error of each Redis connection, which its log says once.
+    const traceFile = path.join(redis.dir, 'worker-trace.jsonl');
     const worker = await startBaton(['worker', '--repo', repo.root, '--redis', redis.url, '--shutdown-deadline', '3000'], {
-      env: env(),
+      env: env({ BATON_TRACE_FILE: traceFile }),
       ready: /waiting for Redis at/,
     });
     try {
@@ -54,10 +57,33 @@ describe('baton worker before its Redis answers', () => {
       expect(countOf(worker.output(), 'Any one of these works')).toBe(1);
 
       // Redis goes away while the worker serves: each connection's error once, not every 2 s.
+      const stoppedAt = Date.now();
       await redis.stop();
       await expect.poll(() => worker.output(), { timeout: 10_000 }).toMatch(/redis: connect E/);
-      // Time for its connections to retry (every 2 s at most) while Redis stays down.
-      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      // Until the trace shows each failing connection's error again after the first (a retry that
+      // failed while Redis stayed down), for the worker's own connection at least.
+      const retried = () => {
+        const errors = fs.existsSync(traceFile)
+          ? fs
+              .readFileSync(traceFile, 'utf8')
+              .split('\n')
+              .filter((line) => line.includes('"step":"redis-error"'))
+              .map((line) => JSON.parse(line) as { at: number; connection: string; message: string })
+              .filter((entry) => entry.at >= stoppedAt && /connect E[A-Z]+/.test(entry.message))
+          : [];
+        const perConnection = new Map<string, number>();
+        for (const { connection } of errors) perConnection.set(connection, (perConnection.get(connection) ?? 0) + 1);
+        return perConnection;
+      };
+      await expect
+        .poll(
+          () => {
+            const perConnection = retried();
+            return (perConnection.get('worker') ?? 0) >= 2 && [...perConnection.values()].every((count) => count >= 2);
+          },
+          { timeout: 20_000 },
+        )
+        .toBe(true);
 
       // Asked to stop while its Redis is down, it stops: every step that waits for Redis is bounded,
       // and no job was being applied, so nothing is unfinished.
@@ -72,6 +98,9 @@ describe('baton worker before its Redis answers', () => {
         .map((line) => line.replace(/^\S+ /, ''));
       expect(lines.length).toBeGreaterThan(0);
       expect(new Set(lines).size).toBe(lines.length);
+      // ... while the trace counted more errors than that: the retries happened, and were quiet.
+      const traced = [...retried().values()].reduce((sum, count) => sum + count, 0);
+      expect(traced).toBeGreaterThan(lines.length);
     } finally {
       await worker.stop('SIGKILL');
       fs.rmSync(redis.dir, { recursive: true, force: true });
