@@ -45,7 +45,7 @@ describe.each(['node', 'bun', 'deno'] as const)(
           }),
           expect.objectContaining({ file: 'fingerprint.mjs', spec: './lib/fingerprint-packedObjects.mjs' }),
           { file: 'task.mjs', spec: './lib/queue-client.mjs', names: ['RepositoryQueueClient'] },
-          expect.objectContaining({ file: 'task.mjs', spec: './lib/core-engine.mjs' }),
+          expect.objectContaining({ file: 'task.mjs', spec: './task-engine.mjs' }),
           expect.objectContaining({ file: 'task.mjs', spec: './lib/workers-worker.mjs' }),
         ]),
       );

@@ -39,17 +39,27 @@ describe('dist/task.mjs', () => {
     expect(text).not.toMatch(/from "\.\/chunks\//);
   });
 
-  it('loads the engine (read-only intents), the ioredis client and the inline worker from the main bundle, and those files exist', () => {
-    const lazy = [...text.matchAll(/import\("(\.\/lib\/[^"]+)"\)/g)].map((match) => match[1]!);
+  it('loads the ioredis client and the inline worker from the main bundle, the engine (read-only intents) from dist/task-engine.mjs, and those files exist', () => {
+    const lazy = [...text.matchAll(/import\("(\.\/[^"]+)"\)/g)].map((match) => match[1]!);
     expect(lazy).toEqual(
-      expect.arrayContaining([
-        './lib/core-engine.mjs',
-        './lib/queue-client.mjs',
-        './lib/workers-worker.mjs',
-        './lib/fingerprint-index.mjs',
-      ]),
+      expect.arrayContaining(['./task-engine.mjs', './lib/queue-client.mjs', './lib/workers-worker.mjs', './lib/fingerprint-index.mjs']),
     );
     for (const file of lazy) expect(fs.existsSync(path.join(PROJECT_ROOT, 'dist', file))).toBe(true);
+  });
+
+  it('dist/task-engine.mjs is the engine in one file: zod/mini and yaml, no chunk of the main bundle, no ioredis or BullMQ', () => {
+    const engine = fs.readFileSync(path.join(PROJECT_ROOT, 'dist', 'task-engine.mjs'), 'utf8');
+    const inside = [...engine.matchAll(/^\/\/ ((?:node_modules|src)\/\S+)$/gm)].map((match) => match[1]!);
+    expect(inside).toEqual(expect.arrayContaining(['src/core/engine.ts', 'src/core/runStore.ts']));
+    expect(
+      inside.filter(
+        (module) =>
+          module.startsWith('node_modules/') &&
+          !/^node_modules\/(zod\/(v4\/(mini|core)\/|mini\/index\.js$|v4\/locales\/en\.js$)|yaml\/|@noble\/hashes\/)/.test(module),
+      ),
+    ).toEqual([]);
+    expect(engine).not.toMatch(/from "\.\/chunks\//);
+    expect(engine).toMatch(/^export \{\n[^}]*\bapplyEvent,/m);
   });
 
   it('bin/baton.mjs runs it for `baton task`', async () => {

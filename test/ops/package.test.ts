@@ -116,6 +116,7 @@ describe('the npm package', () => {
         'package/dist/baton.mjs',
         'package/dist/hook.mjs',
         'package/dist/task.mjs',
+        'package/dist/task-engine.mjs',
         'package/docs/adopting.md',
       ]),
     );
