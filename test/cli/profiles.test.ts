@@ -5,22 +5,33 @@ import { activeTaskDir } from '../../src/core/taskLayout.ts';
 import { TASK_ID, TASK_ID_2, uniquePrefix, writeArtifact, writeTask } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { Fixture } from '../support/fixtures.ts';
-import { batonEnv, jsonOf, runBaton } from '../support/processes.ts';
+import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
+import type { WorkerProcess } from '../support/processes.ts';
 
 // The lifecycle profiles through the real commands: `baton init --profile` records it, `baton doctor`
-// shows it, and `baton task` (applied by a worker, here `--worker inline`) follows its rules. One
-// test per behaviour, each against both profiles where the behaviour differs.
+// shows it, and `baton task` (applied by a real `baton worker` serving the test's repository) follows
+// its rules. The worker reads the profile for each event it applies, so a profile chosen (or broken)
+// while it runs counts at once. One test per behaviour, each against both profiles where the
+// behaviour differs.
 
 const redisUrl = inject('redisUrl');
 let fixture: Fixture;
 let prefix: string;
-afterEach(() => fixture?.cleanup());
+let worker: WorkerProcess | null = null;
 
-/** A committed git repository (the worker measures real fingerprints) with task TASK_ID. */
-function setUp(): string {
+async function tearDown(): Promise<void> {
+  await worker?.stop();
+  worker = null;
+  fixture?.cleanup();
+}
+afterEach(tearDown);
+
+/** A committed git repository (the worker measures real fingerprints) with task TASK_ID, and its worker. */
+async function setUp(): Promise<string> {
   const repo = gitRepoWithTask(TASK_ID);
   fixture = { root: repo.root, taskDir: (taskId = TASK_ID) => activeTaskDir(repo.root, taskId), cleanup: repo.cleanup };
   prefix = uniquePrefix('prof');
+  worker = await startWorkerProcess(['--repo', repo.root], { env: batonEnv({ redisUrl, prefix }) });
   return repo.taskDir;
 }
 
@@ -29,7 +40,7 @@ function baton(args: readonly string[]) {
 }
 
 async function task(args: readonly string[]): Promise<Record<string, any>> {
-  return jsonOf(await baton(['task', ...args, '--worker', 'inline']));
+  return jsonOf(await baton(['task', ...args]));
 }
 
 const POLICY = ['--executor-model', 'gpt-exec', '--reviewer-model', 'gpt-review'];
@@ -42,7 +53,7 @@ async function choose(profile: string): Promise<void> {
 
 describe('profiles through the CLI', () => {
   it('baton init --profile records it, baton doctor shows it; an unknown one is BATON_PROFILE_INVALID', async () => {
-    setUp();
+    await setUp();
     const bad = await baton(['init', '--profile', 'agent-infra-1.0.0']);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('BATON_PROFILE_INVALID: --profile: unknown profile "agent-infra-1.0.0"');
@@ -61,7 +72,7 @@ describe('profiles through the CLI', () => {
 
   it('paused run releases the guard under agent-infra-0.11.3, not under agent-infra-0.9.2', async () => {
     for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
-      setUp();
+      await setUp();
       writeTask(fixture, TASK_ID_2);
       await choose(profile);
       await task([TASK_ID_2, 'begin-or-resume', ...POLICY]);
@@ -71,13 +82,13 @@ describe('profiles through the CLI', () => {
       const prepared = await task([TASK_ID, 'prepare', '--client', 'codex']);
       if (profile === 'agent-infra-0.9.2') expect(prepared.error?.code, profile).toBe('ORCHESTRATION_DELEGATION_BUSY');
       else expect(prepared.error, profile).toBeNull();
-      fixture.cleanup();
+      await tearDown();
     }
   }, 120_000);
 
   it('baton task <task> recover-prepared releases a never-activated delegation under agent-infra-0.11.3; under 0.9.2 it is not an intent of the profile', async () => {
     for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
-      setUp();
+      await setUp();
       await choose(profile);
       await task([TASK_ID, 'begin-or-resume', ...POLICY]);
       expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
@@ -89,14 +100,14 @@ describe('profiles through the CLI', () => {
         expect(recovered, profile).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: null } });
         expect(recovered.run.receipts.map((receipt: { status: string }) => receipt.status)).toEqual(['aborted']);
       }
-      fixture.cleanup();
+      await tearDown();
     }
   }, 120_000);
 
   it('baton task <task> recover-started releases a delegation whose child stopped before completing its stage under agent-infra-0.11.3; under 0.9.2 it is not an intent of the profile', async () => {
     const hook = ['--client', 'codex', '--native-agent', 'agent-infra-lifecycle-executor', '--child-id', 'child-1'];
     for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
-      setUp();
+      await setUp();
       await choose(profile);
       await task([TASK_ID, 'begin-or-resume', ...POLICY]);
       expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
@@ -128,14 +139,14 @@ describe('profiles through the CLI', () => {
         expect(recovered.run.receipts.map((receipt: { status: string }) => receipt.status)).toEqual(['aborted']);
         expect(recovered.warnings.join('\n')).toContain('was recovered from the stop of child child-1');
       }
-      fixture.cleanup();
+      await tearDown();
     }
   }, 120_000);
 
   it("an upstream run file of the later shape (upstream's own fixture) is read under agent-infra-0.11.3, its reasoning effort refused naming the field; 0.9.2 refuses its schemaVersion as before", async () => {
     const upstream = fs.readFileSync(path.resolve(__dirname, '../fixtures/upstream/codex-unsupported-pause-v2.json'), 'utf8');
     for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
-      const dir = setUp();
+      const dir = await setUp();
       await choose(profile);
       fs.writeFileSync(path.join(dir, 'orchestration.json'), upstream);
       const shown = await task([TASK_ID, 'status']);
@@ -153,12 +164,12 @@ describe('profiles through the CLI', () => {
         expect(begun.error.message, profile).toContain('modelPolicy.executor.reasoningEffort');
       }
       expect(fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8'), profile).toBe(upstream);
-      fixture.cleanup();
+      await tearDown();
     }
   }, 120_000);
 
   it('model separation: begin-or-resume needs the policy; a reviewer Codex reports on the executor model is refused', async () => {
-    const dir = setUp();
+    const dir = await setUp();
     await choose('agent-infra-0.11.3');
     expect((await task([TASK_ID, 'begin-or-resume'])).error.code).toBe('ORCHESTRATION_MODEL_POLICY_REQUIRED');
     const same = await task([TASK_ID, 'begin-or-resume', '--executor-model', 'm', '--reviewer-model', 'm']);
@@ -196,7 +207,7 @@ describe('profiles through the CLI', () => {
   }, 60_000);
 
   it('the 0.9.2 profile keeps the result of begin-or-resume without a policy as before', async () => {
-    setUp();
+    await setUp();
     await choose('agent-infra-0.9.2');
     const begun = await task([TASK_ID, 'begin-or-resume']);
     expect(begun.error).toBeNull();
