@@ -119,19 +119,26 @@ export async function eventsThroughFailover(flow: FailoverFlow): Promise<Failove
   await expect.poll(() => readRun(flow.taskDir).pause?.code, { timeout: 60_000, interval: 100 }).toBe(`SEQ_${count}`);
 
   const journal = path.join(batonStateDir(flow.root), 'journal');
-  const records = fs
-    .readdirSync(journal)
-    .filter((name) => name.startsWith('c-seq-'))
-    .map(
-      (name) =>
-        JSON.parse(fs.readFileSync(path.join(journal, name), 'utf8')) as {
-          eventId: string;
-          state: string;
-          writes: { content: string; beforeSha256: string | null }[];
-        },
-    );
+  type JournalEntry = { eventId: string; state: string; writes: { content: string; beforeSha256: string | null }[] };
+  const readRecords = (): JournalEntry[] =>
+    fs
+      .readdirSync(journal)
+      .filter((name) => name.startsWith('c-seq-'))
+      .map((name) => JSON.parse(fs.readFileSync(path.join(journal, name), 'utf8')) as JournalEntry);
+  // The worker writes the run file and then marks the event's record done: the run file showing the
+  // last event does not prove the mark is in yet. Wait for the marks (a record left pending fails here).
+  await expect
+    .poll(
+      () =>
+        readRecords()
+          .filter((record) => record.state !== 'done')
+          .map((record) => record.eventId),
+      { timeout: 10_000, interval: 50 },
+    )
+    .toEqual([]);
+  const records = readRecords();
   expect(records.map((record) => record.eventId).sort()).toEqual(Array.from({ length: count }, (_, index) => eventId(index + 1)).sort());
-  expect(records.every((record) => record.state === 'done' && record.writes.length === 1)).toBe(true);
+  expect(records.filter((record) => record.writes.length !== 1).map((record) => record.eventId)).toEqual([]);
   const byId = new Map(records.map((record) => [record.eventId, record]));
   let previous = before;
   for (let index = 1; index <= count; index += 1) {
