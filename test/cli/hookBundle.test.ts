@@ -5,6 +5,7 @@ import { describe, expect, inject, it } from 'vitest';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { queueNameFor } from '../../src/queue/keys.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
+import { builtBundle } from '../support/bundles.ts';
 import { tempRepo, uniquePrefix } from '../support/fixtures.ts';
 import { PROJECT_ROOT, batonEnv, runBaton } from '../support/processes.ts';
 
@@ -12,11 +13,8 @@ import { PROJECT_ROOT, batonEnv, runBaton } from '../support/processes.ts';
 // (scripts/build.mjs). What it may contain is what keeps it near the floor of bench/hook.mjs:
 // no Redis client library, no BullMQ, no full zod. Checked on the built file (npm run build).
 
-const hookBundle = path.join(PROJECT_ROOT, 'dist', 'hook.mjs');
-
 describe('dist/hook.mjs', () => {
-  const text = fs.readFileSync(hookBundle, 'utf8');
-  const modules = [...text.matchAll(/^\/\/ ((?:node_modules|src)\/\S+)$/gm)].map((match) => match[1]!);
+  const { text, modules } = builtBundle('hook.mjs');
 
   it('holds the hook, its RESP transport, BullMQ add script and a JavaScript SHA-256, and no ioredis, BullMQ runtime or full zod', () => {
     expect(modules).toEqual(

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { builtBundle } from '../support/bundles.ts';
 import { PROJECT_ROOT, runBaton } from '../support/processes.ts';
 
 // `baton task` runs for every lifecycle step an agent takes and loads dist/task.mjs, a bundle of its
@@ -8,11 +9,8 @@ import { PROJECT_ROOT, runBaton } from '../support/processes.ts';
 // transport and the spool, so a mutating intent neither walks the main bundle's chunk graph nor
 // parses zod's shared core (~300 KB). Checked on the built file (npm run build).
 
-const taskBundle = path.join(PROJECT_ROOT, 'dist', 'task.mjs');
-
 describe('dist/task.mjs', () => {
-  const text = fs.readFileSync(taskBundle, 'utf8');
-  const modules = [...text.matchAll(/^\/\/ ((?:node_modules|src)\/\S+)$/gm)].map((match) => match[1]!);
+  const { text, modules } = builtBundle('task.mjs');
 
   it('holds the command, its RESP transport, the spool and the result schema, and no ioredis, BullMQ runtime, full zod or engine', () => {
     expect(modules).toEqual(
@@ -48,8 +46,7 @@ describe('dist/task.mjs', () => {
   });
 
   it('dist/task-engine.mjs is the engine in one file: zod/mini and yaml, no chunk of the main bundle, no ioredis or BullMQ', () => {
-    const engine = fs.readFileSync(path.join(PROJECT_ROOT, 'dist', 'task-engine.mjs'), 'utf8');
-    const inside = [...engine.matchAll(/^\/\/ ((?:node_modules|src)\/\S+)$/gm)].map((match) => match[1]!);
+    const { text: engine, modules: inside } = builtBundle('task-engine.mjs');
     expect(inside).toEqual(expect.arrayContaining(['src/core/engine.ts', 'src/core/runStore.ts']));
     expect(
       inside.filter(

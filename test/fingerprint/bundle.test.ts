@@ -5,16 +5,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { builtBundle } from '../support/bundles.ts';
 import { PROJECT_ROOT, runBaton } from '../support/processes.ts';
 import { cleanup, GIT_ENV, gitFingerprint, makeDeltifiedRepo, writeFiles } from './helpers.ts';
 
 afterAll(cleanup);
 
-const bundle = path.join(PROJECT_ROOT, 'dist', 'fingerprint.mjs');
-
 describe('dist/fingerprint.mjs', () => {
-  const text = fs.readFileSync(bundle, 'utf8');
-  const modules = [...text.matchAll(/^\/\/ ((?:node_modules|src)\/\S+)$/gm)].map((match) => match[1]!);
+  const { text, modules } = builtBundle('fingerprint.mjs');
 
   it('holds the command and the fingerprint module; of the packages only `ignore`', () => {
     expect(modules).toEqual(expect.arrayContaining(['src/cli/fingerprint.ts', 'src/fingerprint/capture.ts', 'src/fingerprint/objects.ts']));
