@@ -131,33 +131,6 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     if (heartbeat.beaten) void heartbeat.beat().catch(() => undefined);
   });
 
-  // The process beats before it serves anything: its queue entries mean something from the start.
-  await heartbeat.beat();
-  // And while it sets up: announcing hundreds of checkouts and draining their spools can outlast the
-  // heartbeat's TTL on a loaded machine, and hooks would take the worker for gone meanwhile (seen in
-  // test/workers/onDemand.test.ts: 200 checkouts at load 9). The regular beat starts below.
-  let startupBeat: Promise<void> | null = null;
-  const startupBeats = setInterval(() => {
-    startupBeat ??= heartbeat
-      .beat()
-      .catch(() => undefined)
-      .finally(() => {
-        startupBeat = null;
-      });
-  }, HEARTBEAT_INTERVAL_MS);
-  startupBeats.unref?.();
-  try {
-    for (const repo of options.repos) await checkouts.serve(repoIdentity(repo));
-    if (discoverRoots.length > 0) await discover(scope, checkouts, discoverRoots);
-    await drainSpools(scope, checkouts, consumers);
-  } finally {
-    clearInterval(startupBeats);
-    await startupBeat;
-  }
-  spares.adjust();
-  const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;
-  pruneJournals(checkouts.repositories(), retention);
-
   const timers: ReturnType<typeof setInterval>[] = [];
   /** Runs `duty` every `ms` (never two at once); a `counted` duty's completed rounds are counted in Redis (dutyRounds.ts). */
   const every = (ms: number, duty: () => unknown, counted?: CountedDuty) => {
@@ -176,11 +149,34 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
     timer.unref?.();
     timers.push(timer);
   };
+  // The process beats before it serves anything: its queue entries mean something from the start.
+  await heartbeat.beat();
+  // And it keeps beating while it sets up: announcing hundreds of checkouts and draining their spools
+  // can outlast the heartbeat's TTL on a loaded machine, and hooks would take the worker for gone
+  // meanwhile (seen in test/workers/onDemand.test.ts: 200 checkouts at load 9). Once it serves, the
+  // same duty first follows its checkouts' ids and then adjusts the spares.
+  let serving = false;
   every(HEARTBEAT_INTERVAL_MS, () =>
-    followCheckoutIds(scope, checkouts, consumers)
-      .then(() => heartbeat.beat())
-      .then(() => spares.adjust()),
+    serving
+      ? followCheckoutIds(scope, checkouts, consumers)
+          .then(() => heartbeat.beat())
+          .then(() => spares.adjust())
+      : // A beat that fails while it sets up is not reported: the next one comes within the interval.
+        heartbeat.beat().catch(() => undefined),
   );
+  try {
+    for (const repo of options.repos) await checkouts.serve(repoIdentity(repo));
+    if (discoverRoots.length > 0) await discover(scope, checkouts, discoverRoots);
+    await drainSpools(scope, checkouts, consumers);
+  } catch (error) {
+    for (const timer of timers) clearInterval(timer);
+    throw error;
+  }
+  serving = true;
+  spares.adjust();
+  const retention = options.journalRetentionMs ?? DEFAULT_JOURNAL_RETENTION_MS;
+  pruneJournals(checkouts.repositories(), retention);
+
   every(options.spoolPollMs ?? 1_000, () => drainSpools(scope, checkouts, consumers));
   if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, () => discover(scope, checkouts, discoverRoots), 'discover');
   every(scanIntervalMs(graces), reconciliationScan(scope, checkouts, consumers, graces), 'reconcile-scan');
