@@ -120,6 +120,9 @@ describe('a Claude Code subagent hands its artifact to baton', () => {
 
     expect(fs.readFileSync(path.join(repo.taskDir, 'analysis.md'), 'utf8')).toBe(analysis);
     const readRun = () => JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
+    // A hook queues its event and exits without waiting for the result, and the client exits right
+    // after SubagentStop: the worker seals the delegation after.
+    await expect.poll(() => readRun().pendingDelegation?.status, { timeout: 60_000 }).toBe('sealed');
     expect(readRun().pendingDelegation).toMatchObject({
       status: 'sealed',
       agent: 'claude',
