@@ -169,6 +169,8 @@ describe('kill -9 of a worker during a stream of lifecycle events', () => {
         // The run file was valid at every read while the stream ran.
         expect(seen.invalid, context).toEqual([]);
         expect(seen.reads).toBeGreaterThan(0);
+        // Read on the kernel's word that it changed, not only by the clock.
+        expect(seen.changes).toBeGreaterThan(0);
         // Nothing half-done is left behind.
         expect(leftoverTempFiles(repo.taskDir), context).toEqual([]);
         expect(spooledFiles(root)).toEqual([]);
