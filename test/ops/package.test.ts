@@ -31,15 +31,18 @@ let home: string;
 
 /**
  * The environment of a user's shell: no npm script variables, no baton settings, PATH = the prefix's
- * bin + the system's. The machine's CA bundle for Node (NODE_EXTRA_CA_CERTS) stays: a user behind a
- * TLS-intercepting proxy has it too, and npm cannot reach the registry without it.
+ * bin + the system's. The machine's CA bundle for Node (NODE_EXTRA_CA_CERTS, which the global setup
+ * takes out of the other tests' processes) is given back: a user behind a TLS-intercepting proxy has
+ * it too, and npm cannot reach the registry without it.
  */
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env))
     if (!/^(npm_|NODE_(?!EXTRA_CA_CERTS$)|REDIS_URL$|BATON_|INIT_CWD$)/i.test(key)) env[key] = value;
+  const machineCaCerts = inject('machineNodeCaCerts');
   return {
     ...env,
+    ...(machineCaCerts ? { NODE_EXTRA_CA_CERTS: machineCaCerts } : {}),
     HOME: home,
     CODEX_HOME: path.join(home, '.codex'),
     CLAUDE_CONFIG_DIR: path.join(home, '.claude'),
