@@ -25,12 +25,17 @@ async function until(condition: () => boolean): Promise<void> {
   }
 }
 
+/** The run file of a fresh task after begin-or-resume, and its text. */
+async function startedRunFile(): Promise<{ file: string; whole: string }> {
+  repo = gitRepoWithTask();
+  await applyEventNow({ intent: 'begin-or-resume', taskRef: TASK_ID }, { repoRoot: repo.root, fingerprinter: createFingerprinter() });
+  const file = path.join(repo.taskDir, 'orchestration.json');
+  return { file, whole: fs.readFileSync(file, 'utf8') };
+}
+
 describe('watchRunFile', () => {
   it('reports a run file written in place half done, though it is whole when stopped', async () => {
-    repo = gitRepoWithTask();
-    await applyEventNow({ intent: 'begin-or-resume', taskRef: TASK_ID }, { repoRoot: repo.root, fingerprinter: createFingerprinter() });
-    const file = path.join(repo.taskDir, 'orchestration.json');
-    const whole = fs.readFileSync(file, 'utf8');
+    const { file, whole } = await startedRunFile();
     const watcher = watchRunFile(file);
     // Not an atomic rename: truncate, write half, (seen), write the rest.
     const fd = fs.openSync(file, 'w');
@@ -45,10 +50,7 @@ describe('watchRunFile', () => {
   });
 
   it('reports nothing while the file is only replaced whole (write to a temp file, then rename)', async () => {
-    repo = gitRepoWithTask();
-    await applyEventNow({ intent: 'begin-or-resume', taskRef: TASK_ID }, { repoRoot: repo.root, fingerprinter: createFingerprinter() });
-    const file = path.join(repo.taskDir, 'orchestration.json');
-    const whole = fs.readFileSync(file, 'utf8');
+    const { file, whole } = await startedRunFile();
     const watcher = watchRunFile(file);
     for (let index = 0; index < 20; index += 1) {
       fs.writeFileSync(`${file}.tmp`, whole);
