@@ -9,21 +9,13 @@ import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import { TASK_ID } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
-import { sleep, watchRunFile } from './support.ts';
+import { watchRunFile } from './support.ts';
 
 let repo: GitRepo | null = null;
 afterEach(() => {
   repo?.cleanup();
   repo = null;
 });
-
-async function until(condition: () => boolean): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await sleep(5);
-  }
-}
 
 /** The run file of a fresh task after begin-or-resume, and its text. */
 async function startedRunFile(): Promise<{ file: string; whole: string }> {
@@ -40,7 +32,7 @@ describe('watchRunFile', () => {
     // Not an atomic rename: truncate, write half, (seen), write the rest.
     const fd = fs.openSync(file, 'w');
     fs.writeSync(fd, whole.slice(0, whole.length / 2));
-    await until(() => watcher.changes() >= 1);
+    await expect.poll(watcher.changes, { timeout: 10_000, interval: 5 }).toBeGreaterThanOrEqual(1);
     fs.writeSync(fd, whole.slice(whole.length / 2));
     fs.closeSync(fd);
     const seen = await watcher.stop();
@@ -56,7 +48,7 @@ describe('watchRunFile', () => {
       fs.writeFileSync(`${file}.tmp`, whole);
       fs.renameSync(`${file}.tmp`, file);
     }
-    await until(() => watcher.changes() >= 1);
+    await expect.poll(watcher.changes, { timeout: 10_000, interval: 5 }).toBeGreaterThanOrEqual(1);
     const seen = await watcher.stop();
     expect(seen.invalid).toEqual([]);
     expect(seen.reads).toBeGreaterThan(1);
