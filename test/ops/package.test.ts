@@ -37,8 +37,7 @@ let home: string;
  */
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env))
-    if (!/^(npm_|NODE_(?!EXTRA_CA_CERTS$)|REDIS_URL$|BATON_|INIT_CWD$)/i.test(key)) env[key] = value;
+  for (const [key, value] of Object.entries(process.env)) if (!/^(npm_|NODE_|REDIS_URL$|BATON_|INIT_CWD$)/i.test(key)) env[key] = value;
   const machineCaCerts = inject('machineNodeCaCerts');
   return {
     ...env,

@@ -23,11 +23,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // instead of the code in src/, silently (`npm test` builds first; `npx vitest run <file>` does not).
   const stale = staleDist(PROJECT_ROOT);
   if (stale) throw new Error(stale);
-  // Node parses the NODE_EXTRA_CA_CERTS bundle at every start, before any code runs: ~45 ms of CPU
-  // per process for Debian's 144 certificates on the CI machine, which sets it for every process.
-  // The suite starts ~2,300 Node processes (baton, the clients, vitest's workers) and none of them
-  // needs a CA beyond the ones the TLS tests make and pass explicitly; taken out here, before vitest
-  // starts its workers (docs/development.md "Where the time goes", stop 39). Only the package test
+  // Node parses the NODE_EXTRA_CA_CERTS bundle at every start (docs/hooks.md "Transport and cost"),
+  // and the suite starts ~2,300 Node processes, none of which needs a CA beyond the ones the TLS tests
+  // make and pass explicitly: taken out before vitest starts its workers. Only the package test
   // reaches the registry (npm install); it gives npm the machine's bundle back (machineNodeCaCerts).
   delete process.env.NODE_EXTRA_CA_CERTS;
   project.provide('machineNodeCaCerts', MACHINE_NODE_CA_CERTS);
