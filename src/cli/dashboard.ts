@@ -1,6 +1,7 @@
 import { Command } from 'commander';
+import { lookupRepoRoot } from './common.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
-import { queueConfigFrom } from '../queue/endpoint.ts';
+import { namedQueueConfig, noRedisNamed } from '../queue/endpoint.ts';
 import { dashboardOptions, dashboardToken, EXIT_FAILURE, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
 
 // `baton dashboard`: bull-board over every repository queue recorded in Redis, refreshed as new
@@ -37,7 +38,12 @@ export async function run(argv: string[]): Promise<number> {
   const token = dashboardToken(options.token);
   const refused = await host.refuseBind(options.host, token);
   if (refused !== null) return refused;
-  const config = queueConfigFrom(options.redis, options.prefix);
+  // Run in a repository, the Redis its commands use; elsewhere only a named one (docs/usage.md "Which Redis").
+  const found = lookupRepoRoot(undefined);
+  const repoRoot = found.ok ? found.root : undefined;
+  const named = namedQueueConfig({ redisOption: options.redis, prefixOption: options.prefix, repoRoot });
+  if (!named) return host.fail(noRedisNamed('baton dashboard', repoRoot));
+  const config = named.queue;
   const prefixRefused = await host.refusePrefix(config);
   if (prefixRefused !== null) return prefixRefused;
   const { describeDashboard, redisQueueSource } = await import('../dashboard/index.ts');

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { Command, Option } from 'commander';
 import { CLIENT_IDS, type ClientId } from '../clients/registry.ts';
 import { runFilePath } from '../core/taskLayout.ts';
-import { queueConfigFrom } from '../queue/endpoint.ts';
+import { queueConfigFor } from '../queue/endpoint.ts';
 import { parseCommand, portNumber } from './options.ts';
 import {
   dashboardToken,
@@ -57,7 +57,7 @@ export async function run(argv: string[]): Promise<number> {
     const redis = await host.redis(options.redis, repo.root, 'demo');
     if (!redis) return EXIT_FAILURE;
     const { repoIdentity } = await import('../queue/checkoutId.ts');
-    const config = queueConfigFrom(redis.url, options.prefix);
+    const config = queueConfigFor(redis.url, options.prefix);
     const identity = repoIdentity(repo.root);
     // Registered before the worker, so it runs once the worker has stopped (steps run newest first).
     host.onStop(() => forgetDemoQueue(config, identity.id));

@@ -7,7 +7,7 @@ import { CLIENT_ADAPTERS } from '../clients/registry.ts';
 import { endpointFile } from '../base/batonDir.ts';
 import { repoIdentity } from '../queue/checkoutId.ts';
 import type { RepoIdentity } from '../queue/checkoutId.ts';
-import { clientQueueConfig, privateRedisUrl, queueConfigFrom } from '../queue/endpoint.ts';
+import { namedQueueConfig, noRedisNamed } from '../queue/endpoint.ts';
 import type { ClientQueueConfig } from '../queue/endpoint.ts';
 import { queueNameFor } from '../queue/keys.ts';
 import { HEARTBEAT_INTERVAL_MS } from '../queue/keys.ts';
@@ -49,15 +49,21 @@ function describeSource(config: ClientQueueConfig, root: string): string {
       return 'REDIS_URL';
     case 'endpoint':
       return `recorded by this repository's worker in ${path.relative(root, endpointFile(root))}`;
-    default:
-      return privateRedisUrl(root) !== null
-        ? "the private redis-server 'baton start' runs for this repository"
-        : 'nothing configured: the default address';
+    case 'private':
+      return "the private redis-server 'baton start' runs for this repository";
   }
 }
 
 async function redisChecks(root: string, repo: RepoIdentity, redisOption: string | undefined): Promise<Check[]> {
-  const resolved = clientQueueConfig(root, redisOption, () => queueConfigFrom(undefined, undefined, root))!;
+  const resolved = namedQueueConfig({ redisOption, repoRoot: root });
+  if (!resolved) {
+    // Nothing to look at without guessing: the default address may be someone else's Redis.
+    return [
+      { check: 'redis', status: 'fail', message: noRedisNamed('baton doctor', root) },
+      { check: 'worker', status: 'fail', message: 'unknown: no Redis is named' },
+      { check: 'redis settings', status: 'skip', message: 'no Redis is named' },
+    ];
+  }
   const config = resolved.queue;
   const where = `${redactRedisUrl(config.redisUrl)} (${describeSource(resolved, root)})`;
   const start = `run 'baton start' in ${root} and keep it running`;
@@ -210,7 +216,7 @@ export async function run(argv: string[]): Promise<number> {
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .option(
       '--redis <url>',
-      "the Redis to check (default: as baton task finds it: REDIS_URL, the worker's recorded endpoint, the private Redis of baton start, 127.0.0.1:6379)",
+      "the Redis to check (default: as baton task finds it: REDIS_URL, the worker's recorded endpoint, the private Redis of baton start; never an unnamed one)",
     )
     .option(
       '--strict',

@@ -1,5 +1,5 @@
 import { Command } from 'commander';
-import { queueConfigFrom } from '../queue/endpoint.ts';
+import { queueConfigFor } from '../queue/endpoint.ts';
 import { agentsLine } from './wiredClients.ts';
 import { milliseconds, parseCommand, portNumber } from './options.ts';
 import { dashboardOptions, dashboardToken, EXIT_FAILURE, graceOptions, queueOptions, REDIS_HELP, ServiceHost } from './serviceHost.ts';
@@ -52,7 +52,7 @@ export async function run(argv: string[]): Promise<number> {
   try {
     worker = await host.worker(
       {
-        queue: queueConfigFrom(redis.url, options.prefix),
+        queue: queueConfigFor(redis.url, options.prefix),
         repos: [root],
         graces: { stopGraceMs: options.stopGrace, spawnGraceMs: options.spawnGrace },
       },

@@ -18,7 +18,7 @@ import { workerWithin } from '../queue/outcome.ts';
 import { lookupRepoRoot, printJson as printJsonAsIs, redisUrlProblem, unusedOptionWarning } from './common.ts';
 import { underAgentInfraShim } from '../base/agentInfraShim.ts';
 import { inAgentInfraWords } from './agentInfraWords.ts';
-import { queueConfigFrom } from '../queue/endpoint.ts';
+import { namedQueueConfig, noRedisNamed } from '../queue/endpoint.ts';
 import { DEFAULT_TASK_TIMEOUT_MS, TASK_USAGE, parseTaskCommand } from './taskArgs.ts';
 import type { TaskCommonOptions } from './taskArgs.ts';
 
@@ -118,9 +118,10 @@ async function readArtifactContent(): Promise<string | { error: string }> {
 type PrintableResult = { status: string } & Record<string, unknown>;
 
 export async function applyThroughQueue(event: LifecycleEvent, repo: RepoIdentity, options: TaskCommonOptions): Promise<PrintableResult> {
-  // `--redis` > $REDIS_URL > the endpoint the repository's worker recorded > private/default Redis.
-  const { clientQueueConfig } = await import('../queue/endpoint.ts');
-  const config = clientQueueConfig(repo.root, options.redis, () => queueConfigFrom(undefined, undefined, repo.root))!.queue;
+  // `--redis` > $REDIS_URL > the endpoint the repository's worker recorded > the private Redis of `baton start`.
+  const named = namedQueueConfig({ redisOption: options.redis, repoRoot: repo.root });
+  if (!named) return failed('BATON_REDIS_UNAVAILABLE', noRedisNamed('baton task', repo.root));
+  const config = named.queue;
   // The hook's transport: the raw RESP client for plain Redis URLs (no ioredis to load: this
   // command runs for every lifecycle step), ioredis for Cluster and Sentinel.
   const { connectHookQueue } = await import('../queue/hookTransport.ts');

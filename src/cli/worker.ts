@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { collect, parseCommand, portNumber, positiveInteger } from './options.ts';
-import { queueConfigFrom } from '../queue/endpoint.ts';
+import { namedQueueConfig, noRedisNamed } from '../queue/endpoint.ts';
 import {
   dashboardOptions,
   dashboardToken,
@@ -86,10 +86,14 @@ export async function runWorker(options: WorkerCommandOptions): Promise<number> 
     const refused = await host.refuseBind(options.host, token);
     if (refused !== null) return refused;
   }
-  // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too.
-  const queue = queueConfigFrom(options.redis, options.prefix, repos.length === 1 ? repos[0] : undefined);
   const badUrl = host.refuseRedisUrl(options.redis);
   if (badUrl !== null) return badUrl;
+  // In a repository where `baton start` runs a private Redis, a plain `baton worker` finds it too;
+  // never the default address (docs/usage.md "Which Redis"). The worker is what records an endpoint.
+  const repoRoot = repos.length === 1 ? repos[0] : undefined;
+  const named = namedQueueConfig({ redisOption: options.redis, prefixOption: options.prefix, repoRoot, recorded: false });
+  if (!named) return host.fail(noRedisNamed('baton worker', repoRoot));
+  const queue = named.queue;
   const prefixRefused = await host.refusePrefix(queue);
   if (prefixRefused !== null) return prefixRefused;
   // A worker may start before its Redis: say once what to do, then wait quietly (redisWait.ts).

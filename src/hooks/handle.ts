@@ -4,11 +4,10 @@ import { clientAdapter } from '../clients/registry.ts';
 import { repositoryOf } from '../base/repoRoot.ts';
 import { activeTaskDirs, runFilePath } from '../core/taskLayout.ts';
 import { deliver } from '../queue/deliver.ts';
-import { clientQueueConfig, privateRedisUrl } from '../queue/endpoint.ts';
+import { namedQueueConfig } from '../queue/endpoint.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { envelopeFor } from '../queue/envelope.ts';
 import { repoIdentity } from '../queue/checkoutId.ts';
-import { DEFAULT_PREFIX } from '../queue/keys.ts';
 import { decideHook, nativeEventId } from './decide.ts';
 import { HOOK_INPUT_LIMIT, HOOK_MESSAGES, firstText, parseHookInput, record, text } from './payload.ts';
 import { HookReport } from './report.ts';
@@ -89,11 +88,7 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
     );
   }
   // Which Redis, resolved once here and handed down as it is (null: none configured).
-  const queue =
-    clientQueueConfig(root, request.redis, () => {
-      const local = privateRedisUrl(root);
-      return local ? { redisUrl: local, prefix: process.env.BATON_PREFIX || DEFAULT_PREFIX } : null;
-    })?.queue ?? null;
+  const queue = namedQueueConfig({ redisOption: request.redis, repoRoot: root })?.queue ?? null;
   const repo = repoIdentity(root);
   if (decision.kind === 'spawn-check') {
     // The spawning call's model, else the one the agent's own profile sets (agentModel.ts).

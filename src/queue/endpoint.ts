@@ -87,45 +87,55 @@ function isGraces(value: unknown): value is RecordedGraces {
   );
 }
 
-/** The Redis and prefix a client uses, and where that came from (said by `baton doctor`). */
-export type ClientQueueConfig = Readonly<{ queue: QueueConfig; source: 'option' | 'endpoint' | 'env' | 'fallback' }>;
+/** Where the Redis a command uses came from (said by `baton doctor` and in errors). */
+export type RedisSource = 'option' | 'env' | 'endpoint' | 'private';
+
+/** The Redis and prefix a command uses, and where that came from. */
+export type ClientQueueConfig = Readonly<{ queue: QueueConfig; source: RedisSource }>;
 
 /**
- * The Redis and prefix a client of `repoRoot`'s worker (hook, `baton task`) must use: `--redis`,
- * else $REDIS_URL (with $BATON_PREFIX), else the endpoint the worker recorded, else `fallback()`
- * (null: nothing configured at all).
+ * Which Redis a command uses (docs/usage.md "Which Redis"), the one rule of every command: the one
+ * named by `--redis`, else by $REDIS_URL, else (for a repository's clients: hook, `baton task`,
+ * doctor, the dashboard run in it) the one its worker was named and recorded, else the private
+ * redis-server `baton start` runs for the repository; else none (null), and the caller says so
+ * with `noRedisNamed`. Never the default address: a Redis that merely answers on 127.0.0.1:6379
+ * may be someone else's, and a command must not write into it unless named.
  */
-export function clientQueueConfig(
-  repoRoot: string,
-  redisOption: string | undefined,
-  fallback: () => QueueConfig | null,
+export function namedQueueConfig(
+  options: Readonly<{ redisOption?: string; prefixOption?: string; repoRoot?: string; recorded?: boolean }>,
   env: Record<string, string | undefined> = process.env,
 ): ClientQueueConfig | null {
-  const envPrefix = env.BATON_PREFIX || DEFAULT_PREFIX;
-  if (redisOption !== undefined) return { queue: { redisUrl: redisOption, prefix: envPrefix }, source: 'option' };
-  const recorded = readEndpoint(repoRoot);
+  const { redisOption, repoRoot } = options;
+  const prefix = (fallback: string) => options.prefixOption ?? (env.BATON_PREFIX || fallback);
+  if (redisOption !== undefined) return { queue: { redisUrl: redisOption, prefix: prefix(DEFAULT_PREFIX) }, source: 'option' };
+  const recorded = repoRoot !== undefined && options.recorded !== false ? readEndpoint(repoRoot) : null;
   if (env.REDIS_URL) {
-    // The worker's prefix goes with the worker's Redis when $BATON_PREFIX does not say otherwise.
-    const prefix =
-      env.BATON_PREFIX || (recorded && recorded.redisUrl === withTlsFiles(env.REDIS_URL, env) ? recorded.prefix : DEFAULT_PREFIX);
-    return { queue: { redisUrl: env.REDIS_URL, prefix }, source: 'env' };
+    // The worker's prefix goes with the worker's Redis when nothing says otherwise.
+    const sameAsWorker = recorded && recorded.redisUrl === withTlsFiles(env.REDIS_URL, env);
+    return { queue: { redisUrl: env.REDIS_URL, prefix: prefix(sameAsWorker ? recorded.prefix : DEFAULT_PREFIX) }, source: 'env' };
   }
-  if (recorded) return { queue: { redisUrl: recorded.redisUrl, prefix: recorded.prefix }, source: 'endpoint' };
-  const other = fallback();
-  return other ? { queue: { redisUrl: other.redisUrl, prefix: other.prefix }, source: 'fallback' } : null;
+  if (recorded) return { queue: { redisUrl: recorded.redisUrl, prefix: prefix(recorded.prefix) }, source: 'endpoint' };
+  const local = repoRoot !== undefined ? privateRedisUrl(repoRoot) : null;
+  return local ? { queue: { redisUrl: local, prefix: prefix(DEFAULT_PREFIX) }, source: 'private' } : null;
 }
 
-/**
- * Where Redis is: `--redis`, else $REDIS_URL, else the private redis-server `baton start` runs for
- * this repository (when `repoRoot` is given and one is running), else $BATON_DEFAULT_REDIS_URL,
- * else redis://127.0.0.1:6379.
- */
-export function queueConfigFrom(redisOption: string | undefined, prefixOption?: string, repoRoot?: string): QueueConfig {
-  const env = process.env;
-  return {
-    redisUrl: redisOption ?? env.REDIS_URL ?? (repoRoot !== undefined ? privateRedisUrl(repoRoot) : null) ?? defaultRedisUrl(env),
-    prefix: prefixOption ?? env.BATON_PREFIX ?? DEFAULT_PREFIX,
-  };
+/** The error of a command that found no Redis named (`namedQueueConfig` null): both ways to name one. */
+export function noRedisNamed(command: string, repoRoot?: string): string {
+  const where = repoRoot !== undefined ? ` for ${repoRoot}` : '';
+  return [
+    `no Redis is named${where}, and baton does not guess one (a Redis answering on 127.0.0.1:6379 may be someone else's). Either:`,
+    `  - name it:  ${command} --redis redis://host:6379   (or set REDIS_URL)`,
+    `  - or run 'baton start' in the repository: it starts a private redis-server and every baton command there finds it`,
+  ].join('\n');
+}
+
+/** A Redis URL and the key prefix (`--prefix`, else $BATON_PREFIX, else the default). */
+export function queueConfigFor(
+  redisUrl: string,
+  prefixOption?: string,
+  env: Record<string, string | undefined> = process.env,
+): QueueConfig {
+  return { redisUrl, prefix: prefixOption ?? (env.BATON_PREFIX || DEFAULT_PREFIX) };
 }
 
 /** The address probed when nothing is configured ($BATON_DEFAULT_REDIS_URL exists for tests and odd setups). */

@@ -108,7 +108,10 @@ describe('baton worker before its Redis answers', () => {
   }, 90_000);
 
   it('a signal while it waits stops it cleanly', async () => {
-    const worker = await startBaton(['worker', '--repo', repo.root], { env: env(), ready: /waiting for Redis at unix:\/\/\/nonexistent/ });
+    const worker = await startBaton(['worker', '--repo', repo.root, '--redis', 'unix:///nonexistent/baton-test/redis.sock'], {
+      env: env(),
+      ready: /waiting for Redis at unix:\/\/\/nonexistent/,
+    });
     expect(await worker.stop('SIGINT')).toBe(0);
     expect(worker.output()).toMatch(
       /SIGINT: stopped before Redis at unix:\/\/\/nonexistent\/baton-test\/redis\.sock answered \(\d+ attempts\)/,

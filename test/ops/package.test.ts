@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { uniquePrefix } from '../support/fixtures.ts';
 import { UNTOUCHED, startForeignRedis } from '../support/foreignRedis.ts';
+import { startedWithCaCerts } from '../support/machineCaCerts.ts';
 import { JSON_CORPUS, TOML_CORPUS, keptIn, userBytesChanged } from '../support/formattingCorpus.ts';
 import { git } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
@@ -13,8 +14,8 @@ import type { CliRun } from '../support/processes.ts';
 import { USER_CLAUDE_SETTINGS, projectDirs, projectFiles, writeUserClaudeSetup } from '../support/projectFiles.ts';
 
 // Issue 16, "What must be shown", first part: baton as a user gets it. `npm pack` of this checkout
-// (dist/ as `npm test` built it), installed with `npm install -g` into an empty prefix from the npm
-// cache `npm ci` filled, run from outside the checkout with a PATH that has only the prefix's bin
+// (dist/ as `npm test` built it), installed with `npm install -g` into an empty prefix from the registry
+// with an empty npm cache, run from outside the checkout with a PATH that has only the prefix's bin
 // and the system's: `baton init` in a project of the user's, `baton new`, `baton doctor`, and
 // `baton uninstall` giving back every byte. Also the package itself (what it ships, its size, its
 // version) and the worker of the installed package on Bun and Deno, as docs/adopting.md says.
@@ -97,7 +98,15 @@ beforeAll(() => {
   // dist/ is what `npm test` just built; prepack would rebuild it.
   const packed = npm(['pack', '--ignore-scripts', '--json', '--pack-destination', work], PROJECT_ROOT);
   tarball = path.join(work, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]!.filename);
-  npm(['install', '--global', '--prefix', prefix, '--prefer-offline', '--no-audit', '--no-fund', tarball], work);
+  // From the registry, as on a fresh machine: an npm cache of its own, empty (the one `npm ci` filled
+  // would hide a registry npm cannot reach), and the machine's global npm settings (its CA file, proxy,
+  // registry), which `--prefix` would otherwise replace with <prefix>/etc/npmrc.
+  const globalConfig = npm(['config', 'get', 'globalconfig'], work).stdout.trim();
+  const cache = path.join(work, 'npm-cache');
+  npm(
+    ['install', '--global', '--prefix', prefix, '--globalconfig', globalConfig, '--cache', cache, '--no-audit', '--no-fund', tarball],
+    work,
+  );
 }, 240_000);
 
 afterAll(() => {
@@ -108,6 +117,16 @@ const baton = (args: string[], cwd: string, extra: Record<string, string> = {}) 
   runProcess('baton', args, { cwd, env: userEnv(extra), timeoutMs: 60_000 });
 
 describe('the npm package', () => {
+  it('installs with the CA bundle the suite was started with (NODE_EXTRA_CA_CERTS, handed back by the global setup)', () => {
+    // The witness: the environment vitest's main process was started with, which the global setup
+    // then changed. Each project's setup hands the same value down (test/support/machineCaCerts.ts).
+    const started = startedWithCaCerts(process.ppid, (file) => fs.readFileSync(file));
+    expect(started).not.toBeNull();
+    expect(inject('machineNodeCaCerts')).toBe(started);
+    expect(process.env.NODE_EXTRA_CA_CERTS).toBeUndefined();
+    expect(fs.readdirSync(path.join(work, 'npm-cache')).length).toBeGreaterThan(0);
+  });
+
   it('ships bin/, dist/, docs/, README.md and the license; no tests, fixtures or CI files', () => {
     const listing = spawnSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).stdout.trim().split('\n');
     const top = [...new Set(listing.map((entry) => entry.replace(/^package\//, '').split('/')[0]))].sort();

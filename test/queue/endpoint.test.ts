@@ -1,43 +1,76 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { clientQueueConfig, readEndpoint, recordEndpoint, withTlsFiles } from '../../src/queue/endpoint.ts';
-import { endpointFile } from '../../src/base/batonDir.ts';
+import { namedQueueConfig, noRedisNamed, readEndpoint, recordEndpoint, withTlsFiles } from '../../src/queue/endpoint.ts';
+import { endpointFile, privateRedisDir } from '../../src/base/batonDir.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 
-// Which Redis a hook or `baton task` uses: --redis > REDIS_URL > the endpoint the worker recorded.
+// Which Redis a command uses (docs/usage.md "Which Redis"): --redis > REDIS_URL > the endpoint the
+// worker recorded > the private Redis of `baton start` > none (never the default address).
 
 let repo: GitRepo | undefined;
 afterEach(() => repo?.cleanup());
 
-describe('clientQueueConfig', () => {
-  it('prefers --redis, then REDIS_URL, then the recorded endpoint, then the fallback', () => {
+/** What `baton start` leaves while its private redis-server runs: the server's URL in <gitdir>/baton/redis/url. */
+function recordPrivateRedis(root: string, url: string): void {
+  fs.mkdirSync(privateRedisDir(root), { recursive: true });
+  fs.writeFileSync(path.join(privateRedisDir(root), 'url'), `${url}\n`);
+}
+
+describe('namedQueueConfig', () => {
+  it('prefers --redis, then REDIS_URL, then the recorded endpoint, then the private Redis; else none', () => {
     repo = gitRepoWithTask();
-    const none = () => null;
-    expect(clientQueueConfig(repo.root, undefined, none, {})).toBeNull();
+    const at = (redisOption: string | undefined, env: Record<string, string>) =>
+      namedQueueConfig({ redisOption, repoRoot: repo!.root }, env);
+    expect(at(undefined, {})).toBeNull();
+    recordPrivateRedis(repo.root, 'unix:///run/private.sock');
+    expect(at(undefined, {})).toEqual({ queue: { redisUrl: 'unix:///run/private.sock', prefix: 'baton' }, source: 'private' });
     recordEndpoint(repo.root, { redisUrl: 'redis://worker.example:6379', prefix: '{team}' });
     expect(fs.statSync(endpointFile(repo.root)).mode & 0o777).toBe(0o600);
-    expect(clientQueueConfig(repo.root, undefined, none, {})).toEqual({
-      queue: { redisUrl: 'redis://worker.example:6379', prefix: '{team}' },
-      source: 'endpoint',
-    });
+    expect(at(undefined, {})).toEqual({ queue: { redisUrl: 'redis://worker.example:6379', prefix: '{team}' }, source: 'endpoint' });
     // REDIS_URL naming the worker's Redis takes the worker's prefix along; another URL the default.
-    expect(clientQueueConfig(repo.root, undefined, none, { REDIS_URL: 'redis://worker.example:6379' })).toEqual({
+    expect(at(undefined, { REDIS_URL: 'redis://worker.example:6379' })).toEqual({
       queue: { redisUrl: 'redis://worker.example:6379', prefix: '{team}' },
       source: 'env',
     });
-    expect(clientQueueConfig(repo.root, undefined, none, { REDIS_URL: 'redis://other:6379' })).toEqual({
+    expect(at(undefined, { REDIS_URL: 'redis://other:6379' })).toEqual({
       queue: { redisUrl: 'redis://other:6379', prefix: 'baton' },
       source: 'env',
     });
-    expect(clientQueueConfig(repo.root, undefined, none, { REDIS_URL: 'redis://other:6379', BATON_PREFIX: 'x' })).toMatchObject({
-      queue: { prefix: 'x' },
-      source: 'env',
-    });
-    expect(clientQueueConfig(repo.root, 'redis://flag:1', none, { REDIS_URL: 'redis://other:6379' })).toMatchObject({
+    expect(at(undefined, { REDIS_URL: 'redis://other:6379', BATON_PREFIX: 'x' })).toMatchObject({ queue: { prefix: 'x' }, source: 'env' });
+    expect(at('redis://flag:1', { REDIS_URL: 'redis://other:6379' })).toMatchObject({
       queue: { redisUrl: 'redis://flag:1' },
       source: 'option',
     });
+  });
+
+  it('never names the default address, whatever BATON_DEFAULT_REDIS_URL says; outside a repository only --redis and REDIS_URL count', () => {
+    expect(namedQueueConfig({}, { BATON_DEFAULT_REDIS_URL: 'redis://127.0.0.1:6379' })).toBeNull();
+    expect(namedQueueConfig({ prefixOption: 'p' }, { REDIS_URL: 'redis://r:1' })).toEqual({
+      queue: { redisUrl: 'redis://r:1', prefix: 'p' },
+      source: 'env',
+    });
+  });
+
+  it('leaves the recorded endpoint out for the worker (recorded: false), which is what records it', () => {
+    repo = gitRepoWithTask();
+    recordEndpoint(repo.root, { redisUrl: 'redis://worker.example:6379', prefix: '{team}' });
+    expect(namedQueueConfig({ repoRoot: repo.root, recorded: false }, {})).toBeNull();
+    recordPrivateRedis(repo.root, 'unix:///run/private.sock');
+    expect(namedQueueConfig({ repoRoot: repo.root, recorded: false, prefixOption: 'mine' }, {})).toEqual({
+      queue: { redisUrl: 'unix:///run/private.sock', prefix: 'mine' },
+      source: 'private',
+    });
+  });
+});
+
+describe('noRedisNamed', () => {
+  it('names both ways: --redis or REDIS_URL, and baton start', () => {
+    const message = noRedisNamed('baton task', '/src/project');
+    expect(message).toContain('no Redis is named for /src/project');
+    expect(message).toContain('baton task --redis redis://host:6379   (or set REDIS_URL)');
+    expect(message).toContain("run 'baton start' in the repository");
   });
 });
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestProject } from 'vitest/node';
 import { staleDist } from '../../scripts/sourceStamp.mjs';
+import { takeMachineCaCerts } from './machineCaCerts.ts';
 import { provisionRedis } from './redisServer.ts';
 
 declare module 'vitest' {
@@ -13,9 +14,6 @@ declare module 'vitest' {
   }
 }
 
-// Read once, before setup() removes it (setup runs for each project).
-const MACHINE_NODE_CA_CERTS = process.env.NODE_EXTRA_CA_CERTS ?? '';
-
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -23,12 +21,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   // instead of the code in src/, silently (`npm test` builds first; `npx vitest run <file>` does not).
   const stale = staleDist(PROJECT_ROOT);
   if (stale) throw new Error(stale);
-  // Node parses the NODE_EXTRA_CA_CERTS bundle at every start (docs/hooks.md "Transport and cost"),
-  // and the suite starts ~2,300 Node processes, none of which needs a CA beyond the ones the TLS tests
-  // make and pass explicitly: taken out before vitest starts its workers. Only the package test
-  // reaches the registry (npm install); it gives npm the machine's bundle back (machineNodeCaCerts).
-  delete process.env.NODE_EXTRA_CA_CERTS;
-  project.provide('machineNodeCaCerts', MACHINE_NODE_CA_CERTS);
+  // The CA bundle out of every process vitest starts, and back to the package test's npm only
+  // (machineCaCerts.ts says why); the same value for every project, whichever sets up first.
+  project.provide('machineNodeCaCerts', takeMachineCaCerts());
   const redis = await provisionRedis();
   project.provide('redisUrl', redis.url);
   project.provide('redisKind', redis.kind);
