@@ -3,7 +3,7 @@ import { decideHook } from '../../src/hooks/decide.ts';
 
 // PostToolUse of a tool that ends a child without a stop (ClientHook.goneTools): the client's own
 // evidence, decided into a `child-gone` event (docs/architecture.md "Reconciliation"). The payload
-// is the one Claude Code 2.1.332 sends for TaskStop of a background subagent
+// is the one Claude Code 2.1.337 sends for TaskStop of a background subagent
 // (test/agents/childGone.test.ts records it).
 
 const taskStop = {

@@ -11,7 +11,7 @@ import type { WorkerProcess } from '../support/processes.ts';
 import { runScriptedClaude } from '../support/claudeScripted.ts';
 import { shellQuote } from '../../src/base/shellQuote.ts';
 
-// The artifact hand-over with the REAL Claude Code 2.1.332, wired by `baton install-hooks claude-code --trust` only:
+// The artifact hand-over with the REAL Claude Code 2.1.337, wired by `baton install-hooks claude-code --trust` only:
 // the main agent spawns the lifecycle executor in the foreground (Agent tool, run_in_background
 // false); the executor first tries to Write analysis.md, which Claude Code refuses to a subagent
 // ("Subagents should return findings as text"), then does what baton's profile says: hands the text

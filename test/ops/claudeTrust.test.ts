@@ -9,7 +9,7 @@ import { BATON_BIN, runBaton } from '../support/processes.ts';
 import { runScriptedClaude } from '../support/claudeScripted.ts';
 import { shellQuote } from '../../src/base/shellQuote.ts';
 
-// `baton install-hooks claude-code` against the REAL Claude Code 2.1.332,
+// `baton install-hooks claude-code` against the REAL Claude Code 2.1.337,
 // headless (`claude -p`) against a scripted Messages API server on 127.0.0.1 whose main agent makes
 // one Bash call, the kind baton's profiles give (`baton task …` with a heredoc), then ends the turn.
 // - The orchestrator instructions written to CLAUDE.md reach the main agent's request.
