@@ -1,4 +1,4 @@
-import type { Reporter, TestModule, Vitest } from 'vitest/node';
+import type { Reporter, TestCase, TestModule, Vitest } from 'vitest/node';
 
 // No quiet skips (docs/development.md "Skipped tests"): every test that did not run is printed by
 // name, with the reason its `context.skip(reason)` gave, and the run fails unless
@@ -6,6 +6,19 @@ import type { Reporter, TestModule, Vitest } from 'vitest/node';
 // counted.
 
 export const ALLOW_SKIPS = 'BATON_ALLOW_SKIPS';
+
+/**
+ * Why vitest skipped a test without a note: a beforeAll (or the file's import) of its suite or file
+ * failed, so it never ran; the first line of that error. Null when nothing above it failed.
+ */
+function setupFailure(test: TestCase): string | null {
+  for (let parent: TestCase['parent'] | undefined = test.parent; parent; parent = parent.type === 'module' ? undefined : parent.parent) {
+    const error = parent.errors()[0];
+    if (error)
+      return `not run: its ${parent.type === 'module' ? 'file' : 'suite'} failed before it (${String(error.message).split('\n')[0]})`;
+  }
+  return null;
+}
 
 export default class SkipReporter implements Reporter {
   #vitest: Vitest | undefined;
@@ -20,7 +33,7 @@ export default class SkipReporter implements Reporter {
       for (const test of module.children.allTests()) {
         const result = test.result();
         if (result.state !== 'skipped') continue;
-        const why = result.note ?? (test.options.mode === 'todo' ? 'todo' : 'no reason given');
+        const why = result.note ?? (test.options.mode === 'todo' ? 'todo' : (setupFailure(test) ?? 'no reason given'));
         skipped.push(`${module.relativeModuleId} > ${test.fullName}: ${why}`);
       }
     }
