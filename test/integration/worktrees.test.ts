@@ -129,6 +129,18 @@ describe('baton hook and baton task in linked worktrees', () => {
   });
 });
 
+describe('baton worker --discover and linked worktrees', () => {
+  it('serves a worktree under an allowed root from its first baton task, apart from its main checkout', async () => {
+    const main = harness.repository('worktrees-discover');
+    const at = harness.worktree(main, 'found');
+    const worker = await harness.startWorker(['--discover', '--allow-root', path.dirname(main.repo.root)], { env: main.env });
+    expect((await task(main.env, at, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    expect(worker.output()).toContain(`serving ${at.root} `);
+    expect(worker.output()).not.toContain(`serving ${main.repo.root} `);
+    expect(runOf(at).status).toBe('running');
+  });
+});
+
 describe('baton hook in a worktree that cannot be served', () => {
   it('a worktree whose main repository is gone: the hook says so and what to do, and creates nothing', async () => {
     const main = harness.repository('worktrees-gone');
