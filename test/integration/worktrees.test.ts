@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { runFilePath } from '../../src/core/taskLayout.ts';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
-import { doStageWork } from '../chaos/support.ts';
+import { doStageWork, queueFor } from '../chaos/support.ts';
 import type { StageNext } from '../chaos/support.ts';
 import { TASK_ID, TASK_ID_2 } from '../support/fixtures.ts';
 import { git, writeTask } from '../support/gitRepo.ts';
@@ -126,6 +126,37 @@ describe('baton hook and baton task in linked worktrees', () => {
     await expect
       .poll(() => worker.output(), { timeout: 30_000 })
       .toContain(`${at.root}: the linked worktree was removed or pruned; no longer serving queue`);
+  });
+});
+
+describe('baton worker --repo MAIN and a worktree removed with queued events', () => {
+  it('reports the events still waiting in the queue of a worktree removed while they wait', async () => {
+    const main = harness.repository('worktrees-pruned', { env: { BATON_HOOK_BUDGET_MS: '8000' } });
+    const at = harness.worktree(main, 'pruned');
+    const worker = await harness.startWorker(['--repo', main.repo.root], { env: main.env });
+    expect((await task(main.env, at, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    expect((await task(main.env, at, TASK_ID, 'prepare', '--client', 'codex')).status).toBe('running');
+    // The worktree's queue paused (as from the dashboard): its event waits.
+    const queue = queueFor(inject('redisUrl'), main.prefix, at.root);
+    try {
+      await queue.pause();
+      const started = await runBaton(['hook', 'codex'], {
+        env: main.env,
+        cwd: at.root,
+        input: nativePayload('codex', 'SubagentStart', 'executor', 'c-1', at.root),
+      });
+      expect(started).toMatchObject({ code: 0, stdout: '' });
+      expect(await queue.getWaitingCount()).toBe(1);
+      git(main.repo.root, ['worktree', 'remove', '--force', at.root]);
+      await expect
+        .poll(() => worker.output(), { timeout: 30_000 })
+        .toContain(
+          `${at.root}: the linked worktree was removed or pruned; no longer serving queue ${queue.name}, where 1 event(s) still wait that nothing can apply (their work tree is gone)`,
+        );
+      expect(await queue.getWaitingCount()).toBe(1);
+    } finally {
+      await queue.close();
+    }
   });
 });
 
