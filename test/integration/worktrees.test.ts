@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { runFilePath } from '../../src/core/taskLayout.ts';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
@@ -169,6 +169,35 @@ describe('baton worker --discover and linked worktrees', () => {
     expect(worker.output()).toContain(`serving ${at.root} `);
     expect(worker.output()).not.toContain(`serving ${main.repo.root} `);
     expect(runOf(at).status).toBe('running');
+  });
+});
+
+describe('baton new --worktree', () => {
+  it('adds a worktree on a new branch beside the repository, makes the task in its own workspace and says where to start the agent', async () => {
+    const main = harness.repository('worktrees-new');
+    const named = jsonOf(
+      await runBaton(['new', 'Bound the retry budget', '--worktree', 'fix/retry', '--json'], { env: main.env, cwd: main.repo.root }),
+    );
+    const dir = `${main.repo.root}-fix-retry`;
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+    expect(named).toMatchObject({ worktree: dir, branch: 'fix/retry', shortId: '01', tellTheAgent: 'Run task 01 through its lifecycle.' });
+    expect(git(dir, ['rev-parse', '--abbrev-ref', 'HEAD']).trim()).toBe('fix/retry');
+    expect(fs.existsSync(path.join(dir, named.taskFile))).toBe(true);
+    expect(fs.existsSync(path.join(main.repo.root, named.taskFile))).toBe(false);
+    // The default branch is the task id; the text names the worktree to start the agent in.
+    const text = await runBaton(['new', 'Second', '--worktree', '--id', 'TASK-20260101-000009'], { env: main.env, cwd: main.repo.root });
+    const second = `${main.repo.root}-TASK-20260101-000009`;
+    onTestFinished(() => fs.rmSync(second, { recursive: true, force: true }));
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`created worktree ${second} on a new branch TASK-20260101-000009\n`);
+    expect(text.stdout).toContain(`tell your agent (start it in ${second}):\n  Run task 01 through its lifecycle.\n`);
+    // An existing directory is refused before git runs.
+    const again = await runBaton(['new', 'Third', '--worktree', 'fix/retry'], { env: main.env, cwd: main.repo.root });
+    expect(again).toMatchObject({ code: 1, stdout: '' });
+    expect(again.stderr).toContain(`${dir} exists already`);
+    // The worker of the main repository serves the new worktree's task.
+    await harness.startWorker(['--repo', main.repo.root], { env: main.env });
+    expect((await task(main.env, { root: dir, taskDir: '' }, '01', 'begin-or-resume')).status).toBe('running');
   });
 });
 
