@@ -201,6 +201,27 @@ describe('baton new --worktree', () => {
   });
 });
 
+describe('baton runs in a repository with linked worktrees', () => {
+  it("names the checkout's branch, the main repository of a worktree, and the repository's other checkouts", async () => {
+    const main = harness.repository('worktrees-runs');
+    const at = harness.worktree(main, 'listed');
+    const detached = harness.worktree(main, 'detached', null);
+    const run = await runBaton(['runs'], { env: main.env, cwd: at.root });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stdout).toContain(
+      `branch listed · linked worktree of ${main.repo.root}\n` +
+        "the repository's other checkouts, each with its own runs (baton runs --repo DIR):\n" +
+        `  ${main.repo.root} (branch main)\n  ${detached.root} (detached HEAD)\n`,
+    );
+    const listed = JSON.parse((await runBaton(['runs', '--json'], { env: main.env, cwd: main.repo.root })).stdout);
+    expect(listed.checkout).toMatchObject({ root: main.repo.root, branch: 'main', mainRepository: null });
+    expect(listed.checkout.otherCheckouts).toEqual([
+      { root: detached.root, branch: null },
+      { root: at.root, branch: 'listed' },
+    ]);
+  });
+});
+
 describe('baton hook in a worktree that cannot be served', () => {
   it('a worktree whose main repository is gone: the hook says so and what to do, and creates nothing', async () => {
     const main = harness.repository('worktrees-gone');
