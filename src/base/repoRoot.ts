@@ -63,13 +63,89 @@ export function mainRepositoryOf(root: string): string | null {
   }
 }
 
+/** Where a checkout sits: its own root (a linked worktree is a checkout of its own), and for a linked worktree its main repository's root. */
+export type Checkout = Readonly<{ root: string; main: string | null }>;
+
 /**
- * The repository a working directory belongs to, found without git; a linked worktree maps to its
- * main repository (whose queue and worker serve it), named in `worktree`. Null outside any repository.
+ * The checkout a working directory belongs to, found without git. A linked worktree is a checkout of
+ * its own (its own id, queue, tasks and fingerprint: docs/architecture.md "Worktrees"), as upstream's
+ * `git rev-parse --show-toplevel` has it; `main` names its main repository (whose worker serves it
+ * and whose recorded Redis it falls back to). Null outside any repository.
  */
-export function repositoryOf(start: string): { root: string; worktree: string | null } | null {
+export function repositoryOf(start: string): Checkout | null {
   const root = findRepoRoot(path.resolve(start));
   if (!root) return null;
-  const main = mainRepositoryOf(root);
-  return main ? { root: main, worktree: root } : { root, worktree: null };
+  return { root, main: mainRepositoryOf(root) };
+}
+
+/**
+ * Why the checkout at `root` cannot be served, or null when it can: a `.git` file whose git directory
+ * is gone (the main repository moved or deleted, or the worktree pruned). Only a `.git` file can be
+ * like that; baton never creates a missing git directory.
+ */
+export function checkoutProblem(root: string): string | null {
+  const dotGit = path.join(root, '.git');
+  try {
+    if (fs.statSync(dotGit).isDirectory()) return null;
+    const gitDir = gitDirOf(root);
+    if (!fs.statSync(gitDir).isDirectory()) return `${dotGit} names ${gitDir}, which is not a directory`;
+    const common = commonDirOf(gitDir);
+    if (!fs.existsSync(path.join(common, 'objects'))) {
+      return `${root} is a linked worktree whose main repository's git directory ${common} is gone (moved or deleted); move it back, or run 'git worktree repair ${root}' in the main repository where it is now`;
+    }
+    return null;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return `${dotGit}: ${(error as Error).message}`;
+    return `${root} is a linked worktree whose git directory is gone: its main repository was moved or deleted, or the worktree was pruned ('git worktree prune'); run 'git worktree repair ${root}' in the main repository, or add the worktree again`;
+  }
+}
+
+/** One linked worktree of a repository, as `<common>/worktrees/<name>/` describes it. */
+export type LinkedWorktree = Readonly<{
+  name: string;
+  /** Its git directory, `<common>/worktrees/<name>`. */
+  gitDir: string;
+  /** Its work tree's root (what `gitdir` names, without `/.git`); null when that is gone (removed by hand, awaiting prune). */
+  root: string | null;
+}>;
+
+/** The linked worktrees of the repository whose common git directory is `commonDir` (`git worktree list` without git). */
+export function linkedWorktreesOf(commonDir: string): LinkedWorktree[] {
+  const dir = path.join(commonDir, 'worktrees');
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+  const found: LinkedWorktree[] = [];
+  for (const name of names) {
+    const gitDir = path.join(dir, name);
+    let dotGit: string;
+    try {
+      dotGit = path.resolve(gitDir, fs.readFileSync(path.join(gitDir, 'gitdir'), 'utf8').trim());
+    } catch {
+      continue; // being added or pruned
+    }
+    const root = path.dirname(dotGit);
+    let live = false;
+    try {
+      live = gitDirOf(root) === gitDir || fs.realpathSync(gitDirOf(root)) === fs.realpathSync(gitDir);
+    } catch {
+      live = false;
+    }
+    found.push({ name, gitDir, root: live ? root : null });
+  }
+  return found;
+}
+
+/** The branch a checkout's HEAD is on (`refs/heads/` left out), or null on a detached HEAD. */
+export function branchOf(root: string): string | null {
+  try {
+    const head = fs.readFileSync(path.join(gitDirOf(root), 'HEAD'), 'utf8').trim();
+    const match = /^ref:\s*refs\/heads\/(.+)$/.exec(head);
+    return match?.[1] ?? null;
+  } catch {
+    return null;
+  }
 }

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { connectFast, redactRedisUrl, redisOptionsFromUrl, redisTargetFromUrl } from '../queue/connection.ts';
 import { withDeadline } from '../base/deadline.ts';
 import { writeFileAtomic } from '../base/atomicFile.ts';
-import { defaultRedisUrl, privateRedisUrl } from '../queue/endpoint.ts';
+import { defaultRedisUrl } from '../queue/endpoint.ts';
 import { privateRedisDir } from '../base/batonDir.ts';
 import { RedisServerError, findRedisServer, launchRedisServer } from '../redisServer/launch.ts';
 
@@ -175,7 +175,8 @@ async function startPrivateRedis(
   const ownerFile = path.join(dir, 'owner');
 
   // Another `baton start` of this repository may already run one: share it, or adopt it when its owner died.
-  const recorded = privateRedisUrl(repoRoot);
+  // This checkout's own (privateRedisUrl falls back to a linked worktree's main repository's).
+  const recorded = readOr(urlFile, '').trim() || null;
   if (recorded && (await answers(recorded))) {
     const owner = Number(readOr(ownerFile, ''));
     if (Number.isInteger(owner) && owner > 0 && owner !== process.pid && pidAlive(owner)) {

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -15,7 +16,10 @@ import { parseCommand } from './options.ts';
 // `baton new "<title>"` (docs/adopting.md "baton new"): a task in agent-infra's layout, ready for an
 // agent to run through its lifecycle: `.agents/workspace/active/<TASK-id>/task.md` and its short id
 // in the registry (the plan is core/newTask.ts). Prints the id, the short id and the sentence to
-// give the agent. Bad input writes nothing.
+// give the agent. Bad input writes nothing. `--worktree [BRANCH]` first adds a linked worktree on a
+// new branch beside the repository (`git worktree add -b`, the command a user would type: git's
+// own worktree creation, which isomorphic-git does not implement, so this one option needs git on
+// PATH) and makes the task there, in that worktree's own workspace (docs/architecture.md "Worktrees").
 
 function taskType(value: string): TaskType {
   if (!(TASK_TYPES as readonly string[]).includes(value)) throw new InvalidArgumentError(`must be one of ${TASK_TYPES.join(', ')}`);
@@ -35,28 +39,51 @@ export async function run(argv: string[]): Promise<number> {
     .option('--type <type>', `${TASK_TYPES.join(', ')} (default: feature)`, taskType)
     .option('--description <text>', 'what is asked, why, and how to tell it is done (else task.md says to write it)')
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
+    .option(
+      '--worktree [branch]',
+      'create the task in a new linked worktree <repo>-<branch> beside the repository, on a new branch (default: the task id); needs git',
+    )
     .option('--json', 'print the result as one line of JSON');
   const exit = parseCommand(program, argv, { redis: 'baton new only writes the task files; it does not use Redis' });
   if (exit !== null) return exit;
-  const options = program.opts<{ id?: string; type?: TaskType; description?: string; repo?: string; json?: boolean }>();
-  const root = lookupRepoRoot(options.repo);
-  if (!root.ok) {
+  const options = program.opts<{
+    id?: string;
+    type?: TaskType;
+    description?: string;
+    repo?: string;
+    worktree?: string | true;
+    json?: boolean;
+  }>();
+  const found = lookupRepoRoot(options.repo);
+  if (!found.ok) {
     process.stderr.write(
-      `baton new: ${root.message}: run it inside your project's git repository, or pass --repo DIR. Nothing was written\n`,
+      `baton new: ${found.message}: run it inside your project's git repository, or pass --repo DIR. Nothing was written\n`,
     );
     return 1;
   }
-  const planned = planNewTask(root.root, {
-    title: program.args[0] ?? '',
-    id: options.id,
-    type: options.type,
-    description: options.description,
-    now: new Date(),
-  });
+  const request = { title: program.args[0] ?? '', id: options.id, type: options.type, description: options.description, now: new Date() };
+  let planned = planNewTask(found.root, request);
   if (!planned.ok) {
     process.stderr.write(`baton new: ${planned.message}. Nothing was written\n`);
     return planned.kind === 'usage' ? 2 : 1;
   }
+  let worktree: { dir: string; branch: string } | null = null;
+  if (options.worktree !== undefined) {
+    const branch = options.worktree === true ? planned.task.taskId : options.worktree;
+    const added = addWorktree(found.root, branch);
+    if (!added.ok) {
+      process.stderr.write(`baton new: ${added.message}. Nothing was written\n`);
+      return 1;
+    }
+    worktree = { dir: added.dir, branch };
+    // The same task (id and time), planned in the new worktree's own workspace.
+    planned = planNewTask(added.dir, { ...request, id: planned.task.taskId });
+    if (!planned.ok) {
+      process.stderr.write(`baton new: ${planned.message}; worktree ${added.dir} was added without a task\n`);
+      return 1;
+    }
+  }
+  const root = { root: worktree?.dir ?? found.root };
   const { task } = planned;
   fs.mkdirSync(path.dirname(task.taskDir), { recursive: true });
   try {
@@ -75,14 +102,17 @@ export async function run(argv: string[]): Promise<number> {
       shortId: task.shortId,
       taskFile: relativeTaskFile(root.root, task),
       tellTheAgent: agentSentence(task.shortId),
+      ...(worktree ? { worktree: worktree.dir, branch: worktree.branch } : {}),
       notes,
     });
     return 0;
   }
+  if (worktree) process.stdout.write(`created worktree ${worktree.dir} on a new branch ${worktree.branch}\n`);
   process.stdout.write(`created ${task.taskId} (short id ${task.shortId}): ${relativeTaskFile(root.root, task)}\n`);
   if (options.description === undefined)
     process.stdout.write('  describe the task in it (what, why, how to tell it is done) before the agent starts\n');
-  process.stdout.write(`tell your agent:\n  ${agentSentence(task.shortId)}\n`);
+  const where = worktree ? ` (start it in ${worktree.dir})` : '';
+  process.stdout.write(`tell your agent${where}:\n  ${agentSentence(task.shortId)}\n`);
   for (const note of notes) process.stdout.write(`note: ${note}\n`);
   return 0;
 }
@@ -97,4 +127,14 @@ function notesFor(repoRoot: string): string[] {
     notes.push("no agent client is wired to baton here yet: run 'baton init' first");
   }
   return notes;
+}
+
+/** `git worktree add -b BRANCH <repo>-<branch>` beside the repository at `root`; the directory it made, or why not. */
+function addWorktree(root: string, branch: string): { ok: true; dir: string } | { ok: false; message: string } {
+  const dir = path.join(path.dirname(root), `${path.basename(root)}-${branch.replace(/[^A-Za-z0-9._-]+/g, '-')}`);
+  if (fs.existsSync(dir)) return { ok: false, message: `${dir} exists already: pass another branch name (--worktree BRANCH)` };
+  const run = spawnSync('git', ['worktree', 'add', '-q', '-b', branch, dir], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+  if (run.error) return { ok: false, message: `--worktree runs 'git worktree add', and git could not be run (${run.error.message})` };
+  if (run.status !== 0) return { ok: false, message: `git worktree add -b ${branch} ${dir} failed: ${run.stderr.trim()}` };
+  return { ok: true, dir: fs.realpathSync(dir) };
 }

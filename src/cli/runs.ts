@@ -5,6 +5,7 @@ import { milliseconds, parseCommand } from './options.ts';
 import { FIRST_RUN_HINT, RUN_ROW_STATUSES, filterRuns, formatRunsTable, listRuns } from '../runs/runList.ts';
 import type { RunRow } from '../runs/runList.ts';
 import { lookupRepoRoot } from './common.ts';
+import { branchOf, commonDirOf, gitDirOf, linkedWorktreesOf, mainRepositoryOf } from '../base/repoRoot.ts';
 import { checkoutRecord } from '../queue/checkoutId.ts';
 import { queueNameFor } from '../queue/keys.ts';
 import { readEndpoint } from '../queue/endpoint.ts';
@@ -17,17 +18,55 @@ import { readEndpoint } from '../queue/endpoint.ts';
 export { formatRunsTable, listRuns, taskDirectories } from '../runs/runList.ts';
 export type { PendingSummary, RunRow } from '../runs/runList.ts';
 
-/** Which checkout (and so which queue) this is, on which machine and path: one team Redis holds many. */
-export type CheckoutSummary = Readonly<{ id: string; queue: string; host: string; root: string; createdAt: string }>;
+/** A checkout's branch as `baton runs` says it: `branch B`, or `detached HEAD`. */
+type CheckoutBranch = Readonly<{ root: string; branch: string | null }>;
+
+/**
+ * Which checkout (and so which queue) this is, on which machine and path: one team Redis holds many.
+ * With linked worktrees, its branch, the main repository of a linked worktree, and the repository's
+ * other checkouts, each with its own runs (docs/architecture.md "Worktrees").
+ */
+export type CheckoutSummary = Readonly<{
+  id: string;
+  queue: string;
+  host: string;
+  root: string;
+  createdAt: string;
+  branch: string | null;
+  /** The main repository's root when this checkout is a linked worktree. */
+  mainRepository: string | null;
+  /** The repository's other checkouts (its main checkout and linked worktrees whose work tree is there). */
+  otherCheckouts: readonly CheckoutBranch[];
+}>;
 
 export function checkoutSummary(repoRoot: string): CheckoutSummary {
   const real = fs.realpathSync.native(repoRoot);
   const record = checkoutRecord(real);
-  return { id: record.id, queue: queueNameFor(record.id), host: os.hostname(), root: real, createdAt: record.createdAt };
+  const main = mainRepositoryOf(real);
+  const checkouts = [
+    main ?? real,
+    ...linkedWorktreesOf(commonDirOf(gitDirOf(real))).flatMap((worktree) => (worktree.root ? [worktree.root] : [])),
+  ];
+  return {
+    id: record.id,
+    queue: queueNameFor(record.id),
+    host: os.hostname(),
+    root: real,
+    createdAt: record.createdAt,
+    branch: branchOf(real),
+    mainRepository: main,
+    otherCheckouts: checkouts.filter((root) => root !== real).map((root) => ({ root, branch: branchOf(root) })),
+  };
 }
 
+const branchText = (branch: string | null) => (branch === null ? 'detached HEAD' : `branch ${branch}`);
+
 export function formatCheckout(checkout: CheckoutSummary): string {
-  return `queue ${checkout.queue} · checkout ${checkout.id} on ${checkout.host}:${checkout.root}\n`;
+  let text = `queue ${checkout.queue} · checkout ${checkout.id} on ${checkout.host}:${checkout.root}\n`;
+  if (checkout.mainRepository === null && checkout.otherCheckouts.length === 0) return text;
+  text += `${branchText(checkout.branch)}${checkout.mainRepository ? ` · linked worktree of ${checkout.mainRepository}` : ''}\n`;
+  const others = checkout.otherCheckouts.map((other) => `  ${other.root} (${branchText(other.branch)})\n`).join('');
+  return `${text}the repository's other checkouts, each with its own runs (baton runs --repo DIR):\n${others}`;
 }
 
 /** Cursor home, the frame, then clear whatever the previous (longer) frame left below it. */

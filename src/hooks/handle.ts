@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { ClientHook } from '../clients/hook.ts';
 import { clientAdapter } from '../clients/registry.ts';
-import { repositoryOf } from '../base/repoRoot.ts';
+import { checkoutProblem, repositoryOf } from '../base/repoRoot.ts';
 import { activeTaskDirs, runFilePath } from '../core/taskLayout.ts';
 import { deliver } from '../queue/deliver.ts';
 import { namedQueueConfig } from '../queue/endpoint.ts';
@@ -17,7 +17,7 @@ import { profileModel } from './agentModel.ts';
 
 // One native hook event, from the client's arguments and payload to the exit code and output
 // (`baton hook`, docs/hooks.md): the payload and the pure decision (payload.ts, decide.ts), the
-// repository (a linked worktree maps to its main repository), which Redis (queue/endpoint.ts), then
+// checkout (a linked worktree is a checkout of its own), which Redis (queue/endpoint.ts), then
 // the spawn claim (spawnClaim.ts) or the event's delivery (queue/deliver.ts). SubagentStart/Stop of
 // a lifecycle agent become hook-start/hook-stop events (docs/lifecycle.md §10.3) added to the
 // repository's queue without waiting for the worker; PreToolUse on the spawning tool claims the
@@ -26,7 +26,7 @@ import { profileModel } from './agentModel.ts';
 // queued; in both cases the hook says so.
 //
 // Output contract (docs/hooks.md "Output contract"): stdout is empty, or, when the user should know
-// something (event spooled or queued with no worker, a linked worktree), the client's notice (both
+// something (event spooled or queued with no worker), the client's notice (both
 // clients: `{"systemMessage": "baton: …"}`); the same text goes to stderr. Exit 0: recorded, queued
 // or spooled; exit 1: invalid input or an event baton refuses (a non-blocking error in both
 // clients); exit 2 only on PreToolUse, with the reason on stderr (Claude Code and Codex block the
@@ -82,10 +82,10 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
     return blocked(report.finish(decision.kind === 'spawn-check' ? 2 : 1), adapter.hook);
   }
   const { root } = repository;
-  if (repository.worktree) {
-    report.notice(
-      `baton: ${repository.worktree} is a linked worktree of ${root}; the event goes to ${root}'s queue, but changes made in the worktree are not measured there`,
-    );
+  const problem = checkoutProblem(root);
+  if (problem) {
+    report.say(`baton hook: ${problem}; the event was not recorded\n`);
+    return blocked(report.finish(decision.kind === 'spawn-check' ? 2 : 1), adapter.hook);
   }
   // Which Redis, resolved once here and handed down as it is (null: none configured).
   const queue = namedQueueConfig({ redisOption: request.redis, repoRoot: root })?.queue ?? null;

@@ -15,7 +15,7 @@ export class HookReport {
     this.#stderr += text;
   }
 
-  /** Something the user should know although the event was recorded (spooled, queued, worktree). */
+  /** Something the user should know although the event was recorded (spooled, queued). */
   notice(message: string): void {
     this.#notices.push(message.trim());
   }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomHex } from '../base/digest.ts';
 import { checkoutFile } from '../base/batonDir.ts';
+import { checkoutProblem } from '../base/repoRoot.ts';
 
 // Which checkout this is, as opposed to which path it sits at. Two machines (dev containers,
 // identical home layouts) often have a checkout at the same path and the same host name; a queue
@@ -126,6 +127,9 @@ export function checkoutRecord(realRoot: string): CheckoutRecord {
   for (;;) {
     const existing = readRecord(file);
     if (existing === null) {
+      // Never a git directory of our own making: a linked worktree's that is gone stays gone.
+      const problem = checkoutProblem(realRoot);
+      if (problem) throw new Error(problem);
       // Whether we created it or another process did first, read back the one that won.
       createExclusive(file, newRecord(realRoot));
       continue;

@@ -31,6 +31,7 @@ export class RepositoryQueueClient {
   readonly #redis: Redis;
   readonly #prefix: string;
   readonly #repo: QueueRepo;
+  readonly #mainQueue: string | undefined;
   #streamCursor = '0-0';
 
   private constructor(redis: Redis, config: QueueConfig, repo: QueueRepo) {
@@ -38,6 +39,7 @@ export class RepositoryQueueClient {
     this.#redis = redis;
     this.#prefix = config.prefix;
     this.#repo = repo;
+    this.#mainQueue = config.mainQueue;
   }
 
   static async connect(config: QueueConfig, repo: QueueRepo, connectTimeoutMs: number): Promise<RepositoryQueueClient> {
@@ -53,15 +55,16 @@ export class RepositoryQueueClient {
   async workerAvailable(): Promise<boolean> {
     const now = Date.now();
     const pipeline = this.#redis.pipeline();
-    for (const [command, ...args] of servingCheck(this.#prefix, this.queueName, now)) pipeline.call(command, ...args);
+    for (const [command, ...args] of servingCheck(this.#prefix, this.queueName, now, this.#mainQueue)) pipeline.call(command, ...args);
     const replies = (await pipeline.exec()) ?? [];
     const failure = replies.find(([error]) => error);
     if (failure) throw failure[0];
-    const [members, workers, roots] = replies.map(([, reply]) => reply);
+    const [members, workers, roots, mainMembers] = replies.map(([, reply]) => reply);
     const list = (reply: unknown) => (Array.isArray(reply) ? (reply as unknown[]) : []);
     // ioredis may hand HGETALL back as an object or as the flat reply.
     const discoveryRoots = Array.isArray(roots) ? fieldsToRecord(roots) : ((roots ?? {}) as Record<string, string>);
-    return workerServes({ queueMembers: list(members), liveWorkers: list(workers), discoveryRoots }, this.#repo.root, now);
+    const serving = { queueMembers: list(members), liveWorkers: list(workers), discoveryRoots, mainQueueMembers: list(mainMembers) };
+    return workerServes(serving, this.#repo.root, now);
   }
 
   /**

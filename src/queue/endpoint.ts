@@ -2,7 +2,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 // Light imports only: the hook reads this on every event (no zod, no Redis client here).
 import { endpointFile, privateRedisDir } from '../base/batonDir.ts';
-import { DEFAULT_PREFIX } from './keys.ts';
+import { mainRepositoryOf } from '../base/repoRoot.ts';
+import { checkoutRecord } from './checkoutId.ts';
+import { DEFAULT_PREFIX, queueNameFor } from './keys.ts';
 import type { QueueConfig } from './keys.ts';
 import { DEFAULT_REDIS_URL } from './redisUrl.ts';
 
@@ -15,6 +17,9 @@ import { DEFAULT_REDIS_URL } from './redisUrl.ts';
 // else; the recorded endpoint replaces the guess (127.0.0.1:6379) an agent without REDIS_URL made.
 // TLS files given to the worker through BATON_REDIS_CA/CERT/KEY are written into the recorded URL
 // (`?ca=` etc.), so a hook without those variables still trusts the same CA.
+// A linked worktree is a checkout of its own with its own endpoint file, written once a worker serves
+// it; until then (a worktree added a moment ago) it uses its main repository's: the worker serving the
+// main repository serves its worktrees too (docs/architecture.md "Worktrees").
 
 /** The worker's reconciliation graces (docs/architecture.md "Reconciliation"), in milliseconds. */
 export type RecordedGraces = Readonly<{ stopGraceMs: number; spawnGraceMs: number }>;
@@ -61,8 +66,15 @@ export function withTlsFiles(url: string, env: Record<string, string | undefined
   return text ? `${base}?${text}` : base;
 }
 
-/** The recorded endpoint, or null when there is none or it cannot be read. */
+/** The recorded endpoint (a linked worktree without one of its own: its main repository's), or null when there is none or it cannot be read. */
 export function readEndpoint(repoRoot: string): RecordedEndpoint | null {
+  const own = readEndpointOf(repoRoot);
+  if (own) return own;
+  const main = mainRepositoryOf(repoRoot);
+  return main ? readEndpointOf(main) : null;
+}
+
+function readEndpointOf(repoRoot: string): RecordedEndpoint | null {
   let value: unknown;
   try {
     value = JSON.parse(fs.readFileSync(endpointFile(repoRoot), 'utf8'));
@@ -105,6 +117,17 @@ export function namedQueueConfig(
   options: Readonly<{ redisOption?: string; prefixOption?: string; repoRoot?: string; recorded?: boolean }>,
   env: Record<string, string | undefined> = process.env,
 ): ClientQueueConfig | null {
+  const config = resolveNamedQueue(options, env);
+  const main = config && options.repoRoot !== undefined && options.recorded !== false ? mainRepositoryOf(options.repoRoot) : null;
+  if (!config || !main) return config;
+  // A linked worktree: its main repository's workers serve it too (QueueConfig's `mainQueue`).
+  return { ...config, queue: { ...config.queue, mainQueue: queueNameFor(checkoutRecord(fs.realpathSync.native(main)).id) } };
+}
+
+function resolveNamedQueue(
+  options: Readonly<{ redisOption?: string; prefixOption?: string; repoRoot?: string; recorded?: boolean }>,
+  env: Record<string, string | undefined>,
+): ClientQueueConfig | null {
   const { redisOption, repoRoot } = options;
   const prefix = (fallback: string) => options.prefixOption ?? (env.BATON_PREFIX || fallback);
   if (redisOption !== undefined) return { queue: { redisUrl: redisOption, prefix: prefix(DEFAULT_PREFIX) }, source: 'option' };
@@ -143,8 +166,15 @@ export function defaultRedisUrl(env: Record<string, string | undefined> = proces
   return env.BATON_DEFAULT_REDIS_URL || DEFAULT_REDIS_URL;
 }
 
-/** The private Redis `baton start` recorded for this repository while it runs, if any. */
+/** The private Redis `baton start` recorded for this repository while it runs (a linked worktree: else its main repository's), if any. */
 export function privateRedisUrl(repoRoot: string): string | null {
+  const own = privateRedisUrlOf(repoRoot);
+  if (own) return own;
+  const main = mainRepositoryOf(repoRoot);
+  return main ? privateRedisUrlOf(main) : null;
+}
+
+function privateRedisUrlOf(repoRoot: string): string | null {
   try {
     return fs.readFileSync(path.join(privateRedisDir(repoRoot), 'url'), 'utf8').trim() || null;
   } catch {

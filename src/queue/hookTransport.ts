@@ -37,7 +37,8 @@ export function rawTargetFor(config: QueueConfig, env: Record<string, string | u
   if (env.BATON_HOOK_TRANSPORT === 'ioredis') return null;
   // Any connection setting besides the URL and prefix (e.g. a cluster flag) is one the raw client does not know.
   for (const [key, value] of Object.entries(config) as [string, unknown][]) {
-    if (key !== 'redisUrl' && key !== 'prefix' && value !== undefined && value !== null && value !== false) return null;
+    if (key !== 'redisUrl' && key !== 'prefix' && key !== 'mainQueue' && value !== undefined && value !== null && value !== false)
+      return null;
   }
   return rawRedisTarget(config.redisUrl);
 }
@@ -47,20 +48,28 @@ export class RawQueueClient implements HookQueue {
   readonly #redis: RespClient;
   readonly #prefix: string;
   readonly #repo: QueueRepo;
+  readonly #mainQueue: string | undefined;
   /** Where in the events stream waiting starts (noted before the job could complete); null until noted. */
   #streamCursor: string | null = null;
   /** The worker check made in the same round trip as the last enqueue, until workerAvailable reads it. */
   #workerSeen: boolean | null = null;
 
-  private constructor(redis: RespClient, prefix: string, repo: QueueRepo) {
+  private constructor(redis: RespClient, prefix: string, repo: QueueRepo, mainQueue: string | undefined) {
     this.queueName = queueNameFor(repo.id);
     this.#redis = redis;
     this.#prefix = prefix;
     this.#repo = repo;
+    this.#mainQueue = mainQueue;
   }
 
-  static async connect(target: RespTarget, prefix: string, repo: QueueRepo, connectTimeoutMs: number): Promise<RawQueueClient> {
-    return new RawQueueClient(await RespClient.connect(target, connectTimeoutMs), prefix, repo);
+  static async connect(
+    target: RespTarget,
+    prefix: string,
+    repo: QueueRepo,
+    connectTimeoutMs: number,
+    mainQueue?: string,
+  ): Promise<RawQueueClient> {
+    return new RawQueueClient(await RespClient.connect(target, connectTimeoutMs), prefix, repo, mainQueue);
   }
 
   /**
@@ -113,17 +122,22 @@ export class RawQueueClient implements HookQueue {
   }
 
   #workerCheck(now: number): RespArg[][] {
-    return servingCheck(this.#prefix, this.queueName, now);
+    return servingCheck(this.#prefix, this.queueName, now, this.#mainQueue);
   }
 
   #workerFrom(replies: RespReply[], now: number): boolean {
     // An ACL that denies these keys is not "no worker" (BATON_REDIS_NO_PERMISSION, not BATON_WORKER_UNAVAILABLE).
     const refused = replies.find((reply) => reply instanceof RedisReplyError);
     if (refused) throw refused;
-    const [members, workers, roots] = replies;
+    const [members, workers, roots, mainMembers] = replies;
     const list = (reply: RespReply | undefined) => (Array.isArray(reply) ? reply : []);
     return workerServes(
-      { queueMembers: list(members), liveWorkers: list(workers), discoveryRoots: fieldsToRecord(list(roots)) },
+      {
+        queueMembers: list(members),
+        liveWorkers: list(workers),
+        discoveryRoots: fieldsToRecord(list(roots)),
+        mainQueueMembers: list(mainMembers),
+      },
       this.#repo.root,
       now,
     );
@@ -224,7 +238,7 @@ function outcomeFromReply(reply: RespReply): Promise<JobOutcome | null> {
  */
 export async function connectHookQueue(config: QueueConfig, repo: QueueRepo, connectTimeoutMs: number): Promise<HookQueue> {
   const target = rawTargetFor(config);
-  if (target) return RawQueueClient.connect(target, config.prefix, repo, connectTimeoutMs);
+  if (target) return RawQueueClient.connect(target, config.prefix, repo, connectTimeoutMs, config.mainQueue);
   const { RepositoryQueueClient } = await import('./client.ts');
   return RepositoryQueueClient.connect(config, repo, connectTimeoutMs);
 }

@@ -4,7 +4,16 @@ import { isClusterUrl } from './redisUrl.ts';
 
 export const DEFAULT_PREFIX = 'baton';
 
-export type QueueConfig = Readonly<{ redisUrl: string; prefix: string }>;
+export type QueueConfig = Readonly<{
+  redisUrl: string;
+  prefix: string;
+  /**
+   * A linked worktree's client: the queue of its main repository, whose workers serve the
+   * worktree's queue too (they follow the repository's worktrees, src/workers/worktrees.ts), so a
+   * worker of that queue counts as this one's before it has picked a new worktree up.
+   */
+  mainQueue?: string;
+}>;
 
 /** The queue of a checkout: named after its id (docs/architecture.md "Job envelope"). */
 export function queueNameFor(checkoutId: string): string {
@@ -66,11 +75,14 @@ export function liveServers(queueMembers: readonly unknown[], liveWorkers: reado
  * workers, the live workers, and the roots of discovering workers (read with `liveServers` and
  * `isWithin` on the roots whose expiry has not passed).
  */
-export function servingCheck(prefix: string, queueName: string, now: number): [string, ...(string | number)[]][] {
+export function servingCheck(prefix: string, queueName: string, now: number, mainQueue?: string): [string, ...(string | number)[]][] {
   return [
     ['ZRANGE', heartbeatKey(prefix, queueName), 0, -1, 'WITHSCORES'],
     ['ZRANGEBYSCORE', workersKey(prefix), now, '+inf', 'WITHSCORES'],
     ['HGETALL', discoveryRootsKey(prefix)],
+    ...(mainQueue === undefined
+      ? []
+      : [['ZRANGE', heartbeatKey(prefix, mainQueue), 0, -1, 'WITHSCORES'] as [string, ...(string | number)[]]]),
   ];
 }
 

@@ -65,11 +65,14 @@ export function workerServes(
     queueMembers: readonly unknown[];
     liveWorkers: readonly unknown[];
     discoveryRoots: Readonly<Record<string, string>>;
+    /** The serving workers of a linked worktree's main repository's queue (QueueConfig's `mainQueue`). */
+    mainQueueMembers?: readonly unknown[];
   }>,
   repoRoot: string,
   now: number,
 ): boolean {
   if (liveServers(replies.queueMembers, replies.liveWorkers, now).length > 0) return true;
+  if (replies.mainQueueMembers && liveServers(replies.mainQueueMembers, replies.liveWorkers, now).length > 0) return true;
   return Object.entries(replies.discoveryRoots).some(([root, expiry]) => Number(expiry) > now && isWithin(repoRoot, root));
 }
 

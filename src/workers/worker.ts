@@ -28,6 +28,7 @@ import { SPARE_CONNECTIONS, keepSpareConnections } from './spareConnections.ts';
 import type { WorkerLog, WorkerScope } from './serving.ts';
 import { closeWorker } from './shutdown.ts';
 import { drainSpools } from './spoolDrain.ts';
+import { RepositoryWorktrees } from './worktrees.ts';
 
 // The baton worker: ONE module that runs unchanged on Node, Bun and Deno. It serves one or more
 // repositories, each through its own BullMQ queue consumed with concurrency 1 under a queue-wide
@@ -41,6 +42,7 @@ import { drainSpools } from './spoolDrain.ts';
 //   spareConnections.ts   a connection opened beforehand for the next checkout that gets work
 //   discovery.ts          --discover: serve the registered checkouts inside the allowed roots
 //   followCheckoutIds.ts  a checkout re-cloned meanwhile: serve its new queue
+//   worktrees.ts          the linked worktrees of a served repository: serve added ones, drop removed ones
 //   spoolDrain.ts         queue what hooks spooled while Redis was down
 //   reconciler.ts         queue a reconcile job for a delegation past its grace
 //   dutyRounds.ts         count the completed rounds of the periodic duties (evidence a round ran)
@@ -156,16 +158,22 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   // meanwhile (seen in test/workers/onDemand.test.ts: 200 checkouts at load 9). Once it serves, the
   // same duty first follows its checkouts' ids and then adjusts the spares.
   let serving = false;
+  const worktrees = new RepositoryWorktrees(scope, checkouts, consumers);
   every(HEARTBEAT_INTERVAL_MS, () =>
     serving
       ? followCheckoutIds(scope, checkouts, consumers)
+          .then(() => worktrees.follow())
           .then(() => heartbeat.beat())
           .then(() => spares.adjust())
       : // A beat that fails while it sets up is not reported: the next one comes within the interval.
         heartbeat.beat().catch(() => undefined),
   );
   try {
-    for (const repo of options.repos) await checkouts.serve(repoIdentity(repo));
+    for (const repo of options.repos) {
+      await checkouts.serve(repoIdentity(repo));
+      worktrees.add(repo);
+    }
+    await worktrees.follow();
     if (discoverRoots.length > 0) await discover(scope, checkouts, discoverRoots);
     await drainSpools(scope, checkouts, consumers);
   } catch (error) {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { copilotPayload } from '../../src/clients/copilot-cli/index.ts';
 import { decideHook, nativeEventId, spawnFork } from '../../src/hooks/decide.ts';
 import { parseHookInput } from '../../src/hooks/payload.ts';
-import { mainRepositoryOf } from '../../src/base/repoRoot.ts';
+import { checkoutProblem, mainRepositoryOf, repositoryOf } from '../../src/base/repoRoot.ts';
 import type { HookPayload } from '../../src/hooks/payload.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
 
@@ -211,7 +211,7 @@ describe('decideHook', () => {
     });
   });
 
-  it('a linked worktree maps to its main repository (.git file → gitdir → commondir)', () => {
+  it('repositoryOf: a linked worktree is a checkout of its own and names its main repository (.git file → gitdir → commondir)', () => {
     const base = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-wt-'));
     try {
       const main = path.join(base, 'main');
@@ -223,6 +223,16 @@ describe('decideHook', () => {
       fs.writeFileSync(path.join(linked, '.git'), `gitdir: ${gitdir}\n`);
       expect(mainRepositoryOf(linked)).toBe(main);
       expect(mainRepositoryOf(main)).toBeNull();
+      expect(repositoryOf(linked)).toEqual({ root: linked, main });
+      expect(repositoryOf(main)).toEqual({ root: main, main: null });
+      fs.mkdirSync(path.join(main, '.git', 'objects'));
+      expect(checkoutProblem(linked)).toBeNull();
+      expect(checkoutProblem(main)).toBeNull();
+      // The main repository deleted: the worktree's git directory is gone with it, and baton says what to do.
+      fs.rmSync(path.join(main, '.git'), { recursive: true });
+      expect(checkoutProblem(linked)).toBe(
+        `${linked} is a linked worktree whose git directory is gone: its main repository was moved or deleted, or the worktree was pruned ('git worktree prune'); run 'git worktree repair ${linked}' in the main repository, or add the worktree again`,
+      );
     } finally {
       fs.rmSync(base, { recursive: true, force: true });
     }

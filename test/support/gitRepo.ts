@@ -46,9 +46,33 @@ export function freshGitRepo(): GitRepo {
 /** A committed repository with `.agents/workspace/` ignored and one active task. */
 export function gitRepoWithTask(taskId: string = TASK_ID): GitRepo {
   const root = committedRepo(`${WORKSPACE_PATH}/\nnode_modules/\n`);
+  return { root, taskDir: writeTask(root, taskId), cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
+}
+
+/** Writes an active task into the checkout at `root` (short id `shortId`); returns its directory. */
+export function writeTask(root: string, taskId: string = TASK_ID, shortId = '01'): string {
   const taskDir = activeTaskDir(root, taskId);
   fs.mkdirSync(taskDir, { recursive: true });
   fs.writeFileSync(taskFilePath(taskDir), taskMd(taskId));
-  fs.writeFileSync(shortIdRegistryPath(root), `${JSON.stringify({ version: 1, ids: { '01': taskId } }, null, 2)}\n`);
-  return { root, taskDir, cleanup: () => fs.rmSync(root, { recursive: true, force: true }) };
+  const registry = shortIdRegistryPath(root);
+  const ids = fs.existsSync(registry) ? (JSON.parse(fs.readFileSync(registry, 'utf8')) as { ids: Record<string, string> }).ids : {};
+  fs.writeFileSync(registry, `${JSON.stringify({ version: 1, ids: { ...ids, [shortId]: taskId } }, null, 2)}\n`);
+  return taskDir;
+}
+
+/**
+ * A linked worktree of `repo` (`git worktree add`) beside it, on a new branch `branch` (null: a
+ * detached HEAD), with one active task of its own (its `.agents/workspace/` is its own, as upstream's).
+ */
+export function linkedWorktree(repo: GitRepo, name: string, branch: string | null = name, taskId: string = TASK_ID): GitRepo {
+  const root = path.join(path.dirname(repo.root), `${path.basename(repo.root)}-${name}`);
+  git(repo.root, ['worktree', 'add', '-q', ...(branch === null ? ['--detach'] : ['-b', branch]), root]);
+  return {
+    root,
+    taskDir: writeTask(root, taskId),
+    cleanup: () => {
+      fs.rmSync(root, { recursive: true, force: true });
+      if (fs.existsSync(repo.root)) git(repo.root, ['worktree', 'prune']);
+    },
+  };
 }

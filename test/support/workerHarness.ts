@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { afterAll, afterEach, inject } from 'vitest';
 import { uniquePrefix } from './fixtures.ts';
-import { gitRepoWithTask } from './gitRepo.ts';
+import { gitRepoWithTask, linkedWorktree } from './gitRepo.ts';
 import type { GitRepo } from './gitRepo.ts';
 import { batonEnv, startWorkerProcess } from './processes.ts';
 import type { WorkerProcess } from './processes.ts';
@@ -31,6 +31,8 @@ export type WorkerOptions = Omit<Parameters<typeof startWorkerProcess>[1], 'env'
 export type WorkerHarness = Readonly<{
   /** A fresh repository with a task, and the environment its commands run with. */
   repository(label: string, options?: RepositoryOptions): HarnessRepository;
+  /** A linked worktree of `repository` with a task of its own (`linkedWorktree`), removed with it. */
+  worktree(repository: HarnessRepository, name: string, branch?: string | null): GitRepo;
   /** Starts `baton worker ARGS` with `env` (default: none besides `options.env`'s). */
   startWorker(args: readonly string[], options: WorkerOptions & Readonly<{ env: NodeJS.ProcessEnv }>): Promise<WorkerProcess>;
   /** A private redis-server (for tests that stop and start it, or change its settings). */
@@ -60,6 +62,11 @@ export function useWorkerHarness(lifetime: 'test' | 'file' = 'test'): WorkerHarn
       repos.push(repo);
       const prefix = options.prefix ?? uniquePrefix(label);
       return { repo, prefix, env: batonEnv({ redisUrl: options.redisUrl ?? inject('redisUrl'), prefix }, options.env) };
+    },
+    worktree(repository, name, branch) {
+      const linked = linkedWorktree(repository.repo, name, branch);
+      repos.push(linked);
+      return linked;
     },
     async startWorker(args, options) {
       const worker = await startWorkerProcess(args, options);
