@@ -26,7 +26,13 @@
 // build run in the same rounds too, and the results give each one's p50 and min as after / before
 // (--before-label names that build in the results, e.g. its commit).
 //
-//   npm run build && node bench/hook.mjs [--rounds 25] [--warmup 3] [--before DIR [--before-label TEXT]]
+// The CA bundle (issue 46): every variant runs twice, as `node`/`bun` without NODE_EXTRA_CA_CERTS and
+// as `node+ca`/`bun+ca` with it (--ca FILE, else the bundle this bench was started with, else Debian's),
+// as on machines behind a TLS-intercepting proxy: Node parses it at every start, before any code. On
+// Node the hook runs through bin/baton, the launcher npm installs as `baton` (which hands the bundle
+// over instead, docs/hooks.md "Transport and cost"); a --before build without it runs bin/baton.mjs.
+//
+//   npm run build && node bench/hook.mjs [--rounds 25] [--warmup 3] [--ca FILE] [--before DIR [--before-label TEXT]]
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -58,6 +64,11 @@ const GOAL_KEYS = ['start-enqueue', 'stop-enqueue'];
 const WORKER_GOAL_RATIO = 1.2;
 const INFO_KEYS = ['ioredis', 'pretool-worker', 'pretool-blocked', 'start-worker'];
 const HOOK_KEYS = ['start-enqueue', 'stop-enqueue', 'pretool-worker', 'pretool-blocked', 'start-worker'];
+const DEBIAN_BUNDLE = '/etc/ssl/certs/ca-certificates.crt';
+const CA_BUNDLE = options.ca ?? process.env.NODE_EXTRA_CA_CERTS ?? (fs.existsSync(DEBIAN_BUNDLE) ? DEBIAN_BUNDLE : null);
+// Every process of a row gets this environment, plus the row's bundle (or none).
+const { NODE_EXTRA_CA_CERTS: _startedWith, ...PLAIN_ENV } = process.env;
+PLAIN_ENV.PATH = `${path.dirname(process.execPath)}${path.delimiter}${PLAIN_ENV.PATH ?? ''}`;
 
 await main(async () => {
   const build = snapshotBuild();
@@ -77,7 +88,13 @@ await main(async () => {
 
   const workerPrefix = `bench-hook-w-${process.pid}`;
   const idlePrefix = `bench-hook-n-${process.pid}`;
-  const envFor = (prefix) => ({ ...process.env, REDIS_URL: redis.url, BATON_PREFIX: prefix, BATON_HOOK_BUDGET_MS: '4000' });
+  const envFor = (prefix, extra = {}) => ({
+    ...PLAIN_ENV,
+    ...extra,
+    REDIS_URL: redis.url,
+    BATON_PREFIX: prefix,
+    BATON_HOOK_BUDGET_MS: '4000',
+  });
   const worker = await startWorker(build.bin, ['--repo', repo.root, '--quiet'], { env: envFor(workerPrefix) });
   const task = async (...args) => {
     const run = await timedRun(process.execPath, [build.bin, 'task', '01', ...args], { env: envFor(workerPrefix), cwd: repo.root });
@@ -122,31 +139,45 @@ await main(async () => {
 
   let counter = 0;
   const uniqueId = (label) => `bench-${label}-${(counter += 1)}`;
+  const caEnv = CA_BUNDLE ? { NODE_EXTRA_CA_CERTS: CA_BUNDLE } : null;
   const runtimes = {
-    node: { command: process.execPath },
-    bun: { command: BUN },
+    node: { command: process.execPath, extra: {}, launcher: true },
+    bun: { command: BUN, extra: {}, launcher: false },
+    ...(caEnv
+      ? {
+          'node+ca': { command: process.execPath, extra: caEnv, launcher: true },
+          'bun+ca': { command: BUN, extra: caEnv, launcher: false },
+        }
+      : {}),
   };
-  const hookArgsOf = (bin) => [bin, 'hook', 'claude-code'];
+  /** How a runtime starts a build's hook: Node through the installed launcher (bin/baton) where the build has one. */
+  const hookOf = (bin, runtime) => {
+    const launcher = path.join(path.dirname(bin), 'baton');
+    return runtimes[runtime].launcher && fs.existsSync(launcher)
+      ? { command: launcher, args: ['hook', 'claude-code'] }
+      : { command: runtimes[runtime].command, args: [bin, 'hook', 'claude-code'] };
+  };
   const fail = (what, run) => new Error(`${what}: exit ${run.code}: ${run.stdout}${run.stderr}`);
-  const floorBreakdown = { node: [], bun: [] };
-  const ioredisBreakdown = { node: [], bun: [] };
-  const waited = { node: 0, bun: 0 };
+  const perRuntime = (value) => Object.fromEntries(Object.keys(runtimes).map((runtime) => [runtime, value()]));
+  const floorBreakdown = perRuntime(() => []);
+  const ioredisBreakdown = perRuntime(() => []);
+  const waited = perRuntime(() => 0);
 
   const variants = [];
   for (const runtime of Object.keys(runtimes)) {
-    const { command } = runtimes[runtime];
+    const { command, extra: runtimeEnv } = runtimes[runtime];
     const rawWrite = (extra, breakdown) => async () => {
       const run = await timedRun(command, [path.join(PROJECT_ROOT, 'bench', 'raw-write.mjs'), ...extra], {
-        env: { ...process.env, REDIS_SOCKET: redis.socket },
+        env: { ...PLAIN_ENV, ...runtimeEnv, REDIS_SOCKET: redis.socket },
       });
       if (run.code !== 0) throw fail('raw write', run);
       breakdown[runtime].push(JSON.parse(run.stdout));
       return run;
     };
-    const enqueueOnly = (hookArgs, what, base, label) => async () => {
+    const enqueueOnly = (hook, what, base, label) => async () => {
       const before = await idleWaiting();
-      const run = await timedRun(command, hookArgs, {
-        env: envFor(idlePrefix),
+      const run = await timedRun(hook.command, hook.args, {
+        env: envFor(idlePrefix, runtimeEnv),
         input: payload(base, { agent_id: uniqueId(label) }, idleRepo.root),
         cwd: idleRepo.root,
       });
@@ -154,27 +185,32 @@ await main(async () => {
       return run;
     };
     variants.push(
-      { runtime, key: 'empty', name: 'empty start-up', run: () => timedRun(command, ['-e', '0']) },
+      {
+        runtime,
+        key: 'empty',
+        name: 'empty start-up',
+        run: () => timedRun(command, ['-e', '0'], { env: { ...PLAIN_ENV, ...runtimeEnv } }),
+      },
       { runtime, key: 'floor', name: 'floor: start-up + node:net + one raw XADD (no client library)', run: rawWrite([], floorBreakdown) },
       { runtime, key: 'ioredis', name: 'reference: start-up + ioredis + one XADD', run: rawWrite(['--ioredis'], ioredisBreakdown) },
     );
     // The hook's variants, of this build and (--before) of the earlier one, keyed `before/…`.
-    for (const [prefix, label, hookArgs] of [
-      ['', '', hookArgsOf(build.bin)],
-      ...(earlier ? [['before/', 'before: ', hookArgsOf(earlier.bin)]] : []),
+    for (const [prefix, label, hook] of [
+      ['', '', hookOf(build.bin, runtime)],
+      ...(earlier ? [['before/', 'before: ', hookOf(earlier.bin, runtime)]] : []),
     ]) {
       variants.push(
         {
           runtime,
           key: `${prefix}start-enqueue`,
           name: `${label}hook SubagentStart, enqueue only`,
-          run: enqueueOnly(hookArgs, 'SubagentStart', startExample, 'sq'),
+          run: enqueueOnly(hook, 'SubagentStart', startExample, 'sq'),
         },
         {
           runtime,
           key: `${prefix}stop-enqueue`,
           name: `${label}hook SubagentStop, enqueue only`,
-          run: enqueueOnly(hookArgs, 'SubagentStop', stopExample, 'tq'),
+          run: enqueueOnly(hook, 'SubagentStop', stopExample, 'tq'),
         },
         {
           runtime,
@@ -182,8 +218,8 @@ await main(async () => {
           name: `${label}${'hook PreToolUse spawn claim, with a worker'}`,
           run: async () => {
             await resetPrepared();
-            const run = await timedRun(command, hookArgs, {
-              env: envFor(workerPrefix),
+            const run = await timedRun(hook.command, hook.args, {
+              env: envFor(workerPrefix, runtimeEnv),
               input: payload(preToolExample, { tool_use_id: uniqueId('tu') }),
               cwd: repo.root,
             });
@@ -197,8 +233,8 @@ await main(async () => {
           name: `${label}${'hook PreToolUse spawn claim, no worker (blocked, claim withdrawn)'}`,
           run: async () => {
             const before = await idleWaiting();
-            const run = await timedRun(command, hookArgs, {
-              env: envFor(idlePrefix),
+            const run = await timedRun(hook.command, hook.args, {
+              env: envFor(idlePrefix, runtimeEnv),
               input: payload(preToolExample, { tool_use_id: uniqueId('tb') }, idleRepo.root),
               cwd: idleRepo.root,
             });
@@ -213,8 +249,8 @@ await main(async () => {
           name: `${label}${'hook SubagentStart, with a worker'}`,
           run: async () => {
             await resetPrepared();
-            const run = await timedRun(command, hookArgs, {
-              env: envFor(workerPrefix),
+            const run = await timedRun(hook.command, hook.args, {
+              env: envFor(workerPrefix, runtimeEnv),
               input: payload(startExample, { agent_id: uniqueId('sa') }),
               cwd: repo.root,
             });
@@ -280,7 +316,8 @@ await main(async () => {
       )
     : null;
   const machine = machineInfo();
-  const command = `npm run build && node bench/hook.mjs${ROUNDS !== 25 ? ` --rounds ${ROUNDS}` : ''}${earlier ? ' --before DIR' : ''}`;
+  const command = `npm run build && node bench/hook.mjs${ROUNDS !== 25 ? ` --rounds ${ROUNDS}` : ''}${options.ca ? ` --ca ${options.ca}` : ''}${earlier ? ' --before DIR' : ''}`;
+  const caCertificates = CA_BUNDLE ? (fs.readFileSync(CA_BUNDLE, 'utf8').match(/-----BEGIN CERTIFICATE-----/g) ?? []).length : 0;
   const verdict = (ratio, goal = GOAL_RATIO) => (ratio <= goal ? `${ratio}× ✅` : `${ratio}× ❌`);
   const goalMet = Object.fromEntries(
     Object.keys(runtimes).map((runtime) => [runtime, Math.max(...GOAL_KEYS.map((key) => ratios[runtime][key])) <= GOAL_RATIO]),
@@ -295,6 +332,7 @@ await main(async () => {
     machine: { ...machine, redis: redis.version, bundle: build.bundleHash },
     rounds: ROUNDS,
     warmup: WARMUP,
+    caBundle: CA_BUNDLE ? { file: CA_BUNDLE, certificates: caCertificates } : null,
     results,
     ratiosToFloorP50: ratios,
     ratiosToFloorMin: minRatios,
@@ -341,7 +379,17 @@ worker's result in ${waited.node}/${ROUNDS + WARMUP} Node and ${waited.bun}/${RO
 that only enqueues does not); **ioredis write** is the floor's job done through ioredis, i.e. what
 loading a client library costs.
 
-${table(['runtime', 'floor p50 (ms)', 'SubagentStart enqueue only', 'SubagentStop enqueue only', 'PreToolUse with a worker', 'PreToolUse, no worker (blocked)', 'SubagentStart with a worker', 'ioredis write'], ratioRows)}
+${
+  CA_BUNDLE
+    ? `Rows \`node+ca\` and \`bun+ca\`: every process of the row (floor included) started with
+\`NODE_EXTRA_CA_CERTS=${CA_BUNDLE}\` (${caCertificates} certificates), as on a machine behind a TLS-intercepting
+proxy; Node parses that bundle at every start. Rows \`node\` and \`bun\`: without it. On Node the hook
+runs through \`bin/baton\`, the launcher npm installs as \`baton\`, which hands the bundle to
+\`baton hook\` as \`BATON_NODE_EXTRA_CA_CERTS\` (read only for a TLS Redis) instead of letting Node parse it.
+
+`
+    : ''
+}${table(['runtime', 'floor p50 (ms)', 'SubagentStart enqueue only', 'SubagentStop enqueue only', 'PreToolUse with a worker', 'PreToolUse, no worker (blocked)', 'SubagentStart with a worker', 'ioredis write'], ratioRows)}
 
 The same as min / min (the fastest run of each variant; the goal is judged on p50):
 ${Object.keys(runtimes)

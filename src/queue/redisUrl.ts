@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import type { RedisOptions } from 'ioredis';
 
@@ -14,7 +15,8 @@ import type { RedisOptions } from 'ioredis';
 //   rediss+sentinel://…                                         Sentinel, TLS to sentinels and master
 //
 // TLS: `?ca=/path/ca.pem` (or $BATON_REDIS_CA) trusts a private CA; `?cert=`/`?key=` (or
-// $BATON_REDIS_CERT / $BATON_REDIS_KEY) present a client certificate.
+// $BATON_REDIS_CERT / $BATON_REDIS_KEY) present a client certificate. Without a CA of its own, the
+// machine's NODE_EXTRA_CA_CERTS is trusted as Node would, also where the launcher handed it over.
 
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -140,9 +142,32 @@ function tlsOptions(hostname: string, params: URLSearchParams, env: Env): NonNul
   const cert = params.get('cert') ?? env.BATON_REDIS_CERT;
   const key = params.get('key') ?? env.BATON_REDIS_KEY;
   if (ca) tls.ca = readPem(ca, 'CA (?ca= / BATON_REDIS_CA)');
+  else {
+    const extra = machineExtraCa(env);
+    if (extra) tls.ca = extra;
+  }
   if (cert) tls.cert = readPem(cert, 'client certificate (?cert= / BATON_REDIS_CERT)');
   if (key) tls.key = readPem(key, 'client key (?key= / BATON_REDIS_KEY)');
   return tls;
+}
+
+/**
+ * What NODE_EXTRA_CA_CERTS would have trusted, for a process the `baton` launcher (bin/baton) started
+ * without it (it parses the bundle at start, which `baton hook` and `baton task` skip): Node's own
+ * roots plus the bundle, read only here, when the Redis is TLS. Unreadable: Node's roots alone, as
+ * Node itself does with a bundle it cannot read.
+ */
+function machineExtraCa(env: Env): string[] | null {
+  const file = env.BATON_NODE_EXTRA_CA_CERTS;
+  if (!file) return null;
+  let bundle: string;
+  try {
+    bundle = fs.readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+  const { rootCertificates } = createRequire(import.meta.url)('node:tls') as typeof import('node:tls');
+  return [...rootCertificates, bundle];
 }
 
 function readPem(file: string, what: string): string {

@@ -133,6 +133,7 @@ describe('the npm package', () => {
     expect(top).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'docs', 'package.json']);
     expect(listing).toEqual(
       expect.arrayContaining([
+        'package/bin/baton',
         'package/bin/baton.mjs',
         'package/dist/baton.mjs',
         'package/dist/hook.mjs',

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TASK_ID, readRun } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
-import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
+import { PROJECT_ROOT, batonEnv, jsonOf, runBaton, runProcess, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
-import { driveLifecycle } from '../support/lifecycleDriver.ts';
+import { driveLifecycle, nativePayload } from '../support/lifecycleDriver.ts';
 import { URL_PATTERN, dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
 import { startTlsRedis, withNode } from '../support/redisTopologies.ts';
@@ -87,6 +87,28 @@ describe('TLS and ACL', () => {
     expect(queues.queues.map((queue) => queue.displayName)).toEqual([`${repo.root} (${os.hostname()})`]);
     expect(queues.queues[0]!.counts.completed).toBeGreaterThan(10);
   }, 120_000);
+
+  it('the CA in NODE_EXTRA_CA_CERTS only, through the installed launcher (bin/baton): baton task and baton hook, which start without parsing it, still trust it', async () => {
+    const own = gitRepoWithTask();
+    try {
+      const env = batonEnv({ redisUrl: batonUrl(), prefix: PREFIX }, { NODE_EXTRA_CA_CERTS: tls.caFile });
+      delete env.BATON_REDIS_CA;
+      const launcher = path.join(PROJECT_ROOT, 'bin', 'baton');
+      // The raw RESP client (the enqueue) and ioredis (the inline worker) both connect over TLS.
+      const task = await runProcess(launcher, ['task', '01', 'begin-or-resume', '--worker', 'inline'], { env, cwd: own.root });
+      expect(jsonOf(task)).toMatchObject({ status: 'running', taskId: TASK_ID });
+      const hook = await runProcess(launcher, ['hook', 'claude-code'], {
+        env,
+        cwd: own.root,
+        input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-launched', own.root),
+      });
+      expect(hook.code, hook.stderr).toBe(0);
+      expect(hook.stderr).toMatch(/no worker serves .*; hook-start event queued as h-[0-9a-f]{40}/);
+      expect(hook.stderr).not.toContain('spooled');
+    } finally {
+      own.cleanup();
+    }
+  });
 
   it("another prefix's user can neither read nor enqueue baton's jobs", async () => {
     const identity = repoIdentity(repo.root);
