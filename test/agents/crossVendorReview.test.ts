@@ -1,0 +1,87 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { TestContext } from 'vitest';
+import { approvedReview } from '../../src/demo/driver.ts';
+import { CODEX_MODEL, clientVersions, makeClientHome } from '../support/agentClients.ts';
+import type { ClientName, ClientVersion } from '../support/agentClients.ts';
+import { agentName, batonResult, shell } from '../support/agentScripts.ts';
+import { worldFor } from '../support/agentWorld.ts';
+import type { AgentWorld } from '../support/agentWorld.ts';
+import type { ModelRequest, Turn } from '../support/modelServer.ts';
+import { runBaton } from '../support/processes.ts';
+
+// Issue 43, `baton task <ref> review --client <id>` with the real clients: the orchestrator runs in
+// one client, baton starts the other headless as the reviewer (codex exec, claude -p) in the same
+// checkout, and the reviewer's own session hooks (SessionStart, Stop) activate and seal the receipt.
+// docs/clients.md "A reviewer from another vendor".
+
+const [claudeNewest] = clientVersions('claude-code');
+const [codexNewest] = clientVersions('codex');
+
+/** A world of `orchestrator` with `reviewer` installed in the same repository, and its home and command in the world's environment. */
+async function crossWorld(context: TestContext, orchestrator: ClientVersion, reviewer: ClientVersion): Promise<AgentWorld> {
+  const w = await worldFor(context, orchestrator, { record: true });
+  const home = makeClientHome(reviewer, w.server);
+  context.onTestFinished(() => fs.rmSync(home.dir, { recursive: true, force: true }));
+  // One HOME for both: Codex reads its own from CODEX_HOME.
+  const { HOME: _reviewerHome, ...reviewerEnv } = home.env;
+  const env = { ...process.env, ...w.env, ...w.home.env, ...reviewerEnv };
+  const installed = await runBaton(['install-hooks', reviewer.client, '--trust'], { cwd: w.repo.root, env });
+  expect(installed.code, installed.stderr).toBe(0);
+  Object.assign(w.env, reviewerEnv, {
+    [`BATON_${reviewer.client.toUpperCase().replace(/-/g, '_')}_COMMAND`]: JSON.stringify(reviewer.command),
+  });
+  fs.writeFileSync(path.join(w.repo.taskDir, 'analysis.md'), '# Analysis\n\nDone.\n');
+  expect(await w.task('begin-or-resume')).toMatchObject({ status: 'running' });
+  return w;
+}
+
+/** The reviewer's hand-over of an approved review of analysis.md, in its own client's words. */
+function handOver(w: AgentWorld, reviewer: ClientName): string {
+  return `${w.baton} task 01 complete-stage --stage review-analysis --round 1 --artifact review-analysis.md --agent ${agentName(reviewer)} --content - <<'BATON_ARTIFACT'\n${approvedReview('analysis.md')}BATON_ARTIFACT`;
+}
+
+/** An orchestrator that runs `commands` in its shell, one a turn, then ends its turn. */
+function orchestrator(client: ClientName, commands: string[]): (request: ModelRequest) => Turn {
+  return (request) => {
+    const command = commands[request.step];
+    return command ? { toolCalls: [shell(client, command)] } : { text: 'done' };
+  };
+}
+
+function toolResults(w: AgentWorld): string[] {
+  return w.server.byRole('parent').at(-1)?.toolResults ?? [];
+}
+
+describe.concurrent('real clients: cross-vendor review (baton task review --client)', { timeout: 240_000 }, () => {
+  it(`cross-vendor review: a ${claudeNewest!.label} orchestrator's analysis reviewed by ${codexNewest!.label} (codex exec), sealed by Codex's own hooks, then advance`, async (context) => {
+    const w = await crossWorld(context, claudeNewest!, codexNewest!);
+    const run = await w.run(
+      'Drive task 01 through its analysis review, by Codex.',
+      {
+        parent: orchestrator('claude-code', [`${w.baton} task 01 review --client codex --timeout 150s`, `${w.baton} task 01 advance`]),
+        reviewer: (request) => (request.step === 0 ? { toolCalls: [shell('codex', handOver(w, 'codex'))] } : { text: 'reviewed' }),
+      },
+      200_000,
+    );
+    expect(w.server.scriptErrors).toEqual([]);
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+    const [reviewed, advanced] = toolResults(w).map((result) => batonResult(result));
+    expect(reviewed, JSON.stringify(reviewed)).toMatchObject({
+      status: 'running',
+      error: null,
+      run: { pendingDelegation: { status: 'sealed' } },
+    });
+    expect(advanced, JSON.stringify(advanced)).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: null } });
+    // The Codex reviewer's requests reached the scripted server as the reviewer's, with baton's profile.
+    expect(w.server.byRole('reviewer').length).toBeGreaterThan(0);
+    const receipt = w.runFile().receipts.at(-1);
+    expect(receipt).toMatchObject({ role: 'reviewer', client: 'codex', status: 'consumed', agent: 'codex', actualModel: CODEX_MODEL });
+    expect(receipt.parentId).toBe(`baton-headless:${receipt.id}`);
+    expect(receipt.childId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(w.readTaskFile('review-analysis.md')).toContain('analysis.md');
+    // Its output is kept.
+    expect(fs.existsSync(reviewed!.review.log)).toBe(true);
+  });
+});
