@@ -5,7 +5,7 @@ import type { TestContext } from 'vitest';
 import { approvedReview } from '../../src/demo/driver.ts';
 import { CODEX_MODEL, clientVersions, makeClientHome } from '../support/agentClients.ts';
 import type { ClientName, ClientVersion } from '../support/agentClients.ts';
-import { agentName, batonResult, shell } from '../support/agentScripts.ts';
+import { agentName, batonResult, editCalls, shell } from '../support/agentScripts.ts';
 import { worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Turn } from '../support/modelServer.ts';
@@ -83,5 +83,107 @@ describe.concurrent('real clients: cross-vendor review (baton task review --clie
     expect(w.readTaskFile('review-analysis.md')).toContain('analysis.md');
     // Its output is kept.
     expect(fs.existsSync(reviewed!.review.log)).toBe(true);
+  });
+
+  it(`cross-vendor review: a ${codexNewest!.label} orchestrator's analysis reviewed by ${claudeNewest!.label} (claude -p), sealed by Claude Code's own hooks, then advance`, async (context) => {
+    const w = await crossWorld(context, codexNewest!, claudeNewest!);
+    const run = await w.run(
+      'Drive task 01 through its analysis review, by Claude Code.',
+      {
+        parent: orchestrator('codex', [`${w.baton} task 01 review --client claude-code --timeout 150s`, `${w.baton} task 01 advance`]),
+        reviewer: (request) =>
+          request.step === 0 ? { toolCalls: [shell('claude-code', handOver(w, 'claude-code'))] } : { text: 'reviewed' },
+      },
+      200_000,
+    );
+    expect(w.server.scriptErrors).toEqual([]);
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+    const [reviewed, advanced] = toolResults(w).map((result) => batonResult(result));
+    expect(reviewed, JSON.stringify(reviewed)).toMatchObject({
+      status: 'running',
+      error: null,
+      run: { pendingDelegation: { status: 'sealed' } },
+    });
+    expect(advanced, JSON.stringify(advanced)).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: null } });
+    const receipt = w.runFile().receipts.at(-1);
+    expect(receipt).toMatchObject({ role: 'reviewer', client: 'claude-code', status: 'consumed', agent: 'claude' });
+    expect(receipt.parentId).toBe(`baton-headless:${receipt.id}`);
+    expect(w.server.byRole('reviewer').map((request) => request.api)).toContain('anthropic');
+  });
+
+  it('baton task review: a headless reviewer that edits a file is refused at its stop (DELEGATION_REVIEWER_WRITE_FORBIDDEN)', async (context) => {
+    const w = await crossWorld(context, claudeNewest!, codexNewest!);
+    const edit = editCalls('codex', w.repo.root, { file: 'reviewer-notes.txt', after: 'fixed it myself\n' });
+    const run = await w.run(
+      'Drive task 01 through its analysis review, by Codex.',
+      {
+        parent: orchestrator('claude-code', [`${w.baton} task 01 review --client codex --timeout 150s`]),
+        reviewer: (request) => {
+          const call =
+            request.step < edit.length ? edit[request.step] : request.step === edit.length ? shell('codex', handOver(w, 'codex')) : null;
+          return call ? { toolCalls: [call] } : { text: 'reviewed' };
+        },
+      },
+      200_000,
+    );
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+    expect(fs.existsSync(path.join(w.repo.root, 'reviewer-notes.txt'))).toBe(true);
+    const [reviewed] = toolResults(w).map((result) => batonResult(result));
+    expect(reviewed, JSON.stringify(reviewed)).toMatchObject({ status: 'failed', error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });
+    expect(reviewed!.error.message).toContain('reviewer-notes.txt');
+    const state = w.runFile();
+    expect(state).toMatchObject({ status: 'paused', pause: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });
+    expect(state.pendingDelegation).toMatchObject({ client: 'codex', status: 'stage-completed' });
+  });
+
+  it('baton task review: a reviewer that hangs is stopped at --timeout, its delegation released and its output kept (BATON_REVIEWER_TIMEOUT)', async (context) => {
+    const w = await crossWorld(context, claudeNewest!, codexNewest!);
+    const run = await w.run(
+      'Drive task 01 through its analysis review, by Codex.',
+      {
+        parent: orchestrator('claude-code', [`${w.baton} task 01 review --client codex --timeout 15s`]),
+        // It never hands a review over: every turn waits on a command that does not end.
+        reviewer: () => ({ toolCalls: [shell('codex', 'sleep 600')] }),
+      },
+      200_000,
+    );
+    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+    const [reviewed] = toolResults(w).map((result) => batonResult(result));
+    expect(reviewed, JSON.stringify(reviewed)).toMatchObject({ status: 'failed', error: { code: 'BATON_REVIEWER_TIMEOUT' } });
+    const log = /kept in (\S+\.log)/.exec(reviewed!.error.message)?.[1];
+    expect(log && fs.existsSync(log), reviewed!.error.message).toBe(true);
+    const state = w.runFile();
+    expect(state.pendingDelegation).toBeNull();
+    expect(state.receipts.at(-1)).toMatchObject({ client: 'codex', status: 'aborted' });
+    // No reviewer process outlives the command (its process group was stopped).
+    const alive = fs
+      .readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`BATON_HEADLESS_RECEIPT=${state.receipts.at(-1).id}`);
+        } catch {
+          return false;
+        }
+      });
+    expect(alive).toEqual([]);
+  });
+
+  it('baton task review: a client that is not installed or not logged in is an error before anything is prepared', async (context) => {
+    const w = await crossWorld(context, claudeNewest!, codexNewest!);
+    const env = { ...process.env, ...w.env };
+    const missing = await runBaton(['task', '01', 'review', '--client', 'codex'], {
+      cwd: w.repo.root,
+      env: { ...env, BATON_CODEX_COMMAND: path.join(w.repo.root, 'no-such-codex') },
+    });
+    expect(missing.code).toBe(1);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ status: 'failed', error: { code: 'BATON_CLIENT_NOT_INSTALLED' } });
+    const emptyHome = fs.mkdtempSync(path.join(w.redis.dir, 'codex-home-'));
+    const loggedOut = await runBaton(['task', '01', 'review', '--client', 'codex'], {
+      cwd: w.repo.root,
+      env: { ...env, CODEX_HOME: emptyHome, SCRIPTED_API_KEY: '' },
+    });
+    expect(JSON.parse(loggedOut.stdout)).toMatchObject({ status: 'failed', error: { code: 'BATON_CLIENT_NOT_LOGGED_IN' } });
+    expect(w.runFile().pendingDelegation).toBeNull();
   });
 });
