@@ -54,26 +54,35 @@ function toolResults(w: AgentWorld): string[] {
   return w.server.byRole('parent').at(-1)?.toolResults ?? [];
 }
 
+/**
+ * The orchestrator (the world's client) has `reviewer` review the analysis headless, then advances;
+ * both answers as baton printed them, checked to be a sealed review and an advance.
+ */
+async function reviewedThenAdvanced(w: AgentWorld, reviewer: ClientName): Promise<Record<string, any>> {
+  const run = await w.run(
+    `Drive task 01 through its analysis review, by ${reviewer}.`,
+    {
+      parent: orchestrator(w.client, [`${w.baton} task 01 review --client ${reviewer} --timeout 150s`, `${w.baton} task 01 advance`]),
+      reviewer: (request) => (request.step === 0 ? { toolCalls: [shell(reviewer, handOver(w, reviewer))] } : { text: 'reviewed' }),
+    },
+    200_000,
+  );
+  expect(w.server.scriptErrors).toEqual([]);
+  expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+  const [reviewed, advanced] = toolResults(w).map((result) => batonResult(result));
+  expect(reviewed, JSON.stringify(reviewed)).toMatchObject({
+    status: 'running',
+    error: null,
+    run: { pendingDelegation: { status: 'sealed' } },
+  });
+  expect(advanced, JSON.stringify(advanced)).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: null } });
+  return reviewed!;
+}
+
 describe.concurrent('real clients: cross-vendor review (baton task review --client)', { timeout: 240_000 }, () => {
   it(`cross-vendor review: a ${claudeNewest!.label} orchestrator's analysis reviewed by ${codexNewest!.label} (codex exec), sealed by Codex's own hooks, then advance`, async (context) => {
     const w = await crossWorld(context, claudeNewest!, codexNewest!);
-    const run = await w.run(
-      'Drive task 01 through its analysis review, by Codex.',
-      {
-        parent: orchestrator('claude-code', [`${w.baton} task 01 review --client codex --timeout 150s`, `${w.baton} task 01 advance`]),
-        reviewer: (request) => (request.step === 0 ? { toolCalls: [shell('codex', handOver(w, 'codex'))] } : { text: 'reviewed' }),
-      },
-      200_000,
-    );
-    expect(w.server.scriptErrors).toEqual([]);
-    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
-    const [reviewed, advanced] = toolResults(w).map((result) => batonResult(result));
-    expect(reviewed, JSON.stringify(reviewed)).toMatchObject({
-      status: 'running',
-      error: null,
-      run: { pendingDelegation: { status: 'sealed' } },
-    });
-    expect(advanced, JSON.stringify(advanced)).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: null } });
+    const reviewed = await reviewedThenAdvanced(w, 'codex');
     // The Codex reviewer's requests reached the scripted server as the reviewer's, with baton's profile.
     expect(w.server.byRole('reviewer').length).toBeGreaterThan(0);
     const receipt = w.runFile().receipts.at(-1);
@@ -82,29 +91,12 @@ describe.concurrent('real clients: cross-vendor review (baton task review --clie
     expect(receipt.childId).toMatch(/^[0-9a-f-]{36}$/);
     expect(w.readTaskFile('review-analysis.md')).toContain('analysis.md');
     // Its output is kept.
-    expect(fs.existsSync(reviewed!.review.log)).toBe(true);
+    expect(fs.existsSync(reviewed.review.log)).toBe(true);
   });
 
   it(`cross-vendor review: a ${codexNewest!.label} orchestrator's analysis reviewed by ${claudeNewest!.label} (claude -p), sealed by Claude Code's own hooks, then advance`, async (context) => {
     const w = await crossWorld(context, codexNewest!, claudeNewest!);
-    const run = await w.run(
-      'Drive task 01 through its analysis review, by Claude Code.',
-      {
-        parent: orchestrator('codex', [`${w.baton} task 01 review --client claude-code --timeout 150s`, `${w.baton} task 01 advance`]),
-        reviewer: (request) =>
-          request.step === 0 ? { toolCalls: [shell('claude-code', handOver(w, 'claude-code'))] } : { text: 'reviewed' },
-      },
-      200_000,
-    );
-    expect(w.server.scriptErrors).toEqual([]);
-    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
-    const [reviewed, advanced] = toolResults(w).map((result) => batonResult(result));
-    expect(reviewed, JSON.stringify(reviewed)).toMatchObject({
-      status: 'running',
-      error: null,
-      run: { pendingDelegation: { status: 'sealed' } },
-    });
-    expect(advanced, JSON.stringify(advanced)).toMatchObject({ status: 'running', error: null, run: { pendingDelegation: null } });
+    await reviewedThenAdvanced(w, 'claude-code');
     const receipt = w.runFile().receipts.at(-1);
     expect(receipt).toMatchObject({ role: 'reviewer', client: 'claude-code', status: 'consumed', agent: 'claude' });
     expect(receipt.parentId).toBe(`baton-headless:${receipt.id}`);
