@@ -12,6 +12,7 @@ import { gitDirOf } from './repoRoot.ts';
 //   <gitdir>/baton/redis/          the private redis-server of `baton start` (cli/localRedis.ts)
 //   <gitdir>/baton/bin/            the `agent-infra-internal` shim (install-hooks --agent-infra-shim)
 //   <gitdir>/baton/init.json       what `baton init` changed, for `baton uninstall` (src/install/record.ts)
+//   <gitdir>/baton/reviewers/      the output of each headless reviewer, by receipt (cli/headlessReview.ts)
 
 /** The entries of `<gitdir>/baton/`, by what they hold. */
 export const BATON_ENTRIES = {
@@ -23,6 +24,7 @@ export const BATON_ENTRIES = {
   privateRedis: 'redis',
   shim: 'bin',
   initRecord: 'init.json',
+  reviewers: 'reviewers',
 } as const;
 
 export type BatonEntry = keyof typeof BATON_ENTRIES;

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { CLIENT_IDS } from '../clients/registry.ts';
 import { HOOK_INPUT_LIMIT, handleHook } from '../hooks/handle.ts';
+import { headlessSessionOf } from '../hooks/decide.ts';
 
 // `baton hook <client> [--event NAME]`: the command a native hook runs (docs/hooks.md). It reads
 // its arguments and stdin and hands them to src/hooks/handle.ts, which decides and delivers; what it
@@ -18,8 +19,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`${args.error}\n${HOOK_USAGE}`);
     return 1;
   }
-  const outcome = await handleHook({ ...args, verbose: process.env.BATON_HOOK_VERBOSE === '1', cwd: process.cwd() }, () =>
-    readStdin(HOOK_INPUT_LIMIT),
+  const outcome = await handleHook(
+    { ...args, verbose: process.env.BATON_HOOK_VERBOSE === '1', cwd: process.cwd(), headless: headlessSessionOf(process.env) },
+    () => readStdin(HOOK_INPUT_LIMIT),
   );
   if (outcome.stderr) process.stderr.write(outcome.stderr);
   if (outcome.stdout) process.stdout.write(outcome.stdout);

@@ -6,7 +6,7 @@ import { exitWith } from './exit.ts';
 type CommandModule = { run(argv: string[]): Promise<number> };
 
 const COMMANDS: Record<string, () => Promise<CommandModule>> = {
-  task: () => import('./task.ts'),
+  task: () => import('./taskCommand.ts'),
   hook: () => import('./hook.ts'),
   worker: () => import('./worker.ts'),
   fingerprint: () => import('./fingerprint.ts'),

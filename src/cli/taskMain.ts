@@ -5,6 +5,6 @@
 // (read-only intents), the ioredis fallback and the inline worker are lazy imports of the main
 // bundle's modules.
 import { exitWith } from './exit.ts';
-import { run } from './task.ts';
+import { run } from './taskCommand.ts';
 
 exitWith(run(process.argv.slice(3)));

@@ -1,5 +1,6 @@
 import type { ClientFacts } from './facts.ts';
 import type { ClientHook } from './hook.ts';
+import type { ClientHeadless } from './headless.ts';
 import type { ClientInstall } from './installer.ts';
 
 // The adapter interface: what baton knows about one agent client, so that each client lives in one
@@ -15,6 +16,9 @@ import type { ClientInstall } from './installer.ts';
 //                      and a lazily loaded installer (installer.ts)      uninstall, doctor
 //   demo               the fields its SubagentStart/Stop payloads carry  the demo driver
 //                      besides the common ones
+//   headless           its vendor, how to start it headless as a         `baton task … review`
+//                      reviewer (headless.ts); absent: it cannot review   (src/cli/headlessReview.ts)
+//                      for another client
 //
 // An adapter is data and pure functions and imports nothing else of baton: core reads the registry
 // for the lifecycle facts, and `baton hook` loads it on every event, so it must stay light. Whatever
@@ -24,4 +28,4 @@ import type { ClientInstall } from './installer.ts';
 export type ClientDemo = Readonly<{ payloadFields: Readonly<Record<string, unknown>> }>;
 
 export type ClientAdapter<Id extends string = string> = ClientFacts<Id> &
-  Readonly<{ hook: ClientHook; install: ClientInstall; demo: ClientDemo }>;
+  Readonly<{ hook: ClientHook; install: ClientInstall; demo: ClientDemo; headless?: ClientHeadless }>;

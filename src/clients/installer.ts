@@ -6,8 +6,8 @@
 
 import type { ClientFacts } from './facts.ts';
 
-/** One hook `baton install-hooks` registers: the client's event name, its matcher, and the arguments after `baton hook <id>`. */
-export type HookRegistration = Readonly<{ event: string; matcher: string; args: readonly string[] }>;
+/** One hook `baton install-hooks` registers: the client's event name, its matcher (none: every one), and the arguments after `baton hook <id>`. */
+export type HookRegistration = Readonly<{ event: string; matcher?: string; args: readonly string[] }>;
 
 /** A lifecycle subagent profile (docs/lifecycle.md §10.1), before the client's file format. */
 export type Profile = Readonly<{ name: string; description: string; instructions: string }>;

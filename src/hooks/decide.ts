@@ -2,7 +2,8 @@ import type { GoneTool, SpawnTool } from '../clients/hook.ts';
 import { CLIENT_ADAPTERS } from '../clients/registry.ts';
 import type { ClientId } from '../clients/registry.ts';
 import type { LifecycleEvent } from '../core/events.ts';
-import { managedDelegationRole } from '../core/receipts.ts';
+import { lifecycleAgentName, managedDelegationRole } from '../core/receipts.ts';
+import type { DelegationRole } from '../core/types.ts';
 import { randomId } from '../base/digest.ts';
 import { eventIdForNative } from '../queue/eventIds.ts';
 import { HOOK_MESSAGES, firstText, record, text, validateManagedPayload } from './payload.ts';
@@ -45,7 +46,13 @@ export type HookDecision =
   | EventDecision;
 
 /** A lifecycle event to enqueue, with the fields of its payload that identify its delivery. */
-export type EventDecision = { kind: 'event'; event: LifecycleEvent; idParts: readonly (string | undefined)[] };
+export type EventDecision = {
+  kind: 'event';
+  event: LifecycleEvent;
+  idParts: readonly (string | undefined)[];
+  /** A headless session's event: the delegation it was started for (the pending one, or nothing to record). */
+  headlessReceipt?: string;
+};
 
 /**
  * The id of a decided event (docs/hooks.md "Duplicates"): the fields that identify its delivery, and
@@ -75,13 +82,83 @@ export function spawnFork(toolName: string, input: Record<string, unknown>, tool
   return null;
 }
 
-export type DecideOptions = { invocationId?: string };
+/**
+ * The delegation a headless client session was started for (`baton task <ref> review`,
+ * src/cli/headlessReview.ts): baton starts the reviewer client with BATON_HEADLESS_RECEIPT (and
+ * BATON_HEADLESS_ROLE) in its environment, which its session-level hooks inherit. Without it a
+ * session event is not baton's (docs/clients.md "A reviewer from another vendor").
+ */
+export type HeadlessSession = Readonly<{ receiptId: string; role: DelegationRole }>;
+
+export type DecideOptions = { invocationId?: string; headless?: HeadlessSession | null };
+
+/** The headless delegation named by a hook's environment, or null. */
+export function headlessSessionOf(env: Readonly<Record<string, string | undefined>>): HeadlessSession | null {
+  const receiptId = env.BATON_HEADLESS_RECEIPT;
+  if (typeof receiptId !== 'string' || receiptId === '') return null;
+  const role = env.BATON_HEADLESS_ROLE === 'executor' ? 'executor' : 'reviewer';
+  return { receiptId, role };
+}
+
+const SESSION_START = new Set(['sessionstart', 'session-start', 'session_start']);
+const SESSION_STOP = new Set(['stop', 'session-stop', 'session_stop', 'agentstop', 'agent-stop']);
+
+/**
+ * A session-level event (SessionStart, Stop) of a headless client baton started for a delegation:
+ * the session is the delegation's child (its session id the child id, the delegation the parent),
+ * so its start activates the receipt and its stop seals it, as SubagentStart/Stop do for a
+ * subagent. Any other session's events are not baton's.
+ */
+function decideSession(client: ClientId, payload: HookPayload, phase: 'start' | 'stop', options: DecideOptions): HookDecision {
+  const headless = options.headless;
+  if (!headless) return { kind: 'ignore' };
+  const childId = firstText(payload.session_id);
+  if (!childId) return { kind: 'error', message: 'baton: a headless session event has no session_id' };
+  const nativeAgent = lifecycleAgentName(headless.role);
+  const idParts = [client, `session-${phase}`, childId, `headless:${headless.receiptId}`, turnIdentity(payload, options)];
+  if (phase === 'stop') {
+    return {
+      kind: 'event',
+      idParts,
+      headlessReceipt: headless.receiptId,
+      event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId },
+    };
+  }
+  const event = startEvent(client, nativeAgent, childId, `baton-headless:${headless.receiptId}`, 'fresh', payload);
+  return { kind: 'event', idParts, event, headlessReceipt: headless.receiptId };
+}
+
+/** The hook-start of a child, with the model (and fallback reason) its client reports. */
+function startEvent(
+  client: ClientId,
+  nativeAgent: string,
+  childId: string,
+  parentId: string,
+  spawnMode: string,
+  payload: HookPayload,
+): LifecycleEvent {
+  const model = text(payload.model);
+  const fallbackReason = text(payload.model_fallback_reason);
+  return {
+    intent: 'hook-start',
+    taskRef: 'auto',
+    client,
+    nativeAgent,
+    childId,
+    parentId,
+    spawnMode,
+    ...(model ? { actualModel: model } : {}),
+    ...(fallbackReason ? { fallbackReason } : {}),
+  };
+}
 
 /** Pure mapping from a payload to what the hook should do (docs/lifecycle.md §10.3 steps 3–6, plus PreToolUse). */
 export function decideHook(client: ClientId, payload: HookPayload, eventOption?: string, options: DecideOptions = {}): HookDecision {
   const kind = firstText(eventOption, payload.hook_event_name, payload.event).toLowerCase();
   if (kind === 'pretooluse' || kind === 'pre-tool' || kind === 'pre_tool_use') return decideSpawn(client, payload, options);
   if (kind === 'posttooluse' || kind === 'post-tool' || kind === 'post_tool_use') return decideGone(client, payload, options);
+  if (SESSION_START.has(kind)) return decideSession(client, payload, 'start', options);
+  if (SESSION_STOP.has(kind)) return decideSession(client, payload, 'stop', options);
   const nativeAgent = firstText(payload.agent_name, payload.agent_type, record(payload.agent).name);
   const role = managedDelegationRole(nativeAgent);
   // 0.9.x sent every `agent-infra-lifecycle-*` agent to the CLI, which answered DELEGATION_IGNORED.
@@ -102,20 +179,8 @@ export function decideHook(client: ClientId, payload: HookPayload, eventOption?:
   }
   const parentId = firstText(payload.parent_id, payload.parent_session_id, payload.session_id);
   if (!parentId) return { kind: 'error', message: 'Managed lifecycle hook event has no parent identity (session_id)' };
-  const model = text(payload.model);
-  const fallbackReason = text(payload.model_fallback_reason);
-  const event: LifecycleEvent = {
-    intent: 'hook-start',
-    taskRef: 'auto',
-    client,
-    nativeAgent,
-    childId,
-    parentId,
-    // Neither client reports a spawn mode on SubagentStart; forks are refused at PreToolUse.
-    spawnMode: firstText(payload.spawn_mode) || 'fresh',
-    ...(model ? { actualModel: model } : {}),
-    ...(fallbackReason ? { fallbackReason } : {}),
-  };
+  // Neither client reports a spawn mode on SubagentStart; forks are refused at PreToolUse.
+  const event = startEvent(client, nativeAgent, childId, parentId, firstText(payload.spawn_mode) || 'fresh', payload);
   return { kind: 'event', idParts, event };
 }
 

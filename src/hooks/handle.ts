@@ -9,6 +9,7 @@ import type { JobEnvelope } from '../queue/envelope.ts';
 import { envelopeFor } from '../queue/envelope.ts';
 import { repoIdentity } from '../queue/checkoutId.ts';
 import { decideHook, nativeEventId } from './decide.ts';
+import type { HeadlessSession } from './decide.ts';
 import { HOOK_INPUT_LIMIT, HOOK_MESSAGES, firstText, parseHookInput, record, text } from './payload.ts';
 import { HookReport } from './report.ts';
 import type { HookRun } from './report.ts';
@@ -47,6 +48,8 @@ export type HookRequest = Readonly<{
   budgetMs: number;
   verbose: boolean;
   cwd: string;
+  /** The delegation a headless client was started for (BATON_HEADLESS_RECEIPT), read by the CLI. */
+  headless?: HeadlessSession | null;
 }>;
 
 /** Handles one hook event; `readInput` is called once the client is known (stdin, at most a little over the limit). */
@@ -65,7 +68,7 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
   }
   // In baton's field names (Copilot CLI's camelCase payload read as the others' snake_case).
   const input = { payload: adapter.hook.payload?.(parsed.payload) ?? parsed.payload };
-  const decision = decideHook(client, input.payload, request.event);
+  const decision = decideHook(client, input.payload, request.event, { headless: request.headless ?? null });
   if (decision.kind === 'ignore') return report.finish(0);
   if (decision.kind === 'error') {
     report.say(`${decision.message}\n`);
@@ -106,7 +109,15 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
     };
     return blocked(report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter.hook), adapter.hook);
   }
-  const envelope = envelopeFor(decision.event, repo, 'hook', nativeEventId(decision, pendingReceiptOf(root, client)));
+  const target = pendingReceiptOf(root, client);
+  if (decision.headlessReceipt !== undefined && decision.headlessReceipt !== target) {
+    // A headless reviewer whose delegation was released (timed out, aborted): its session is no child of anything.
+    report.say(
+      `baton: this session was started for delegation ${decision.headlessReceipt}, which is not the pending delegation of ${client} here; the event was not recorded\n`,
+    );
+    return report.finish(0, adapter.hook);
+  }
+  const envelope = envelopeFor(decision.event, repo, 'hook', nativeEventId(decision, target));
   if (!queue) return report.finish(await spoolUnconfigured(report, envelope), adapter.hook);
   const outcome = await deliver(envelope, { queue, budgetMs: request.budgetMs }, { waitForResult: request.verbose });
   // The result goes to stderr, never stdout: stdout is the client's hook-output channel.

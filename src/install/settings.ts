@@ -68,7 +68,7 @@ export function mergeSettings(
   const hooks: Record<string, HookGroup[]> = { ...(existing.hooks ?? {}) };
   for (const spec of client.install.hooks) {
     const ours: HookGroup = {
-      matcher: spec.matcher,
+      ...(spec.matcher !== undefined ? { matcher: spec.matcher } : {}),
       hooks: [{ type: 'command', command: commandFor(hookArgs(client, spec.args)), timeout: HOOK_TIMEOUT_SECONDS }],
     };
     hooks[spec.event] = mergeGroups(hooks[spec.event] ?? [], ours);

@@ -228,7 +228,12 @@ describe('baton install-hooks codex', () => {
     const run = await install(['codex', '--repo', repo.root]);
     expect(run.code, run.stderr).toBe(0);
     const hooks = JSON.parse(fs.readFileSync(path.join(repo.root, '.codex', 'hooks.json'), 'utf8')).hooks;
-    expect(hooks.SessionStart).toEqual(user.hooks.SessionStart);
+    // The user's SessionStart hook stays as it was; baton's (for a headless reviewer it starts) comes after it.
+    expect(hooks.SessionStart).toEqual([
+      ...user.hooks.SessionStart,
+      { hooks: [{ type: 'command', command: command('codex', '--event', 'session-start'), timeout: 10 }] },
+    ]);
+    expect(hooks.Stop).toEqual([{ hooks: [{ type: 'command', command: command('codex', '--event', 'session-stop'), timeout: 10 }] }]);
     const lifecycle = '^agent-infra-lifecycle-(executor|reviewer)$';
     expect(hooks.SubagentStart).toEqual([
       { matcher: lifecycle, hooks: [{ type: 'command', command: command('codex', '--event', 'subagent-start'), timeout: 10 }] },

@@ -141,8 +141,15 @@ export type RecordedHook = {
   code: number;
 };
 
-/** The payloads the recording hooks saw, in the order the hooks finished (recordHook.sh). */
-export function recordedPayloads(world: AgentWorld): RecordedHook[] {
+/** Session-level hooks (Codex's SessionStart and Stop, installed for a headless reviewer baton starts). */
+const SESSION_EVENTS: ReadonlySet<string> = new Set(['SessionStart', 'Stop']);
+
+/**
+ * The payloads the recording hooks saw, in the order the hooks finished (recordHook.sh); the
+ * session-level hooks of every session (which record nothing outside a headless review) only with
+ * `sessions`.
+ */
+export function recordedPayloads(world: AgentWorld, options: { sessions?: boolean } = {}): RecordedHook[] {
   const calls = path.join(world.recordDir, 'hooks');
   if (!fs.existsSync(calls)) return [];
   const read = (call: string, name: string) => fs.readFileSync(path.join(calls, call, name), 'utf8');
@@ -173,7 +180,8 @@ export function recordedPayloads(world: AgentWorld): RecordedHook[] {
       };
     })
     .sort((a, b) => a.end - b.end || a.hook.at - b.hook.at || a.call.localeCompare(b.call))
-    .map(({ hook }) => hook as RecordedHook);
+    .map(({ hook }) => hook as RecordedHook)
+    .filter((hook) => options.sessions === true || !SESSION_EVENTS.has(hook.event));
 }
 
 export async function agentWorld(version: ClientVersion, options: WorldOptions = {}): Promise<AgentWorld> {

@@ -66,4 +66,32 @@ export const claudeCode = {
     installer: async () => (await import('./install.ts')).installer,
   },
   demo: { payloadFields: {} },
+  // `claude -p`: the profile appended to the system prompt; the session hooks given on the command
+  // line (--settings adds them to the project's), so no session of the user runs them.
+  headless: {
+    vendor: 'anthropic',
+    command: 'claude',
+    sessionHooksInstalled: false,
+    // An API key or token, a cloud provider, or the login `claude` stored.
+    loggedIn: (env, read, home) =>
+      Boolean(env.ANTHROPIC_API_KEY || env.ANTHROPIC_AUTH_TOKEN || env.CLAUDE_CODE_OAUTH_TOKEN) ||
+      env.CLAUDE_CODE_USE_BEDROCK === '1' ||
+      env.CLAUDE_CODE_USE_VERTEX === '1' ||
+      read(`${env.CLAUDE_CONFIG_DIR?.trim() ? env.CLAUDE_CONFIG_DIR : `${home}/.claude`}/.credentials.json`) !== null,
+    login: "run 'claude' and log in (or set ANTHROPIC_API_KEY)",
+    args: (input) => [
+      '-p',
+      input.prompt,
+      '--append-system-prompt',
+      input.instructions,
+      '--settings',
+      JSON.stringify({
+        hooks: {
+          SessionStart: [{ hooks: [{ type: 'command', command: input.hookCommand('start'), timeout: 10 }] }],
+          Stop: [{ hooks: [{ type: 'command', command: input.hookCommand('stop'), timeout: 10 }] }],
+        },
+      }),
+      ...(input.model ? ['--model', input.model] : []),
+    ],
+  },
 } as const satisfies ClientAdapter<'claude-code'>;

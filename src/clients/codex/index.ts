@@ -9,6 +9,21 @@ import type { Profile } from '../installer.ts';
 
 const LIFECYCLE_AGENTS = '^agent-infra-lifecycle-(executor|reviewer)$';
 
+/**
+ * Codex's credentials: the login `codex login` stored, an API key, or a configured provider of the
+ * user's own whose key variable is set (read as plain lines: the adapter loads no TOML parser).
+ */
+function codexLoggedIn(env: Readonly<Record<string, string | undefined>>, read: (file: string) => string | null, home: string): boolean {
+  const codexHome = env.CODEX_HOME?.trim() ? env.CODEX_HOME : `${home}/.codex`;
+  if (env.OPENAI_API_KEY || env.CODEX_API_KEY || read(`${codexHome}/auth.json`) !== null) return true;
+  const config = read(`${codexHome}/config.toml`) ?? '';
+  const provider = /^model_provider\s*=\s*"([^"]+)"/m.exec(config)?.[1];
+  if (!provider || provider === 'openai') return false;
+  const section = config.split(/^\[/m).find((part) => part.startsWith(`model_providers.${provider}]`));
+  const envKey = section ? /^env_key\s*=\s*"([^"]+)"/m.exec(section)?.[1] : undefined;
+  return envKey === undefined || Boolean(env[envKey]);
+}
+
 export const codex = {
   id: 'codex',
   displayName: 'Codex',
@@ -43,6 +58,11 @@ export const codex = {
         matcher: '^(spawn_agent|collaborationspawn_agent|collaboration\\.spawn_agent)$',
         args: ['--event', 'pre-tool'],
       },
+      // A headless reviewer baton starts (`codex exec`, docs/clients.md "A reviewer from another
+      // vendor"): its own session's start and stop. Codex runs only hooks it trusts, so they are
+      // installed (and trusted) with the others; without BATON_HEADLESS_RECEIPT they record nothing.
+      { event: 'SessionStart', args: ['--event', 'session-start'] },
+      { event: 'Stop', args: ['--event', 'session-stop'] },
     ],
     instructions: {
       file: 'AGENTS.md',
@@ -72,4 +92,21 @@ export const codex = {
   },
   // Codex payloads carry the turn, the permission mode and the model (docs/hooks.md "Fields baton relies on").
   demo: { payloadFields: { turn_id: 'turn-1', permission_mode: 'default', model: 'gpt-5-codex' } },
+  // `codex exec`: the profile as the session's developer instructions; its SessionStart and Stop
+  // hooks are the installed ones (trusted with the others).
+  headless: {
+    vendor: 'openai',
+    command: 'codex',
+    sessionHooksInstalled: true,
+    loggedIn: codexLoggedIn,
+    login: "run 'codex login' (or set OPENAI_API_KEY, or configure a model_provider with its env_key)",
+    args: (input) => [
+      'exec',
+      '--ephemeral',
+      '-c',
+      `developer_instructions=${JSON.stringify(input.instructions)}`,
+      ...(input.model ? ['-m', input.model] : []),
+      input.prompt,
+    ],
+  },
 } as const satisfies ClientAdapter<'codex'>;
