@@ -1,0 +1,70 @@
+import type { LifecycleEvent } from '../../src/core/events.ts';
+import { TASK_ID } from './fixtures.ts';
+
+// The lifecycle events the engine tests apply again and again, with the values most of them use:
+// Claude Code's managed executor child-1 (parent parent-1), matched by the engine (`auto`), working
+// on the analysis of TASK_ID round 1. A test names only the fields it changes.
+
+type Of<I extends LifecycleEvent['intent']> = Extract<LifecycleEvent, { intent: I }>;
+type Client = NonNullable<Of<'hook-start'>['client']>;
+type Role = 'executor' | 'reviewer';
+
+/** The name of a managed lifecycle subagent. */
+export const managedAgent = (role: Role = 'executor') => `agent-infra-lifecycle-${role}`;
+
+/** A native SubagentStart (`auto`, spawn mode fresh). */
+export function nativeStart(
+  options: { role?: Role; childId?: string; parentId?: string; client?: Client; actualModel?: string } = {},
+): Of<'hook-start'> {
+  return {
+    intent: 'hook-start',
+    taskRef: 'auto',
+    client: options.client ?? 'claude-code',
+    nativeAgent: managedAgent(options.role),
+    childId: options.childId ?? 'child-1',
+    parentId: options.parentId ?? 'parent-1',
+    spawnMode: 'fresh',
+    ...(options.actualModel === undefined ? {} : { actualModel: options.actualModel }),
+  };
+}
+
+/** A native SubagentStop (`auto`). */
+export function nativeStop(options: { role?: Role; childId?: string; client?: Client } = {}): Of<'hook-stop'> {
+  return {
+    intent: 'hook-stop',
+    taskRef: 'auto',
+    client: options.client ?? 'claude-code',
+    nativeAgent: managedAgent(options.role),
+    childId: options.childId ?? 'child-1',
+  };
+}
+
+/** A PreToolUse claim of the prepared delegation by one spawning tool call. */
+export function claimSpawn(
+  toolCallId: string,
+  options: { role?: Role; client?: Client; notAfter?: string; model?: string } = {},
+): Of<'claim-spawn'> {
+  return {
+    intent: 'claim-spawn',
+    taskRef: 'auto',
+    client: options.client ?? 'claude-code',
+    nativeAgent: managedAgent(options.role),
+    toolCallId,
+    ...(options.notAfter === undefined ? {} : { notAfter: options.notAfter }),
+    ...(options.model === undefined ? {} : { model: options.model }),
+  };
+}
+
+/** A subagent's complete-stage (default: the analysis of TASK_ID round 1, by claude-code). */
+export function completeStage(
+  options: Partial<Pick<Of<'complete-stage'>, 'taskRef' | 'stage' | 'round' | 'artifact' | 'agent'>> = {},
+): Of<'complete-stage'> {
+  return {
+    intent: 'complete-stage',
+    taskRef: options.taskRef ?? TASK_ID,
+    stage: options.stage ?? 'analysis',
+    round: options.round ?? 1,
+    artifact: options.artifact ?? 'analysis.md',
+    agent: options.agent ?? 'claude-code',
+  };
+}
