@@ -21,6 +21,7 @@ import {
 } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
+import { RECEIPT_KEYS, runRecord } from '../support/runRecords.ts';
 import { completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // Scenarios of docs/scenarios.md §1 (Orchestration) and docs/architecture.md's decisions, through the
@@ -63,22 +64,7 @@ describe('beginOrResume', () => {
     const second = await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     expect(second.changed).toBe(false);
     expect(second.run?.runId).toBe('run-1');
-    expect(readRun(dir)).toEqual({
-      schemaVersion: 1,
-      taskId: TASK_ID,
-      runId: 'run-1',
-      status: 'running',
-      nextStage: null,
-      stepCount: 0,
-      maxSteps: 24,
-      baseline: '',
-      pendingDelegation: null,
-      receipts: [],
-      pause: null,
-      commitAuthorization: { issuedAt: null, consumedAt: null },
-      createdAt: T,
-      updatedAt: T,
-    });
+    expect(readRun(dir)).toEqual(runRecord());
   });
 
   it('writes 2-space JSON with a trailing newline', async () => {
@@ -338,31 +324,7 @@ describe('prepare', () => {
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code', requestedModel: 'opus' });
     expect(result).toMatchObject({ status: 'running', changed: true, next: { action: 'analyze-task', artifact: 'analysis.md' } });
     const receipt = readRun(dir).pendingDelegation!;
-    expect(Object.keys(receipt)).toEqual([
-      'taskId',
-      'runId',
-      'role',
-      'stage',
-      'round',
-      'artifact',
-      'client',
-      'requestedModel',
-      'beforeFingerprint',
-      'id',
-      'actualModel',
-      'modelFallbackReason',
-      'parentId',
-      'childId',
-      'spawnMode',
-      'agent',
-      'status',
-      'afterFingerprint',
-      'changedPaths',
-      'createdAt',
-      'activatedAt',
-      'sealedAt',
-      'consumedAt',
-    ]);
+    expect(Object.keys(receipt)).toEqual(RECEIPT_KEYS);
     expect(receipt).toMatchObject({
       id: 'receipt-1',
       status: 'prepared',

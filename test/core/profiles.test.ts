@@ -15,6 +15,7 @@ import {
   writeTask,
 } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
+import { preparedReceiptRecord, runRecord } from '../support/runRecords.ts';
 import { claimSpawn, completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // The lifecycle profiles (src/core/profile.ts): one engine, whose later upstream behaviours are rules
@@ -372,23 +373,9 @@ describe('run files across profiles', () => {
   it('a later upstream policy shape (per-role model and reasoning effort) is an error naming the field; 0.9.2 reads it as before', async () => {
     // The shape of upstream's second policy (docs/differences.md "Profiles"), written by hand.
     const file = path.join(dir, 'orchestration.json');
-    const upstream = {
-      schemaVersion: 1,
-      taskId: TASK_ID,
-      runId: 'run-1',
-      status: 'running',
-      nextStage: null,
-      stepCount: 0,
-      maxSteps: 24,
+    const upstream = runRecord({
       modelPolicy: { executor: { model: 'm1', reasoningEffort: 'high' }, reviewer: { model: 'm2', reasoningEffort: 'high' } },
-      baseline: '',
-      pendingDelegation: null,
-      receipts: [],
-      pause: null,
-      commitAuthorization: { issuedAt: null, consumedAt: null },
-      createdAt: '2026-01-01T00:00:00.000Z',
-      updatedAt: '2026-01-01T00:00:00.000Z',
-    };
+    });
     fs.writeFileSync(file, `${JSON.stringify(upstream, null, 2)}\n`);
     const later = await engineHarness(fixture, { profile: LATER_PROFILE }).apply({ intent: 'prepare', taskRef: TASK_ID, client: 'codex' });
     expect(later.error?.code).toBe('ORCHESTRATION_MODEL_POLICY_INVALID');
@@ -505,31 +492,7 @@ describe('rule laterUpstreamRuns: an upstream run file of the later shape (test/
 
 /** A prepared receipt of `run`, in baton's shape (the fields upstream's later receipts add are set by each case). */
 function receiptOf(run: Record<string, any>) {
-  return {
-    taskId: run.taskId,
-    runId: run.runId,
-    role: 'executor',
-    stage: 'analysis',
-    round: 1,
-    artifact: 'analysis.md',
-    client: 'codex',
-    requestedModel: 'executor-model',
-    beforeFingerprint: 'before',
-    id: 'receipt-1',
-    actualModel: null,
-    modelFallbackReason: null,
-    parentId: null,
-    childId: null,
-    spawnMode: null,
-    agent: null,
-    status: 'prepared',
-    afterFingerprint: null,
-    changedPaths: [],
-    createdAt: run.createdAt,
-    activatedAt: null,
-    sealedAt: null,
-    consumedAt: null,
-  };
+  return preparedReceiptRecord({ taskId: run.taskId, runId: run.runId, requestedModel: 'executor-model', createdAt: run.createdAt });
 }
 
 describe('rule recoveryFromEvidence (agent-infra #993, #994)', () => {

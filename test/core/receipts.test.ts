@@ -17,6 +17,7 @@ import {
 import type { ActivationEvent, PrepareDelegationInput } from '../../src/core/receipts.ts';
 import type { DelegationReceipt, ReceiptOutcome } from '../../src/core/types.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
+import { RECEIPT_KEYS, preparedReceiptRecord } from '../support/runRecords.ts';
 
 const EXAMPLE_RUN = `${EXAMPLE_TASK_DIR}/orchestration.json`;
 const TASK = 'TASK-20260101-000001';
@@ -27,32 +28,6 @@ const T3 = '2026-01-01T00:03:00.000Z';
 
 const ids = { id: () => 'delegation-1', now: () => T0 };
 const at = (time: string) => ({ now: () => time });
-
-const KEY_ORDER = [
-  'taskId',
-  'runId',
-  'role',
-  'stage',
-  'round',
-  'artifact',
-  'client',
-  'requestedModel',
-  'beforeFingerprint',
-  'id',
-  'actualModel',
-  'modelFallbackReason',
-  'parentId',
-  'childId',
-  'spawnMode',
-  'agent',
-  'status',
-  'afterFingerprint',
-  'changedPaths',
-  'createdAt',
-  'activatedAt',
-  'sealedAt',
-  'consumedAt',
-];
 
 function input(overrides: Partial<PrepareDelegationInput> = {}): PrepareDelegationInput {
   return {
@@ -132,32 +107,19 @@ describe('managedDelegationRole', () => {
 describe('prepareDelegation', () => {
   it('creates a prepared receipt in agent-infra key order', () => {
     const receipt = prepared();
-    expect(receipt).toEqual({
-      taskId: TASK,
-      runId: 'run-1',
-      role: 'reviewer',
-      stage: 'review-code',
-      round: 1,
-      artifact: 'review-code.md',
-      client: 'codex',
-      requestedModel: 'review-model',
-      beforeFingerprint: 'before-tree',
-      id: 'delegation-1',
-      actualModel: null,
-      modelFallbackReason: null,
-      parentId: null,
-      childId: null,
-      spawnMode: null,
-      agent: null,
-      status: 'prepared',
-      afterFingerprint: null,
-      changedPaths: [],
-      createdAt: T0,
-      activatedAt: null,
-      sealedAt: null,
-      consumedAt: null,
-    });
-    expect(Object.keys(receipt)).toEqual(KEY_ORDER);
+    expect(receipt).toEqual(
+      preparedReceiptRecord({
+        taskId: TASK,
+        role: 'reviewer',
+        stage: 'review-code',
+        artifact: 'review-code.md',
+        requestedModel: 'review-model',
+        beforeFingerprint: 'before-tree',
+        id: 'delegation-1',
+        createdAt: T0,
+      }),
+    );
+    expect(Object.keys(receipt)).toEqual(RECEIPT_KEYS);
     expect(Object.isFrozen(receipt)).toBe(true);
     expect(Object.isFrozen(receipt.changedPaths)).toBe(true);
   });
@@ -185,7 +147,7 @@ describe('prepareDelegation', () => {
 
   it('does not copy unknown input fields', () => {
     const receipt = prepareDelegation({ ...input(), extra: 'x' } as PrepareDelegationInput, ids);
-    expect(Object.keys(receipt)).toEqual(KEY_ORDER);
+    expect(Object.keys(receipt)).toEqual(RECEIPT_KEYS);
   });
 });
 
@@ -227,7 +189,7 @@ describe('the delegation lifecycle', () => {
       stageCompletedAt: T1,
     });
     // 0.9.2's keys in its order, then baton's.
-    expect(Object.keys(consumed)).toEqual([...KEY_ORDER, 'stageCompletedAt']);
+    expect(Object.keys(consumed)).toEqual([...RECEIPT_KEYS, 'stageCompletedAt']);
     expect(consumeDelegation(consumed, at(T3))).toEqual({
       ok: false,
       code: 'DELEGATION_REPLAY',

@@ -12,15 +12,18 @@ type Role = 'executor' | 'reviewer';
 /** The name of a managed lifecycle subagent. */
 export const managedAgent = (role: Role = 'executor') => `agent-infra-lifecycle-${role}`;
 
+/** Where a native event of a managed child comes from: its client and agent (`auto`: the engine finds the task). */
+function fromManagedChild(options: { role?: Role; client?: Client }) {
+  return { taskRef: 'auto', client: options.client ?? 'claude-code', nativeAgent: managedAgent(options.role) } as const;
+}
+
 /** A native SubagentStart (`auto`, spawn mode fresh). */
 export function nativeStart(
   options: { role?: Role; childId?: string; parentId?: string; client?: Client; actualModel?: string } = {},
 ): Of<'hook-start'> {
   return {
     intent: 'hook-start',
-    taskRef: 'auto',
-    client: options.client ?? 'claude-code',
-    nativeAgent: managedAgent(options.role),
+    ...fromManagedChild(options),
     childId: options.childId ?? 'child-1',
     parentId: options.parentId ?? 'parent-1',
     spawnMode: 'fresh',
@@ -32,9 +35,7 @@ export function nativeStart(
 export function nativeStop(options: { role?: Role; childId?: string; client?: Client } = {}): Of<'hook-stop'> {
   return {
     intent: 'hook-stop',
-    taskRef: 'auto',
-    client: options.client ?? 'claude-code',
-    nativeAgent: managedAgent(options.role),
+    ...fromManagedChild(options),
     childId: options.childId ?? 'child-1',
   };
 }
@@ -46,9 +47,7 @@ export function claimSpawn(
 ): Of<'claim-spawn'> {
   return {
     intent: 'claim-spawn',
-    taskRef: 'auto',
-    client: options.client ?? 'claude-code',
-    nativeAgent: managedAgent(options.role),
+    ...fromManagedChild(options),
     toolCallId,
     ...(options.notAfter === undefined ? {} : { notAfter: options.notAfter }),
     ...(options.model === undefined ? {} : { model: options.model }),
