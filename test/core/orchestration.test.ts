@@ -33,6 +33,12 @@ useTaskPerTest((made) => ({ fixture, dir } = made));
 
 const T = '2026-01-01T00:00:00.000Z';
 
+/** task.md at code-review whose Review Disagreement Ledger holds the one row `row` (after `before`). */
+function writeLedgerTask(row: string, before = ''): void {
+  const ledger = `## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n${row}\n`;
+  writeTask(fixture, TASK_ID, taskMd(TASK_ID, 'code-review', `${before}${ledger}`));
+}
+
 async function begin(h = engineHarness(fixture, { ids: ['run-1'] })) {
   const result = await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
   expect(result.status).toBe('running');
@@ -152,15 +158,7 @@ describe('route', () => {
   });
 
   it('8: open code blocker in the ledger → ORCHESTRATION_LEDGER_BLOCKED', async () => {
-    writeTask(
-      fixture,
-      TASK_ID,
-      taskMd(
-        TASK_ID,
-        'code-review',
-        '# Task\n\n## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| CD-1 | code | 1 | blocker | open | review-code.md#CD-1 |\n',
-      ),
-    );
+    writeLedgerTask('| CD-1 | code | 1 | blocker | open | review-code.md#CD-1 |', '# Task\n\n');
     writeApprovedThroughCode(dir, 0);
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(result.error).toEqual({
@@ -170,15 +168,7 @@ describe('route', () => {
   });
 
   it('ledger rows of other stages do not block commit', async () => {
-    writeTask(
-      fixture,
-      TASK_ID,
-      taskMd(
-        TASK_ID,
-        'code-review',
-        '## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| PL-1 | plan | 1 | blocker | open | review-plan.md#PL-1 |\n',
-      ),
-    );
+    writeLedgerTask('| PL-1 | plan | 1 | blocker | open | review-plan.md#PL-1 |');
     writeApprovedThroughCode(dir, 0);
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(result.next?.action).toBe('commit');
@@ -210,15 +200,7 @@ describe('route', () => {
       code: 'ORCHESTRATION_REVIEW_INVALID',
       message: 'latest code review has no numeric manual-validation count',
     });
-    writeTask(
-      fixture,
-      TASK_ID,
-      taskMd(
-        TASK_ID,
-        'code-review',
-        '## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| XX-1 | code | 1 | blocker | open | review-code.md#XX-1 |\n',
-      ),
-    );
+    writeLedgerTask('| XX-1 | code | 1 | blocker | open | review-code.md#XX-1 |');
     writeApprovedThroughCode(dir, 0);
     const badLedger = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(badLedger.error?.code).toBe('ORCHESTRATION_LEDGER_INVALID');
