@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseTaskCommand } from '../../src/cli/taskArgs.ts';
+import { completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // The grammar of docs/lifecycle.md §10.4, kept so scripts written for agent-infra's task-orchestration
 // work by swapping the command.
@@ -105,17 +106,9 @@ describe('parseTaskCommand: events', () => {
         '--fallback-reason',
         'quota',
       ]).event,
-    ).toEqual({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'claude-child',
-      parentId: 'claude-parent',
-      spawnMode: 'fresh',
-      actualModel: 'opus',
-      fallbackReason: 'quota',
-    });
+    ).toEqual(
+      nativeStart({ role: 'reviewer', childId: 'claude-child', parentId: 'claude-parent', actualModel: 'opus', fallbackReason: 'quota' }),
+    );
     expect(
       event([
         'auto',
@@ -127,13 +120,7 @@ describe('parseTaskCommand: events', () => {
         '--child-id',
         'claude-child',
       ]).event,
-    ).toEqual({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'claude-child',
-    });
+    ).toEqual(nativeStop({ role: 'reviewer', childId: 'claude-child' }));
     expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '-1']).event).toEqual({
       intent: 'hook-stop',
       taskRef: '01',
@@ -149,7 +136,7 @@ describe('parseTaskCommand: events', () => {
     });
     expect(
       event(['01', 'complete-stage', '--stage', 'plan', '--round', '2', '--artifact', 'plan-r2.md', '--agent', 'codex']).event,
-    ).toEqual({ intent: 'complete-stage', taskRef: '01', stage: 'plan', round: 2, artifact: 'plan-r2.md', agent: 'codex' });
+    ).toEqual(completeStage({ taskRef: '01', stage: 'plan', round: 2, artifact: 'plan-r2.md', agent: 'codex' }));
     expect(event(['01', 'abort', '--reason', 'child crashed']).event).toEqual({ intent: 'abort', taskRef: '01', reason: 'child crashed' });
   });
 

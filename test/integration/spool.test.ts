@@ -4,6 +4,7 @@ import { TASK_ID, readRun } from '../support/fixtures.ts';
 import { jsonOf, runBaton } from '../support/processes.ts';
 import { useWorkerHarness } from '../support/workerHarness.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
+import { completeStageFlags } from '../support/engineEvents.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
 
 // Hooks never hang an agent: with Redis down the event is spooled locally and applied, in order,
@@ -35,19 +36,7 @@ describe('Redis down', () => {
     await redis.start();
     fs.writeFileSync(`${repo.taskDir}/analysis.md`, '# A\n');
     // complete-stage needs the activation first: the CLI drains the spool before adding its own job.
-    const completed = await task(
-      'complete-stage',
-      '--stage',
-      'analysis',
-      '--round',
-      '1',
-      '--artifact',
-      'analysis.md',
-      '--agent',
-      'claude',
-      '--timeout',
-      '15000',
-    );
+    const completed = await task(...completeStageFlags({ agent: 'claude' }), '--timeout', '15000');
     expect(completed.status, JSON.stringify(completed)).toBe('running');
     expect(spooledFiles(repo.root)).toHaveLength(0);
     // BATON_HOOK_VERBOSE=1: wait for the result, so the run file can be read right after.

@@ -19,7 +19,7 @@ function fromManagedChild(options: { role?: Role; client?: Client }) {
 
 /** A native SubagentStart (`auto`, spawn mode fresh). */
 export function nativeStart(
-  options: { role?: Role; childId?: string; parentId?: string; client?: Client; actualModel?: string } = {},
+  options: { role?: Role; childId?: string; parentId?: string; client?: Client; actualModel?: string; fallbackReason?: string } = {},
 ): Of<'hook-start'> {
   return {
     intent: 'hook-start',
@@ -28,6 +28,7 @@ export function nativeStart(
     parentId: options.parentId ?? 'parent-1',
     spawnMode: 'fresh',
     ...(options.actualModel === undefined ? {} : { actualModel: options.actualModel }),
+    ...(options.fallbackReason === undefined ? {} : { fallbackReason: options.fallbackReason }),
   };
 }
 
@@ -66,4 +67,20 @@ export function completeStage(
     artifact: options.artifact ?? 'analysis.md',
     agent: options.agent ?? 'claude-code',
   };
+}
+
+/** The same complete-stage as `baton task` flags (after the task ref): the analysis r1 unless told. */
+export function completeStageFlags(options: { stage?: string; round?: number; artifact?: string; agent?: string } = {}): string[] {
+  const { stage, round, artifact, agent } = completeStage();
+  return [
+    'complete-stage',
+    '--stage',
+    options.stage ?? stage,
+    '--round',
+    String(options.round ?? round),
+    '--artifact',
+    options.artifact ?? artifact,
+    '--agent',
+    options.agent ?? agent,
+  ];
 }
