@@ -6,7 +6,7 @@ import { latestReviewUnbound, unboundReview } from '../../src/core/reviewBinding
 import { runFilePath } from '../../src/core/taskLayout.ts';
 import { TASK_ID, engineHarness, failedResult, readRun, reviewWithVerdict, useTaskPerTest, writeArtifact } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
-import { nativeStart, nativeStop } from '../support/engineEvents.ts';
+import { completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // A review that does not name the latest artifact on its **Review Input** line does not count
 // (docs/lifecycle.md §3.4). 0.9.2 accepted it and routing asked for another review round; baton
@@ -73,12 +73,7 @@ describe('a review that does not count, through the engine', () => {
 
   const completeReview = (h: Awaited<ReturnType<typeof reviewerActivated>>, content?: string) =>
     h.apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'review-analysis',
-      round: 1,
-      artifact: 'review-analysis.md',
-      agent: 'claude',
+      ...completeStage({ stage: 'review-analysis', artifact: 'review-analysis.md', agent: 'claude' }),
       ...(content === undefined ? {} : { content }),
     });
   const stopReviewer = (h: Awaited<ReturnType<typeof reviewerActivated>>) => h.apply(nativeStop({ role: 'reviewer', childId: 'c-1' }));
