@@ -69,18 +69,14 @@ export function completeStage(
   };
 }
 
-/** The same complete-stage as `baton task` flags (after the task ref): the analysis r1 unless told. */
+/** `event` as the arguments of `baton task`: its task ref, its intent, then a flag per field (`childId` → `--child-id`). */
+export function taskArgv(event: LifecycleEvent): string[] {
+  const { intent, taskRef, ...fields } = event;
+  const flag = (name: string) => `--${name.replace(/[A-Z]/g, (letter) => `-${letter.toLowerCase()}`)}`;
+  return [taskRef, intent, ...Object.entries(fields).flatMap(([name, value]) => [flag(name), String(value)])];
+}
+
+/** A complete-stage (see completeStage) as `baton task` flags, after the task ref. */
 export function completeStageFlags(options: { stage?: string; round?: number; artifact?: string; agent?: string } = {}): string[] {
-  const { stage, round, artifact, agent } = completeStage();
-  return [
-    'complete-stage',
-    '--stage',
-    options.stage ?? stage,
-    '--round',
-    String(options.round ?? round),
-    '--artifact',
-    options.artifact ?? artifact,
-    '--agent',
-    options.agent ?? agent,
-  ];
+  return taskArgv(completeStage(options as Parameters<typeof completeStage>[0])).slice(1);
 }
