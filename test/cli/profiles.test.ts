@@ -52,6 +52,14 @@ async function choose(profile: string): Promise<void> {
   expect(init.stdout).toContain(`profile: ${profile} (recorded in .agents/baton.json`);
 }
 
+/** A new set-up under `profile` whose task TASK_ID is begun (with the model policy) and prepared for Codex. */
+async function preparedUnder(profile: string): Promise<void> {
+  await setUp();
+  await choose(profile);
+  await task([TASK_ID, 'begin-or-resume', ...POLICY]);
+  expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
+}
+
 describe('profiles through the CLI', () => {
   it('baton init --profile records it, baton doctor shows it; an unknown one is BATON_PROFILE_INVALID', async () => {
     await setUp();
@@ -89,10 +97,7 @@ describe('profiles through the CLI', () => {
 
   it('baton task <task> recover-prepared releases a never-activated delegation under agent-infra-0.11.3; under 0.9.2 it is not an intent of the profile', async () => {
     for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
-      await setUp();
-      await choose(profile);
-      await task([TASK_ID, 'begin-or-resume', ...POLICY]);
-      expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
+      await preparedUnder(profile);
       const recovered = await task([TASK_ID, 'recover-prepared']);
       if (profile === 'agent-infra-0.9.2') {
         expect(recovered.error?.code, profile).toBe('BATON_INTENT_NOT_IN_PROFILE');
@@ -107,10 +112,7 @@ describe('profiles through the CLI', () => {
 
   it('baton task <task> recover-started releases a delegation whose child stopped before completing its stage under agent-infra-0.11.3; under 0.9.2 it is not an intent of the profile', async () => {
     for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
-      await setUp();
-      await choose(profile);
-      await task([TASK_ID, 'begin-or-resume', ...POLICY]);
-      expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
+      await preparedUnder(profile);
       const start = await task(taskArgv(nativeStart({ client: 'codex', actualModel: 'gpt-exec' })));
       expect(start.error, profile).toBeNull();
       // Quiet is not evidence: before the child stops, nothing is recovered.

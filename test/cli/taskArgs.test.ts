@@ -86,17 +86,21 @@ describe('parseTaskCommand: upstream usage errors', () => {
 
 describe('parseTaskCommand: events', () => {
   it('maps flags to typed events', () => {
+    // The flags naming a native child: Claude Code's reviewer claude-child.
+    const claudeReviewerChild = [
+      '--client',
+      'claude-code',
+      '--native-agent',
+      'agent-infra-lifecycle-reviewer',
+      '--child-id',
+      'claude-child',
+    ];
     expect(event(['01', 'begin-or-resume', '--max-steps', '5']).event).toEqual({ intent: 'begin-or-resume', taskRef: '01', maxSteps: 5 });
     expect(
       event([
         'auto',
         'hook-start',
-        '--client',
-        'claude-code',
-        '--native-agent',
-        'agent-infra-lifecycle-reviewer',
-        '--child-id',
-        'claude-child',
+        ...claudeReviewerChild,
         '--parent-id',
         'claude-parent',
         '--spawn-mode',
@@ -109,18 +113,7 @@ describe('parseTaskCommand: events', () => {
     ).toEqual(
       nativeStart({ role: 'reviewer', childId: 'claude-child', parentId: 'claude-parent', actualModel: 'opus', fallbackReason: 'quota' }),
     );
-    expect(
-      event([
-        'auto',
-        'hook-stop',
-        '--client',
-        'claude-code',
-        '--native-agent',
-        'agent-infra-lifecycle-reviewer',
-        '--child-id',
-        'claude-child',
-      ]).event,
-    ).toEqual(nativeStop({ role: 'reviewer', childId: 'claude-child' }));
+    expect(event(['auto', 'hook-stop', ...claudeReviewerChild]).event).toEqual(nativeStop({ role: 'reviewer', childId: 'claude-child' }));
     expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '-1']).event).toEqual({
       intent: 'hook-stop',
       taskRef: '01',
