@@ -33,6 +33,9 @@ useTaskPerTest((made) => ({ fixture, dir } = made));
 
 const T = '2026-01-01T00:00:00.000Z';
 
+/** A recoverable pause as the run records it. */
+const recoverablePause = (code: string, message: string) => ({ code, message, recoverable: true });
+
 /** task.md at code-review whose Review Disagreement Ledger holds the one row `row` (after `before`). */
 function writeLedgerTask(row: string, before = ''): void {
   const ledger = `## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n${row}\n`;
@@ -351,11 +354,7 @@ describe('prepare', () => {
     fs.writeFileSync(file, JSON.stringify({ ...readRun(dir), stepCount: 1 }, null, 2));
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(result).toMatchObject({ status: 'paused', changed: true });
-    expect(readRun(dir).pause).toEqual({
-      code: 'ORCHESTRATION_MAX_STEPS',
-      message: 'maximum orchestration steps reached',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(recoverablePause('ORCHESTRATION_MAX_STEPS', 'maximum orchestration steps reached'));
   });
 
   it('17: capture throws → ORCHESTRATION_SNAPSHOT_FAILED, orchestration.json unchanged', async () => {
@@ -476,11 +475,7 @@ describe('native matching', () => {
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     const result = await h.apply(nativeStart({ role: 'reviewer', childId: 'child-native', parentId: 'parent-session' }));
     expect(result).toMatchObject({ status: 'paused', changed: true });
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_ROLE_MISMATCH',
-      message: 'managed role reviewer does not match executor',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(recoverablePause('DELEGATION_ROLE_MISMATCH', 'managed role reviewer does not match executor'));
   });
 
   it('unmanaged agent → DELEGATION_IGNORED; no match → MISSING; two matches → AMBIGUOUS', async () => {
@@ -525,11 +520,9 @@ describe('native matching', () => {
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     const reused = await h.apply(nativeStart({ role: 'reviewer' }));
     expect(reused.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_IDENTITY_REUSED',
-      message: 'native child identity was already used by this run',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(
+      recoverablePause('DELEGATION_IDENTITY_REUSED', 'native child identity was already used by this run'),
+    );
   });
 
   it('seal matching: captures after-fingerprint and changed paths; reviewer writes outside its artifact are forbidden', async () => {
@@ -558,11 +551,9 @@ describe('native matching', () => {
     const h2 = await prepareActivated('executor');
     const early = await h2.apply(nativeStop());
     expect(early.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_STATE_INVALID',
-      message: `delegation receipt-1 is activated, expected stage-completed`,
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(
+      recoverablePause('DELEGATION_STATE_INVALID', `delegation receipt-1 is activated, expected stage-completed`),
+    );
   });
 
   it('seal: a capture failure pauses ORCHESTRATION_SNAPSHOT_FAILED', async () => {
@@ -606,11 +597,9 @@ describe('validateStage and completeStage', () => {
       role: 'executor',
     });
     expect(wrong.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({
-      code: 'ORCHESTRATION_PROVENANCE_MISMATCH',
-      message: 'active run does not have one matching activated delegation',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(
+      recoverablePause('ORCHESTRATION_PROVENANCE_MISMATCH', 'active run does not have one matching activated delegation'),
+    );
   });
 
   it('complete-stage with a mismatching identity pauses DELEGATION_STAGE_MISMATCH; with no pending → MISSING', async () => {
@@ -649,11 +638,12 @@ describe('advance', () => {
     const early = await h.apply({ intent: 'advance', taskRef: TASK_ID });
     expect(early.status).toBe('paused');
     // baton: the upstream message, then what to do (the subagent has not finished yet)
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_STATE_INVALID',
-      message: `delegation receipt-1 is activated, expected sealed; its subagent has not finished: wait for the subagent to return (spawn it in the foreground, never in the background) and for its SubagentStop hook, which seals the receipt; check with 'baton task ${TASK_ID} status' until run.pendingDelegation.status is 'sealed', then advance again; if the subagent is gone, 'baton task ${TASK_ID} abort --reason "…"' and 'baton task ${TASK_ID} begin-or-resume'`,
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(
+      recoverablePause(
+        'DELEGATION_STATE_INVALID',
+        `delegation receipt-1 is activated, expected sealed; its subagent has not finished: wait for the subagent to return (spawn it in the foreground, never in the background) and for its SubagentStop hook, which seals the receipt; check with 'baton task ${TASK_ID} status' until run.pendingDelegation.status is 'sealed', then advance again; if the subagent is gone, 'baton task ${TASK_ID} abort --reason "…"' and 'baton task ${TASK_ID} begin-or-resume'`,
+      ),
+    );
     await h.apply(completeStage({ agent: 'claude' }));
     await h.apply({ intent: 'hook-stop', taskRef: TASK_ID, childId: 'child-1', exitCode: 0 });
     const advanced = await h.apply({ intent: 'advance', taskRef: TASK_ID });
@@ -669,11 +659,7 @@ describe('advance', () => {
     await h.apply(completeStage({ agent: 'claude' }));
     const result = await h.apply({ intent: 'hook-stop', taskRef: TASK_ID, childId: 'child-1', exitCode: 1 });
     expect(result.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_STOP_INVALID',
-      message: 'native stop identity or exit status is invalid',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(recoverablePause('DELEGATION_STOP_INVALID', 'native stop identity or exit status is invalid'));
   });
 });
 

@@ -61,6 +61,11 @@ function receiptOf(outcome: ReceiptOutcome): DelegationReceipt {
   return outcome.receipt;
 }
 
+/** The outcome of a refused receipt transition. */
+function refused(code: string, message: string) {
+  return { ok: false, code, message };
+}
+
 function prepared(overrides: Partial<PrepareDelegationInput> = {}): DelegationReceipt {
   return prepareDelegation(input(overrides), ids);
 }
@@ -190,11 +195,7 @@ describe('the delegation lifecycle', () => {
     });
     // 0.9.2's keys in its order, then baton's.
     expect(Object.keys(consumed)).toEqual([...RECEIPT_KEYS, 'stageCompletedAt']);
-    expect(consumeDelegation(consumed, at(T3))).toEqual({
-      ok: false,
-      code: 'DELEGATION_REPLAY',
-      message: 'delegation delegation-1 was already consumed',
-    });
+    expect(consumeDelegation(consumed, at(T3))).toEqual(refused('DELEGATION_REPLAY', 'delegation delegation-1 was already consumed'));
   });
 
   it('every transition returns a new frozen receipt and leaves its input untouched', () => {
@@ -233,19 +234,15 @@ describe('the delegation lifecycle', () => {
 
 describe('activateDelegation', () => {
   it('29: an unmanaged subagent is ignored', () => {
-    expect(activateDelegation(prepared(), start({ nativeAgent: 'general-purpose' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_IGNORED',
-      message: "subagent 'general-purpose' is not lifecycle-managed",
-    });
+    expect(activateDelegation(prepared(), start({ nativeAgent: 'general-purpose' }), at(T1))).toEqual(
+      refused('DELEGATION_IGNORED', "subagent 'general-purpose' is not lifecycle-managed"),
+    );
   });
 
   it('30: childId === parentId → DELEGATION_IDENTITY_INVALID', () => {
-    expect(activateDelegation(prepared(), start({ childId: 'same', parentId: 'same' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_IDENTITY_INVALID',
-      message: 'native parent/child identity does not match the prepared delegation',
-    });
+    expect(activateDelegation(prepared(), start({ childId: 'same', parentId: 'same' }), at(T1))).toEqual(
+      refused('DELEGATION_IDENTITY_INVALID', 'native parent/child identity does not match the prepared delegation'),
+    );
   });
 
   it.each([
@@ -262,19 +259,15 @@ describe('activateDelegation', () => {
   });
 
   it('30: spawn mode fork → DELEGATION_FORK_FORBIDDEN', () => {
-    expect(activateDelegation(prepared(), start({ spawnMode: 'fork' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_FORK_FORBIDDEN',
-      message: "spawn mode 'fork' is not fresh",
-    });
+    expect(activateDelegation(prepared(), start({ spawnMode: 'fork' }), at(T1))).toEqual(
+      refused('DELEGATION_FORK_FORBIDDEN', "spawn mode 'fork' is not fresh"),
+    );
   });
 
   it('30: an executor agent on a reviewer receipt → DELEGATION_ROLE_MISMATCH', () => {
-    expect(activateDelegation(prepared(), start({ nativeAgent: 'agent-infra-lifecycle-executor' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_ROLE_MISMATCH',
-      message: 'managed role executor does not match reviewer',
-    });
+    expect(activateDelegation(prepared(), start({ nativeAgent: 'agent-infra-lifecycle-executor' }), at(T1))).toEqual(
+      refused('DELEGATION_ROLE_MISMATCH', 'managed role executor does not match reviewer'),
+    );
   });
 
   it('31: a missing actual model is recorded as null', () => {
@@ -285,11 +278,9 @@ describe('activateDelegation', () => {
   });
 
   it('31: a different actual model without a reason → DELEGATION_MODEL_FALLBACK_UNRECORDED', () => {
-    expect(activateDelegation(prepared(), start({ actualModel: 'fallback-model' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_MODEL_FALLBACK_UNRECORDED',
-      message: 'actual model differs from requested model without a fallback reason',
-    });
+    expect(activateDelegation(prepared(), start({ actualModel: 'fallback-model' }), at(T1))).toEqual(
+      refused('DELEGATION_MODEL_FALLBACK_UNRECORDED', 'actual model differs from requested model without a fallback reason'),
+    );
     expect(activateDelegation(prepared(), start({ actualModel: 'fallback-model', modelFallbackReason: '' }), at(T1))).toMatchObject({
       ok: false,
       code: 'DELEGATION_MODEL_FALLBACK_UNRECORDED',
@@ -313,11 +304,9 @@ describe('activateDelegation', () => {
   });
 
   it('34: activating a non-prepared receipt → DELEGATION_STATE_INVALID', () => {
-    expect(activateDelegation(activated(), start(), at(T2))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: 'delegation delegation-1 is activated, expected prepared',
-    });
+    expect(activateDelegation(activated(), start(), at(T2))).toEqual(
+      refused('DELEGATION_STATE_INVALID', 'delegation delegation-1 is activated, expected prepared'),
+    );
   });
 
   it('checks in §6.2 order: managed, state, role, identity, spawn mode, model', () => {
@@ -350,21 +339,15 @@ describe('completeDelegationStage', () => {
     const event = { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact };
     expect(receiptOf(completeDelegationStage(receipt, { ...event, agent: 'claude' }, at(T0))).agent).toBe('claude');
     expect(receiptOf(completeDelegationStage(receipt, { ...event, agent: 'claude-code' }, at(T0))).agent).toBe('claude-code');
-    expect(completeDelegationStage(receipt, { ...event, agent: 'codex' }, at(T0))).toEqual({
-      ok: false,
-      code: 'DELEGATION_AGENT_MISMATCH',
-      message: "stage agent 'codex' does not match client 'claude-code'",
-    });
+    expect(completeDelegationStage(receipt, { ...event, agent: 'codex' }, at(T0))).toEqual(
+      refused('DELEGATION_AGENT_MISMATCH', "stage agent 'codex' does not match client 'claude-code'"),
+    );
   });
 
   it('34: completing a prepared receipt → DELEGATION_STATE_INVALID', () => {
     expect(
       completeDelegationStage(prepared(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T0)),
-    ).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: 'delegation delegation-1 is prepared, expected activated',
-    });
+    ).toEqual(refused('DELEGATION_STATE_INVALID', 'delegation delegation-1 is prepared, expected activated'));
   });
 
   it.each([
@@ -373,23 +356,19 @@ describe('completeDelegationStage', () => {
     ['a wrong artifact', { stage: 'review-code', round: 1, artifact: 'review-code-r2.md' }],
   ])('34: %s → DELEGATION_STAGE_MISMATCH', (_label, event) => {
     // Upstream's message, then the values expected and given (baton).
-    expect(completeDelegationStage(activated(), { ...event, agent: 'codex' }, at(T0))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STAGE_MISMATCH',
-      message:
+    expect(completeDelegationStage(activated(), { ...event, agent: 'codex' }, at(T0))).toEqual(
+      refused(
+        'DELEGATION_STAGE_MISMATCH',
         'stage completion identity does not match the active delegation ' +
-        `(expected --stage review-code --round 1 --artifact review-code.md; given --stage ${event.stage} --round ${event.round} --artifact ${event.artifact})`,
-    });
+          `(expected --stage review-code --round 1 --artifact review-code.md; given --stage ${event.stage} --round ${event.round} --artifact ${event.artifact})`,
+      ),
+    );
   });
 
   it('34: agent claude on a codex receipt → DELEGATION_AGENT_MISMATCH', () => {
     expect(
       completeDelegationStage(activated(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'claude' }, at(T0)),
-    ).toEqual({
-      ok: false,
-      code: 'DELEGATION_AGENT_MISMATCH',
-      message: "stage agent 'claude' does not match client 'codex'",
-    });
+    ).toEqual(refused('DELEGATION_AGENT_MISMATCH', "stage agent 'claude' does not match client 'codex'"));
   });
 });
 
@@ -403,11 +382,9 @@ describe('sealDelegation', () => {
   });
 
   it('34: sealing before stage completion → DELEGATION_STATE_INVALID', () => {
-    expect(sealDelegation(activated(), stop(), at(T2))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: 'delegation delegation-1 is activated, expected stage-completed',
-    });
+    expect(sealDelegation(activated(), stop(), at(T2))).toEqual(
+      refused('DELEGATION_STATE_INVALID', 'delegation delegation-1 is activated, expected stage-completed'),
+    );
   });
 
   it('34: another child id or a non-zero exit code → DELEGATION_STOP_INVALID', () => {
@@ -434,11 +411,9 @@ describe('sealDelegation', () => {
     ['a backslash path', `.agents\\workspace\\active\\${TASK}\\task.md`],
   ])('a reviewer changing %s → DELEGATION_REVIEWER_WRITE_FORBIDDEN', (_label, forbidden) => {
     const allowed = `.agents/workspace/active/${TASK}/review-code.md`;
-    expect(sealDelegation(completed(), stop({ changedPaths: [allowed, forbidden, 'later.ts'] }), at(T2))).toEqual({
-      ok: false,
-      code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN',
-      message: `reviewer changed forbidden path '${forbidden}'`,
-    });
+    expect(sealDelegation(completed(), stop({ changedPaths: [allowed, forbidden, 'later.ts'] }), at(T2))).toEqual(
+      refused('DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`),
+    );
   });
 
   it('34: an executor may change arbitrary paths', () => {
@@ -454,11 +429,9 @@ describe('sealDelegation', () => {
 
 describe('consumeDelegation', () => {
   it('34: consuming a stage-completed receipt → DELEGATION_STATE_INVALID', () => {
-    expect(consumeDelegation(completed(), at(T3))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: 'delegation delegation-1 is stage-completed, expected sealed',
-    });
+    expect(consumeDelegation(completed(), at(T3))).toEqual(
+      refused('DELEGATION_STATE_INVALID', 'delegation delegation-1 is stage-completed, expected sealed'),
+    );
   });
 
   it('consumes a sealed receipt once', () => {
@@ -484,20 +457,14 @@ describe('abortDelegation (baton addition)', () => {
 
   it('a consumed receipt is a replay', () => {
     const consumed = receiptOf(consumeDelegation(sealed(), at(T3)));
-    expect(abortDelegation(consumed, at(T3))).toEqual({
-      ok: false,
-      code: 'DELEGATION_REPLAY',
-      message: 'delegation delegation-1 was already consumed',
-    });
+    expect(abortDelegation(consumed, at(T3))).toEqual(refused('DELEGATION_REPLAY', 'delegation delegation-1 was already consumed'));
   });
 
   it.each(['aborted', 'expired'] as const)('an %s receipt cannot be aborted', (status) => {
     const receipt = { ...prepared(), status } as DelegationReceipt;
-    expect(abortDelegation(receipt, at(T3))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: `delegation delegation-1 is ${status}, expected prepared, activated, stage-completed or sealed`,
-    });
+    expect(abortDelegation(receipt, at(T3))).toEqual(
+      refused('DELEGATION_STATE_INVALID', `delegation delegation-1 is ${status}, expected prepared, activated, stage-completed or sealed`),
+    );
   });
 
   it('an aborted receipt accepts no further transition', () => {
@@ -528,11 +495,12 @@ describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
       receipt: claimed,
       unchanged: true,
     });
-    expect(claimDelegationSpawn(claimed, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2))).toEqual({
-      ok: false,
-      code: 'DELEGATION_SPAWN_CLAIMED',
-      message: `delegation delegation-1 was already claimed by tool call toolu_1 at ${T1}; one prepared delegation starts one subagent`,
-    });
+    expect(claimDelegationSpawn(claimed, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2))).toEqual(
+      refused(
+        'DELEGATION_SPAWN_CLAIMED',
+        `delegation delegation-1 was already claimed by tool call toolu_1 at ${T1}; one prepared delegation starts one subagent`,
+      ),
+    );
     expect(claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-executor', toolCallId: 'x' }, at(T1))).toMatchObject({
       code: 'DELEGATION_ROLE_MISMATCH',
     });
@@ -558,11 +526,9 @@ describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
         claimDelegationSpawn(released, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2)) as ReceiptOutcome,
       ).spawnClaim,
     ).toEqual({ toolCallId: 'toolu_2', claimedAt: T2 });
-    expect(releaseDelegationSpawn(claimed, { toolCallId: 'toolu_9' })).toEqual({
-      ok: false,
-      code: 'ORCHESTRATION_DELEGATION_MISSING',
-      message: 'delegation delegation-1 is not claimed by tool call toolu_9; nothing to release',
-    });
+    expect(releaseDelegationSpawn(claimed, { toolCallId: 'toolu_9' })).toEqual(
+      refused('ORCHESTRATION_DELEGATION_MISSING', 'delegation delegation-1 is not claimed by tool call toolu_9; nothing to release'),
+    );
     expect(releaseDelegationSpawn(prepared(), { toolCallId: 'toolu_1' })).toMatchObject({ code: 'ORCHESTRATION_DELEGATION_MISSING' });
     expect(
       releaseDelegationSpawn({ ...activated(), spawnClaim: { toolCallId: 'toolu_1', claimedAt: T1 } }, { toolCallId: 'toolu_1' }),
@@ -575,11 +541,9 @@ describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
 
 describe('extendSealedDelegation (baton: later turns of a sealed child)', () => {
   it('a reviewer writing outside its allow-list in a later turn: upstream code and message', () => {
-    expect(extendSealedDelegation(sealed(), { childId: 'child-1', afterFingerprint: 'later', changedPaths: ['src/app.js'] })).toEqual({
-      ok: false,
-      code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN',
-      message: "reviewer changed forbidden path 'src/app.js'",
-    });
+    expect(extendSealedDelegation(sealed(), { childId: 'child-1', afterFingerprint: 'later', changedPaths: ['src/app.js'] })).toEqual(
+      refused('DELEGATION_REVIEWER_WRITE_FORBIDDEN', "reviewer changed forbidden path 'src/app.js'"),
+    );
   });
 
   it("an executor's later turn extends the changed paths and the after-fingerprint, keeping the seal time", () => {
