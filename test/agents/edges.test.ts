@@ -17,7 +17,14 @@ import {
   spawnedIds,
   waitForChildren,
 } from '../support/agentScripts.ts';
-import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
+import {
+  executorWithLateTurn,
+  expectLeftOutWritten,
+  preparedReview,
+  recordedPayloads,
+  reviewHandOver,
+  worldFor,
+} from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
 
@@ -264,12 +271,8 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
 
   it(`${codex!.label}: an executor's turn after its delegation was consumed writes a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
-    expect((await w.task('begin-or-resume')).status).toBe('running');
-    expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
-    const complete = executorThatCompletes('codex', w.baton);
     // The later turn writes LEFT-OUT.md with Codex's own apply_patch.
-    const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
-    const edit = editingTurns('codex', w.repo.root, leftOut, 'LEFT-OUT.md written.');
+    const { edit, executor } = await executorWithLateTurn(w);
     const outputs: string[] = [];
     await w.run(
       'Drive task 01 through its analysis stage.',
@@ -285,24 +288,18 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           if (request.step === 6) return { toolCalls: [shell('codex', `${w.baton} task 01 prepare --client codex`)] };
           return { text: 'done' };
         },
-        executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)),
+        executor,
       },
       150_000,
     );
-    expect(w.server.scriptErrors).toEqual([]);
-    expect(edit.answer()).toMatch(editMade('codex', leftOut));
-    expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
+    expectLeftOutWritten(w, edit);
     expectTurnAfterConsumedRefused(w, outputs);
   });
 
   it(`${copilot!.label}: a background executor's later turn (write_agent) after its delegation was consumed creates a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
     const w = await worldFor(context, copilot!, { record: true });
-    expect((await w.task('begin-or-resume')).status).toBe('running');
-    expect((await w.task('prepare', '--client', 'copilot-cli')).status).toBe('running');
-    const complete = executorThatCompletes('copilot-cli', w.baton);
     // The later turn writes LEFT-OUT.md with Copilot's own create tool.
-    const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
-    const edit = editingTurns('copilot-cli', w.repo.root, leftOut, 'LEFT-OUT.md written.');
+    const { edit, executor } = await executorWithLateTurn(w);
     const outputs: string[] = [];
     const stops = () => recordedPayloads(w).filter((hook) => hook.event === 'subagentStop').length;
     const parent = copilotBackgroundParent(w, spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.'), [
@@ -324,15 +321,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
         return { text: 'done' };
       },
     ]);
-    await w.run(
-      'Drive task 01 through its analysis stage.',
-      { parent: parent.script, executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)) },
-      150_000,
-    );
+    await w.run('Drive task 01 through its analysis stage.', { parent: parent.script, executor }, 150_000);
     const childId = parent.childId();
-    expect(w.server.scriptErrors).toEqual([]);
-    expect(edit.answer()).toMatch(editMade('copilot-cli', leftOut));
-    expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
+    expectLeftOutWritten(w, edit);
     expect(stoppedChildIds(w)).toEqual([childId, childId]);
     expectTurnAfterConsumedRefused(w, outputs);
   });
