@@ -87,20 +87,13 @@ describe('parseTaskCommand: upstream usage errors', () => {
 describe('parseTaskCommand: events', () => {
   it('maps flags to typed events', () => {
     // The flags naming a native child: Claude Code's reviewer claude-child.
-    const claudeReviewerChild = [
-      '--client',
-      'claude-code',
-      '--native-agent',
-      'agent-infra-lifecycle-reviewer',
-      '--child-id',
-      'claude-child',
-    ];
+    const reviewerFlags = ['--client', 'claude-code', '--native-agent', 'agent-infra-lifecycle-reviewer', '--child-id', 'claude-child'];
     expect(event(['01', 'begin-or-resume', '--max-steps', '5']).event).toEqual({ intent: 'begin-or-resume', taskRef: '01', maxSteps: 5 });
     expect(
       event([
         'auto',
         'hook-start',
-        ...claudeReviewerChild,
+        ...reviewerFlags,
         '--parent-id',
         'claude-parent',
         '--spawn-mode',
@@ -113,7 +106,7 @@ describe('parseTaskCommand: events', () => {
     ).toEqual(
       nativeStart({ role: 'reviewer', childId: 'claude-child', parentId: 'claude-parent', actualModel: 'opus', fallbackReason: 'quota' }),
     );
-    expect(event(['auto', 'hook-stop', ...claudeReviewerChild]).event).toEqual(nativeStop({ role: 'reviewer', childId: 'claude-child' }));
+    expect(event(['auto', 'hook-stop', ...reviewerFlags]).event).toEqual(nativeStop({ role: 'reviewer', childId: 'claude-child' }));
     expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '-1']).event).toEqual({
       intent: 'hook-stop',
       taskRef: '01',

@@ -9,7 +9,7 @@ import type { GitRepo } from '../support/gitRepo.ts';
 import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { driveLifecycle } from '../support/lifecycleDriver.ts';
-import { URL_PATTERN, dashboardUrlOf, startBaton } from '../support/services.ts';
+import { URL_PATTERN, dashboardQueues, dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
 import { startTlsRedis, withNode } from '../support/redisTopologies.ts';
 import type { TlsSetup } from '../support/redisTopologies.ts';
@@ -81,11 +81,9 @@ describe('TLS and ACL', () => {
 
     const dashboard = await startBaton(['dashboard', '--port', '0'], { env, ready: URL_PATTERN });
     services.push(dashboard);
-    const queues = (await (await fetch(new URL('api/queues', dashboardUrlOf(dashboard)))).json()) as {
-      queues: { displayName: string; counts: Record<string, number> }[];
-    };
-    expect(queues.queues.map((queue) => queue.displayName)).toEqual([`${repo.root} (${os.hostname()})`]);
-    expect(queues.queues[0]!.counts.completed).toBeGreaterThan(10);
+    const queues = await dashboardQueues(dashboardUrlOf(dashboard));
+    expect(queues.map((queue) => queue.displayName)).toEqual([`${repo.root} (${os.hostname()})`]);
+    expect(queues[0]!.counts.completed).toBeGreaterThan(10);
   }, 120_000);
 
   it("another prefix's user can neither read nor enqueue baton's jobs", async () => {
