@@ -273,7 +273,7 @@ describe('summarizeLedgerStage', () => {
   const confirmed = [row('CD-1', 'code', '1', 'blocker', 'confirmed')];
   const decision = [row('HD-1', 'code', '-', 'decision', 'needs-human-decision'), row('CD-2', 'code', '2', 'minor', 'closed')];
   const counts = (blocker: number, major: number, minor: number) => ({ blocker, major, minor });
-  it.each([
+  for (const { name, rows, expected, unresolved, terminal } of [
     {
       name: '40: CD-1 open blocks code and is counted as unresolved',
       rows: open,
@@ -295,9 +295,11 @@ describe('summarizeLedgerStage', () => {
       unresolved: [decision[0]],
       terminal: [decision[1]],
     },
-  ])('$name', ({ rows, expected, unresolved, terminal }) => {
-    expect(summarizeLedgerStage(rows, 'code')).toEqual({ stage: 'code', ...expected, unresolved, terminal });
-  });
+  ]) {
+    it(name, () => {
+      expect(summarizeLedgerStage(rows, 'code')).toEqual({ stage: 'code', ...expected, unresolved, terminal });
+    });
+  }
 
   it('counts every non-terminal status as unresolved', () => {
     const statuses = ['open', 'accepted', 'adjusted', 'refuted', 'cannot-judge'];

@@ -41,7 +41,7 @@ function row(id: string, severity: string, status: string, stage = 'code'): Ledg
 }
 
 describe('parseReviewSummary', () => {
-  it.each([
+  for (const { form, content, summary, findingsLine } of [
     {
       form: 'English',
       content: en('Approved', '0 blockers, 0 majors, 0 minors / **Manual validation**: 0'),
@@ -54,15 +54,17 @@ describe('parseReviewSummary', () => {
       summary: { verdict: 'Changes Requested', counts: { blocker: 0, major: 1, minor: 2 }, manualValidation: 3, countState: 'numeric' },
       findingsLine: '- **发现',
     },
-  ])('parses the $form form', ({ content, summary, findingsLine }) => {
-    const parsed = parseReviewSummary(content);
-    expect(parsed).toEqual({
-      ok: true,
-      summary,
-      findingsStart: content.indexOf(findingsLine),
-      findingsEnd: content.indexOf('\n', content.indexOf(findingsLine)),
+  ]) {
+    it(`parses the ${form} form`, () => {
+      const parsed = parseReviewSummary(content);
+      expect(parsed).toEqual({
+        ok: true,
+        summary,
+        findingsStart: content.indexOf(findingsLine),
+        findingsEnd: content.indexOf('\n', content.indexOf(findingsLine)),
+      });
     });
-  });
+  }
 
   it('parses both example reviews', () => {
     for (const [file, verdict, major] of [

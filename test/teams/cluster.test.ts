@@ -1,17 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TASK_ID, readRun } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
 import { driveLifecycle, nativePayload } from '../support/lifecycleDriver.ts';
 import { URL_PATTERN, dashboardQueues, dashboardUrlOf, startBaton } from '../support/services.ts';
-import type { ServiceProcess } from '../support/services.ts';
 import { failoverWithEvents } from '../support/failoverFlow.ts';
-import { startRedisCluster } from '../support/redisTopologies.ts';
+import { startRedisCluster, useTopology } from '../support/redisTopologies.ts';
 import type { RedisClusterSetup } from '../support/redisTopologies.ts';
 import { connectFast } from '../../src/queue/connection.ts';
 import { queueNameFor } from '../../src/queue/keys.ts';
@@ -23,18 +21,7 @@ import { spooledFiles } from '../../src/queue/spool.ts';
 // and a master fails over while events flow without losing, repeating or reordering any.
 
 let cluster: RedisClusterSetup;
-const repos: GitRepo[] = [];
-const services: (WorkerProcess | ServiceProcess)[] = [];
-
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-}, 90_000);
-
-afterAll(async () => {
-  await Promise.all(services.map((service) => service.stop('SIGKILL')));
-  for (const repo of repos) repo.cleanup();
-  await cluster?.stop();
-});
+const { repos, processes: services } = useTopology(startRedisCluster, (started) => (cluster = started));
 
 function newRepo(): GitRepo {
   const repo = gitRepoWithTask();
