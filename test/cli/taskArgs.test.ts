@@ -196,13 +196,8 @@ describe('parseTaskCommand: events', () => {
     expect(parseTaskCommand(['-h'])).toEqual({ kind: 'help' });
     expect(parseTaskCommand(['01', '--help'])).toEqual({ kind: 'help' });
     expect(parseTaskCommand(['01', 'route', 'foo', '-h'])).toEqual({ kind: 'help' });
-    expect(event(['01', 'pause', '--code', 'X', '--message', '-h', '--recoverable', 'true']).event).toEqual({
-      intent: 'pause',
-      taskRef: '01',
-      code: 'X',
-      message: '-h',
-      recoverable: true,
-    });
+    const pause = { intent: 'pause', taskRef: '01', code: 'X', message: '-h', recoverable: true };
+    expect(event(['01', 'pause', '--code', 'X', '--message', '-h', '--recoverable', 'true']).event).toEqual(pause);
   });
 });
 
