@@ -3,14 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
 import { EXECUTOR, REVIEWER, batonResult, editMade, editingTurns, shell } from '../support/agentScripts.ts';
-import {
-  executorWithLateTurn,
-  expectLeftOutWritten,
-  preparedReview,
-  recordedPayloads,
-  reviewHandOver,
-  worldFor,
-} from '../support/agentWorld.ts';
+import { expectLeftOut, lateTurnExecutor, preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
 
@@ -42,7 +35,7 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
     const w = await worldFor(context, codex!, { record: true });
     withMultiAgentV2(w);
     // The follow-up turn writes LEFT-OUT.md with Codex's own apply_patch.
-    const { edit, executor } = await executorWithLateTurn(w);
+    const { edit, executor } = await lateTurnExecutor(w);
     const outputs: string[] = [];
     let tools: string[] = [];
     const parent = (request: ModelRequest): Turn => {
@@ -68,7 +61,7 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
       },
       180_000,
     );
-    expectLeftOutWritten(w, edit);
+    expectLeftOut(w, edit);
     const hooks = recordedPayloads(w);
     const trace = JSON.stringify(hooks.map((hook) => [hook.event, hook.payload.tool_name, hook.payload.turn_id, hook.code]));
     if (process.env.BATON_PRINT_FIGURES) console.log(trace);

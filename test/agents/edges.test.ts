@@ -17,14 +17,7 @@ import {
   spawnedIds,
   waitForChildren,
 } from '../support/agentScripts.ts';
-import {
-  executorWithLateTurn,
-  expectLeftOutWritten,
-  preparedReview,
-  recordedPayloads,
-  reviewHandOver,
-  worldFor,
-} from '../support/agentWorld.ts';
+import { expectLeftOut, lateTurnExecutor, preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
 
@@ -263,7 +256,7 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
   it(`${codex!.label}: an executor's turn after its delegation was consumed writes a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
     // The later turn writes LEFT-OUT.md with Codex's own apply_patch.
-    const { edit, executor } = await executorWithLateTurn(w);
+    const { edit, executor } = await lateTurnExecutor(w);
     const outputs: string[] = [];
     await w.run(
       'Drive task 01 through its analysis stage.',
@@ -283,14 +276,14 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
       },
       150_000,
     );
-    expectLeftOutWritten(w, edit);
+    expectLeftOut(w, edit);
     expectTurnAfterConsumedRefused(w, outputs);
   });
 
   it(`${copilot!.label}: a background executor's later turn (write_agent) after its delegation was consumed creates a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
     const w = await worldFor(context, copilot!, { record: true });
     // The later turn writes LEFT-OUT.md with Copilot's own create tool.
-    const { edit, executor } = await executorWithLateTurn(w);
+    const { edit, executor } = await lateTurnExecutor(w);
     const outputs: string[] = [];
     const stops = () => recordedPayloads(w).filter((hook) => hook.event === 'subagentStop').length;
     const parent = copilotBackgroundParent(w, spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.'), [
@@ -314,7 +307,7 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     ]);
     await w.run('Drive task 01 through its analysis stage.', { parent: parent.script, executor }, 150_000);
     const childId = parent.childId();
-    expectLeftOutWritten(w, edit);
+    expectLeftOut(w, edit);
     expect(stoppedChildIds(w)).toEqual([childId, childId]);
     expectTurnAfterConsumedRefused(w, outputs);
   });

@@ -296,7 +296,7 @@ export const LEFT_OUT = { file: 'LEFT-OUT.md', after: 'late notes\n' };
  * Task 01 begun and prepared for the world's client; `executor` completes the analysis (steps 0 and
  * 1), then in a later turn writes LEFT_OUT with its client's own tool (`edit`).
  */
-export async function executorWithLateTurn(world: AgentWorld) {
+export async function lateTurnExecutor(world: AgentWorld) {
   expect((await world.task('begin-or-resume')).status).toBe('running');
   expect((await world.task('prepare', '--client', world.client)).status).toBe('running');
   const complete = executorThatCompletes(world.client, world.baton);
@@ -305,7 +305,7 @@ export async function executorWithLateTurn(world: AgentWorld) {
 }
 
 /** Every model script ran as written, and the later turn wrote LEFT_OUT with its client's tool. */
-export function expectLeftOutWritten(world: AgentWorld, edit: { answer(): string }): void {
+export function expectLeftOut(world: AgentWorld, edit: { answer(): string }): void {
   expect(world.server.scriptErrors).toEqual([]);
   expect(edit.answer()).toMatch(editMade(world.client, LEFT_OUT));
   expect(fs.readFileSync(path.join(world.repo.root, LEFT_OUT.file), 'utf8')).toBe(LEFT_OUT.after);

@@ -1,9 +1,10 @@
 import type { LifecycleEvent } from '../../src/core/events.ts';
 import { TASK_ID } from './fixtures.ts';
 
-// The lifecycle events the engine tests apply again and again, with the values most of them use:
-// Claude Code's managed executor child-1 (parent parent-1), matched by the engine (`auto`), working
-// on the analysis of TASK_ID round 1. A test names only the fields it changes.
+// The lifecycle events the tests apply (through the engine) or expect (from the parsers) again and
+// again, with the values most of them use: Claude Code's managed executor child-1 (parent
+// parent-1), matched by the engine (`auto`), working on the analysis of TASK_ID round 1. A test names
+// only the fields it changes; taskArgv gives an event as the arguments of `baton task`.
 
 type Of<I extends LifecycleEvent['intent']> = Extract<LifecycleEvent, { intent: I }>;
 type Client = NonNullable<Of<'hook-start'>['client']>;
