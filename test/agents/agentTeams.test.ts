@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
 import { EXECUTOR, asOffered, executorThatCompletes, spawn } from '../support/agentScripts.ts';
-import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
+import { expectCleanRun, recordedPayloads, worldFor } from '../support/agentWorld.ts';
 import type { ModelRequest, Turn } from '../support/modelServer.ts';
 
 // Issue 25, agent teams, with the real Claude Code (the newest pinned) and its agent teams on
@@ -38,8 +38,7 @@ describe('real Claude Code with agent teams: a teammate spawn of a lifecycle age
       { parent, executor: executorThatCompletes('claude-code', w.baton) },
       120_000,
     );
-    expect(w.server.scriptErrors).toEqual([]);
-    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+    expectCleanRun(w, run);
     // This version's Agent tool declares both fields, so the model could send them.
     expect(offered).toEqual(expect.arrayContaining(['team_name', 'name']));
     expect(refusal).toContain('DELEGATION_TEAMMATE_FORBIDDEN');

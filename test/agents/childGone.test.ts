@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { TestContext } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
+import type { ClientVersion } from '../support/agentClients.ts';
 import { EXECUTOR, asOffered, executorThatCompletes, spawn } from '../support/agentScripts.ts';
-import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
+import { expectCleanRun, recordedPayloads, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Turn } from '../support/modelServer.ts';
 
@@ -67,6 +68,39 @@ function parentThatStops(
   };
 }
 
+/**
+ * The world of `version` with its analysis prepared, run to its end: the parent stops the child once
+ * `stopWhen` holds of the run and waits until `settled` (parentThatStops); the child answers with the
+ * script `executor` makes, given `released`, which resolves once the parent has seen the run settle.
+ */
+async function stoppedChild(
+  context: TestContext,
+  version: ClientVersion,
+  stopWhen: (run: Record<string, any>) => boolean,
+  settled: (run: Record<string, any>) => boolean,
+  executor: (w: AgentWorld, released: Promise<void>) => (request: ModelRequest) => Turn | Promise<Turn>,
+) {
+  const w = await worldFor(context, version, { record: true, workerArgs: WORKER_ARGS });
+  await preparedAnalysis(w);
+  const seen: { taskStop?: string; settledRun?: Record<string, any> } = {};
+  let release: () => void = () => {};
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const run = await w.run(
+    'Drive task 01 through its analysis stage.',
+    { parent: parentThatStops(context, w, stopWhen, settled, seen, () => release()), executor: executor(w, released) },
+    150_000,
+  );
+  release();
+  expectCleanRun(w, run);
+  return { w, seen, hooks: recordedPayloads(w) };
+}
+
+/** A child's model request left unanswered until the child is stopped (`released`), or 90 s. */
+async function untilStopped(released: Promise<void>): Promise<Turn> {
+  await Promise.race([released, new Promise((resolve) => setTimeout(resolve, 90_000))]);
+  return { text: 'stopped' };
+}
+
 /** How long after the TaskStop hook ran the mark was made, and after the clock's start (BATON_PRINT_FIGURES=1). */
 function figures(hookAt: number, receipt: Record<string, any>): string {
   const [mark] = receipt.reconciliations as Array<{ kind: string; since: string; at: string }>;
@@ -76,34 +110,14 @@ function figures(hookAt: number, receipt: Record<string, any>): string {
 describe.concurrent('real Claude Code: a subagent killed with TaskStop is reconciled from that evidence', { timeout: 180_000 }, () => {
   for (const version of clientVersions('claude-code')) {
     it(`${version.label}: TaskStop before complete-stage pauses the run (BATON_DELEGATION_STALLED) at once, the evidence on the receipt`, async (context) => {
-      const w = await worldFor(context, version, { record: true, workerArgs: WORKER_ARGS });
-      await preparedAnalysis(w);
-      const seen: { taskStop?: string; settledRun?: Record<string, any> } = {};
-      let release: () => void = () => {};
-      const released = new Promise<void>((resolve) => (release = resolve));
-      const run = await w.run(
-        'Drive task 01 through its analysis stage.',
-        {
-          parent: parentThatStops(
-            context,
-            w,
-            (r) => r.pendingDelegation?.status === 'activated',
-            (r) => r.pause?.code === 'BATON_DELEGATION_STALLED',
-            seen,
-            () => release(),
-          ),
-          // The child is still thinking (its model request unanswered) when it is stopped.
-          executor: async () => {
-            await Promise.race([released, new Promise((resolve) => setTimeout(resolve, 90_000))]);
-            return { text: 'stopped' };
-          },
-        },
-        150_000,
+      const { w, seen, hooks } = await stoppedChild(
+        context,
+        version,
+        (r) => r.pendingDelegation?.status === 'activated',
+        (r) => r.pause?.code === 'BATON_DELEGATION_STALLED',
+        // The child is still thinking (its model request unanswered) when it is stopped.
+        (_w, released) => () => untilStopped(released),
       );
-      release();
-      expect(w.server.scriptErrors).toEqual([]);
-      expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
-      const hooks = recordedPayloads(w);
       const events = hooks.map((hook) => [hook.event, hook.payload.tool_name ?? hook.payload.agent_type ?? null, hook.code]);
       expect(events, JSON.stringify(hooks.map((hook) => hook.payload))).toEqual([
         ['PreToolUse', expect.stringMatching(/^(Agent|Task)$/), 0],
@@ -136,38 +150,17 @@ describe.concurrent('real Claude Code: a subagent killed with TaskStop is reconc
     });
 
     it(`${version.label}: TaskStop after complete-stage seals the delegation at once (measured as a stop would); advance consumes it`, async (context) => {
-      const w = await worldFor(context, version, { record: true, workerArgs: WORKER_ARGS });
-      await preparedAnalysis(w);
-      const seen: { taskStop?: string; settledRun?: Record<string, any> } = {};
-      const complete = executorThatCompletes(w.client, w.baton);
-      let release: () => void = () => {};
-      const released = new Promise<void>((resolve) => (release = resolve));
-      const run = await w.run(
-        'Drive task 01 through its analysis stage.',
-        {
-          parent: parentThatStops(
-            context,
-            w,
-            (r) => r.pendingDelegation?.status === 'stage-completed',
-            (r) => r.pendingDelegation?.status === 'sealed',
-            seen,
-            () => release(),
-          ),
-          // complete-stage, then the child's next model request hangs until it is stopped.
-          executor: async (request) => {
-            if (request.step === 1) {
-              await Promise.race([released, new Promise((resolve) => setTimeout(resolve, 90_000))]);
-              return { text: 'stopped' };
-            }
-            return complete(request);
-          },
+      const { w, seen, hooks } = await stoppedChild(
+        context,
+        version,
+        (r) => r.pendingDelegation?.status === 'stage-completed',
+        (r) => r.pendingDelegation?.status === 'sealed',
+        // complete-stage, then the child's next model request hangs until it is stopped.
+        (w, released) => {
+          const complete = executorThatCompletes(w.client, w.baton);
+          return (request) => (request.step === 1 ? untilStopped(released) : complete(request));
         },
-        150_000,
       );
-      release();
-      expect(w.server.scriptErrors).toEqual([]);
-      expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
-      const hooks = recordedPayloads(w);
       expect(hooks.map((hook) => [hook.event, hook.code])).toEqual([
         ['PreToolUse', 0],
         ['SubagentStart', 0],

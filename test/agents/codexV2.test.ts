@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
-import { EXECUTOR, REVIEWER, batonResult, editMade, editingTurns, executorThatCompletes, shell } from '../support/agentScripts.ts';
-import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
+import { EXECUTOR, REVIEWER, batonResult, editMade, editingTurns, shell } from '../support/agentScripts.ts';
+import { expectLeftOut, lateTurnExecutor, preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
 
@@ -34,12 +34,8 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
   it(`${codex!.label}: an executor's followup_task turn after its delegation was consumed writes a file; begin-or-resume is refused (DELEGATION_TURN_AFTER_CONSUMED)`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
     withMultiAgentV2(w);
-    expect((await w.task('begin-or-resume')).status).toBe('running');
-    expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
-    const complete = executorThatCompletes('codex', w.baton);
     // The follow-up turn writes LEFT-OUT.md with Codex's own apply_patch.
-    const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
-    const edit = editingTurns('codex', w.repo.root, leftOut, 'LEFT-OUT.md written.');
+    const { edit, executor } = await lateTurnExecutor(w);
     const outputs: string[] = [];
     let tools: string[] = [];
     const parent = (request: ModelRequest): Turn => {
@@ -61,13 +57,11 @@ describe.concurrent('real Codex, multi-agent v2: later turns of a lifecycle chil
       'Drive task 01 through its analysis stage.',
       {
         parent,
-        executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)),
+        executor,
       },
       180_000,
     );
-    expect(w.server.scriptErrors).toEqual([]);
-    expect(edit.answer()).toMatch(editMade('codex', leftOut));
-    expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
+    expectLeftOut(w, edit);
     const hooks = recordedPayloads(w);
     const trace = JSON.stringify(hooks.map((hook) => [hook.event, hook.payload.tool_name, hook.payload.turn_id, hook.code]));
     if (process.env.BATON_PRINT_FIGURES) console.log(trace);

@@ -17,7 +17,7 @@ import {
   spawnedIds,
   waitForChildren,
 } from '../support/agentScripts.ts';
-import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
+import { expectLeftOut, lateTurnExecutor, preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, ToolCall, Turn } from '../support/modelServer.ts';
 
@@ -62,11 +62,28 @@ async function until(w: AgentWorld, done: (run: Record<string, any>) => boolean,
   }
 }
 
-/** A human reverts the reviewer's edit of src/retry.ts (returning what it held), and the orchestrator advances again. */
-function revertThenAdvance(w: AgentWorld): { edited: string; turn: Turn } {
-  const edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
-  fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
-  return { edited, turn: { toolCalls: [shell(w.client, `${w.baton} task 01 advance`)] } };
+/** What the orchestrator's refused advance, a human's revert and the advance after it leave to check. */
+type RefusedThenReverted = { refusedAdvance: string; edited: string; advancedAgain: string };
+
+/**
+ * The orchestrator's side of a refused advance: `revert` keeps the refused advance's result, has a
+ * human revert the reviewer's edit of src/retry.ts (keeping what it held) and advances again;
+ * `again` keeps that advance's result. `seen` holds all three.
+ */
+function refusedThenReverted(w: AgentWorld) {
+  const seen: RefusedThenReverted = { refusedAdvance: '', edited: '', advancedAgain: '' };
+  return {
+    seen,
+    revert(refusedAdvance: string): Turn {
+      seen.refusedAdvance = refusedAdvance;
+      seen.edited = fs.readFileSync(path.join(w.repo.root, RETRY), 'utf8');
+      fs.writeFileSync(path.join(w.repo.root, RETRY), RETRY_COMMITTED);
+      return { toolCalls: [shell(w.client, `${w.baton} task 01 advance`)] };
+    },
+    again(advancedAgain: string): void {
+      seen.advancedAgain = advancedAgain;
+    },
+  };
 }
 
 /** The child ids of the recorded stops (Copilot CLI's payloads name it `agentId`). */
@@ -122,15 +139,10 @@ function expectTurnAfterConsumedRefused(w: AgentWorld, outputs: readonly string[
  * what the call asked for until the human reverted it) and the orchestrator's refused advance, a
  * human revert, then advance again: consumed.
  */
-function expectRefusedThenConsumed(
-  w: AgentWorld,
-  edit: { answer: string; edited: string },
-  refusedAdvance: string,
-  advancedAgain: string,
-): void {
+function expectRefusedThenConsumed(w: AgentWorld, answer: string, { refusedAdvance, edited, advancedAgain }: RefusedThenReverted): void {
   expect(w.server.scriptErrors).toEqual([]);
-  expect(edit.answer).toMatch(editMade(w.client, FIX_RETRY));
-  expect(edit.edited).toBe(RETRY_FIXED);
+  expect(answer).toMatch(editMade(w.client, FIX_RETRY));
+  expect(edited).toBe(RETRY_FIXED);
   const refused = batonResult(refusedAdvance);
   expect(refused).toMatchObject({ status: 'paused', error: { code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN' } });
   expect(refused.error.message).toMatch(/^reviewer changed forbidden path 'src\/retry\.ts'; delegation \S+ cannot be consumed/);
@@ -153,9 +165,7 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
     const reviewer = reviewerThatFixesCode(w);
     let childId = '';
-    let edited = '';
-    let refusedAdvance = '';
-    let advancedAgain = '';
+    const human = refusedThenReverted(w);
     await w.run(
       'Review the analysis of task 01.',
       {
@@ -173,13 +183,8 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
             await until(w, (run) => run.status === 'paused');
             return { toolCalls: [shell('claude-code', `${w.baton} task 01 advance`)] };
           }
-          if (request.step === 3) {
-            refusedAdvance = request.toolResults.at(-1) ?? '';
-            const reverted = revertThenAdvance(w);
-            edited = reverted.edited;
-            return reverted.turn;
-          }
-          if (request.step === 4) advancedAgain = request.toolResults.at(-1) ?? '';
+          if (request.step === 3) return human.revert(request.toolResults.at(-1) ?? '');
+          if (request.step === 4) human.again(request.toolResults.at(-1) ?? '');
           return { text: 'done' };
         },
         reviewer: reviewer.script,
@@ -190,16 +195,14 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     );
     expect(childId).not.toBe('');
     expect(stoppedChildIds(w)).toEqual([childId, childId]);
-    expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
+    expectRefusedThenConsumed(w, reviewer.edit.answer(), human.seen);
   });
 
   it(`${codex!.label}: a reviewer's follow-up turn (send_input) edits code; the orchestrator's advance is refused; reverted, the next advance consumes the review`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
     const reviewer = reviewerThatFixesCode(w);
-    let edited = '';
-    let refusedAdvance = '';
-    let advancedAgain = '';
+    const human = refusedThenReverted(w);
     await w.run(
       'Review the analysis of task 01.',
       {
@@ -208,13 +211,8 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           if (request.step === 1 || request.step === 3) return waitForChildren(request);
           if (request.step === 2) return sendInput(request, 'Please also fix src/retry.ts');
           if (request.step === 4) return { toolCalls: [shell('codex', `${w.baton} task 01 advance`)] };
-          if (request.step === 5) {
-            refusedAdvance = request.toolResults.at(-1) ?? '';
-            const reverted = revertThenAdvance(w);
-            edited = reverted.edited;
-            return reverted.turn;
-          }
-          if (request.step === 6) advancedAgain = request.toolResults.at(-1) ?? '';
+          if (request.step === 5) return human.revert(request.toolResults.at(-1) ?? '');
+          if (request.step === 6) human.again(request.toolResults.at(-1) ?? '');
           return { text: 'done' };
         },
         reviewer: reviewer.script,
@@ -224,16 +222,14 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     const stops = recordedPayloads(w).filter((hook) => hook.event === 'SubagentStop');
     expect(stops).toHaveLength(2);
     expect(new Set(stops.map((hook) => hook.payload.turn_id)).size).toBe(2);
-    expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
+    expectRefusedThenConsumed(w, reviewer.edit.answer(), human.seen);
   });
 
   it(`${copilot!.label}: a background reviewer's later turn (write_agent) edits code; the orchestrator's advance is refused; reverted, the next advance consumes the review`, async (context) => {
     const w = await worldFor(context, copilot!, { record: true });
     expect((await preparedReview(w)).next).toMatchObject({ stage: 'review-analysis', role: 'reviewer' });
     const reviewer = reviewerThatFixesCode(w);
-    let edited = '';
-    let refusedAdvance = '';
-    let advancedAgain = '';
+    const human = refusedThenReverted(w);
     const parent = copilotBackgroundParent(w, spawn('copilot-cli', REVIEWER, 'Run review-analysis for task 01.'), [
       (_request, childId) => ({
         toolCalls: [{ name: 'write_agent', input: { agent_id: childId, message: 'Please also fix src/retry.ts' } }],
@@ -243,14 +239,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
         await until(w, (run) => run.status === 'paused');
         return { toolCalls: [shell('copilot-cli', `${w.baton} task 01 advance`)] };
       },
+      (request) => human.revert(lastBatonResult(request)),
       (request) => {
-        refusedAdvance = lastBatonResult(request);
-        const reverted = revertThenAdvance(w);
-        edited = reverted.edited;
-        return reverted.turn;
-      },
-      (request) => {
-        advancedAgain = lastBatonResult(request);
+        human.again(lastBatonResult(request));
         return { text: 'done' };
       },
     ]);
@@ -259,17 +250,13 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
     expect(childId).not.toBe('');
     // No turn id: the two turns are two subagentStop payloads of the same agentId.
     expect(stoppedChildIds(w)).toEqual([childId, childId]);
-    expectRefusedThenConsumed(w, { answer: reviewer.edit.answer(), edited }, refusedAdvance, advancedAgain);
+    expectRefusedThenConsumed(w, reviewer.edit.answer(), human.seen);
   });
 
   it(`${codex!.label}: an executor's turn after its delegation was consumed writes a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
     const w = await worldFor(context, codex!, { record: true });
-    expect((await w.task('begin-or-resume')).status).toBe('running');
-    expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
-    const complete = executorThatCompletes('codex', w.baton);
     // The later turn writes LEFT-OUT.md with Codex's own apply_patch.
-    const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
-    const edit = editingTurns('codex', w.repo.root, leftOut, 'LEFT-OUT.md written.');
+    const { edit, executor } = await lateTurnExecutor(w);
     const outputs: string[] = [];
     await w.run(
       'Drive task 01 through its analysis stage.',
@@ -285,24 +272,18 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
           if (request.step === 6) return { toolCalls: [shell('codex', `${w.baton} task 01 prepare --client codex`)] };
           return { text: 'done' };
         },
-        executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)),
+        executor,
       },
       150_000,
     );
-    expect(w.server.scriptErrors).toEqual([]);
-    expect(edit.answer()).toMatch(editMade('codex', leftOut));
-    expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
+    expectLeftOut(w, edit);
     expectTurnAfterConsumedRefused(w, outputs);
   });
 
   it(`${copilot!.label}: a background executor's later turn (write_agent) after its delegation was consumed creates a file; the orchestrator's begin-or-resume is refused and nothing is prepared`, async (context) => {
     const w = await worldFor(context, copilot!, { record: true });
-    expect((await w.task('begin-or-resume')).status).toBe('running');
-    expect((await w.task('prepare', '--client', 'copilot-cli')).status).toBe('running');
-    const complete = executorThatCompletes('copilot-cli', w.baton);
     // The later turn writes LEFT-OUT.md with Copilot's own create tool.
-    const leftOut = { file: 'LEFT-OUT.md', after: 'late notes\n' };
-    const edit = editingTurns('copilot-cli', w.repo.root, leftOut, 'LEFT-OUT.md written.');
+    const { edit, executor } = await lateTurnExecutor(w);
     const outputs: string[] = [];
     const stops = () => recordedPayloads(w).filter((hook) => hook.event === 'subagentStop').length;
     const parent = copilotBackgroundParent(w, spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.'), [
@@ -324,15 +305,9 @@ describe.concurrent('real clients: the write restriction holds whatever the orch
         return { text: 'done' };
       },
     ]);
-    await w.run(
-      'Drive task 01 through its analysis stage.',
-      { parent: parent.script, executor: (request) => (request.step < 2 ? complete(request) : edit.turn(request, 2)) },
-      150_000,
-    );
+    await w.run('Drive task 01 through its analysis stage.', { parent: parent.script, executor }, 150_000);
     const childId = parent.childId();
-    expect(w.server.scriptErrors).toEqual([]);
-    expect(edit.answer()).toMatch(editMade('copilot-cli', leftOut));
-    expect(fs.readFileSync(path.join(w.repo.root, 'LEFT-OUT.md'), 'utf8')).toBe('late notes\n');
+    expectLeftOut(w, edit);
     expect(stoppedChildIds(w)).toEqual([childId, childId]);
     expectTurnAfterConsumedRefused(w, outputs);
   });

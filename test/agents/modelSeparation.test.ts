@@ -5,7 +5,7 @@ import type { TestContext } from 'vitest';
 import { CLAUDE_MODEL, CODEX_MODEL, COPILOT_MODEL, clientVersions } from '../support/agentClients.ts';
 import type { ClientVersion } from '../support/agentClients.ts';
 import { REVIEWER, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
-import { recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
+import { expectCleanRun, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest } from '../support/modelServer.ts';
 
@@ -80,8 +80,7 @@ describe.concurrent('real clients: model separation under agent-infra-0.11.3', {
     it(`${version.label}: model separation refuses a reviewer whose agent profile sets the executor's model (ORCHESTRATION_MODEL_SEPARATION_REQUIRED, naming the setting)`, async (context) => {
       const w = await laterWorld(context, version, models.executor);
       const run = await w.run('Drive task 01 through its analysis review.', reviewScript(w), 120_000);
-      expect(w.server.scriptErrors).toEqual([]);
-      expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+      expectCleanRun(w, run);
       const hooks = recordedPayloads(w);
       const state = w.runFile();
       if (version.client === 'claude-code') {
@@ -133,8 +132,7 @@ describe.concurrent('real clients: model separation under agent-infra-0.11.3', {
     it(`${version.label}: model separation passes a reviewer whose agent profile sets its own model; the client runs it on that model`, async (context) => {
       const w = await laterWorld(context, version, models.reviewer);
       const run = await w.run('Drive task 01 through its analysis review.', reviewScript(w), 120_000);
-      expect(w.server.scriptErrors).toEqual([]);
-      expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+      expectCleanRun(w, run);
       const hooks = recordedPayloads(w);
       expect(hooks.map((hook) => [hook.event, hook.code])).toEqual([
         ['PreToolUse', 0],
@@ -165,8 +163,7 @@ describe('real clients: what Claude Code 2.1.26 lacks for model separation', { t
   it(`${version.label}: a reviewer profile naming a full model id runs on the parent's model, which no hook reports`, async (context) => {
     const w = await laterWorld(context, version, MODELS['claude-code'].reviewer);
     const run = await w.run('Drive task 01 through its analysis review.', reviewScript(w), 120_000);
-    expect(w.server.scriptErrors).toEqual([]);
-    expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+    expectCleanRun(w, run);
     const hooks = recordedPayloads(w);
     expect(hooks.map((hook) => [hook.event, hook.code, hook.payload.model])).toEqual([
       ['PreToolUse', 0, undefined],
@@ -198,8 +195,7 @@ describe.concurrent('real clients: a reviewer profile reasoning effort reaches t
         version.client === 'claude-code' ? text.replace(/^---\n/, '---\neffort: low\n') : `model_reasoning_effort = "low"\n${text}`,
       );
       const run = await w.run('Drive task 01 through its analysis review.', reviewScript(w), 120_000);
-      expect(w.server.scriptErrors).toEqual([]);
-      expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+      expectCleanRun(w, run);
       // The request body field each client uses for the effort: Responses' reasoning.effort, Messages' output_config.effort.
       const efforts = w.server
         .byRole('reviewer')

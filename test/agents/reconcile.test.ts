@@ -11,7 +11,7 @@ import {
   spawn,
   waitForChildren,
 } from '../support/agentScripts.ts';
-import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
+import { expectCleanRun, recordedPayloads, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Turn } from '../support/modelServer.ts';
 import { URL_PATTERN } from '../support/services.ts';
@@ -210,8 +210,7 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
         },
         120_000,
       );
-      expect(w.server.scriptErrors).toEqual([]);
-      expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+      expectCleanRun(w, run);
       expectSealedAfterGrace(sealedBeforeStop!);
       const hooks = recordedPayloads(w);
       expect(hookEvents(w)).toEqual([
@@ -252,8 +251,7 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
         },
         120_000,
       );
-      expect(w.server.scriptErrors).toEqual([]);
-      expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+      expectCleanRun(w, run);
       expect(stalled!).toMatchObject({
         status: 'paused',
         pendingDelegation: { status: 'activated' },

@@ -1,10 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
+import type { TestContext } from 'vitest';
 import { BLOCK_BEGIN } from '../../src/install/instructions.ts';
 import { clientVersions } from '../support/agentClients.ts';
+import type { ClientVersion } from '../support/agentClients.ts';
 import { EXECUTOR, asOffered, executorThatCompletes, parentThatSpawns, shell, spawn } from '../support/agentScripts.ts';
 import { recordedPayloads, worldFor } from '../support/agentWorld.ts';
+import type { WorldOptions } from '../support/agentWorld.ts';
 
 // With the real clients (newest of each): what `install-hooks`
 // sets up reaches them — trust, the artifact hand-over, the orchestrator instructions — and what
@@ -14,20 +17,29 @@ const [claude] = clientVersions('claude-code');
 const [codex] = clientVersions('codex');
 const [copilot] = clientVersions('copilot-cli');
 
+/**
+ * A world of `version` installed without --trust (install-hooks exits 0), run through its analysis:
+ * the parent spawns the executor, and the executor (or any subagent) does nothing. With what
+ * install-hooks said.
+ */
+async function untrustedAnalysis(context: TestContext, version: ClientVersion, options: WorldOptions = {}) {
+  const w = await worldFor(context, version, { ...options, installArgs: [] });
+  expect(w.installed!.code).toBe(0);
+  expect((await w.task('begin-or-resume')).status).toBe('running');
+  expect((await w.task('prepare', '--client', version.client)).status).toBe('running');
+  await w.run('Drive task 01 through its analysis stage.', {
+    parent: parentThatSpawns(version.client, spawn(version.client, EXECUTOR, 'Run analyze-task for task 01.')),
+    executor: () => ({ text: 'nothing done' }),
+    subagent: () => ({ text: 'nothing done' }),
+  });
+  return { w, said: `${w.installed!.stdout}${w.installed!.stderr}` };
+}
+
 describe.concurrent('real clients: what install-hooks sets up', { timeout: 120_000 }, () => {
   it(`${codex!.label} without --trust loads nothing of the project (hooks, profiles) without a word; install-hooks says so`, async (context) => {
-    const w = await worldFor(context, codex!, { installArgs: [] });
-    expect(w.installed!.code).toBe(0);
-    const said = `${w.installed!.stdout}${w.installed!.stderr}`;
+    const { w, said } = await untrustedAnalysis(context, codex!);
     expect(said).toContain("Codex skips a project's hooks and its .codex/config.toml without a word until they are trusted");
     expect(said).toContain('the project is not trusted');
-    expect((await w.task('begin-or-resume')).status).toBe('running');
-    expect((await w.task('prepare', '--client', 'codex')).status).toBe('running');
-    await w.run('Drive task 01 through its analysis stage.', {
-      parent: parentThatSpawns('codex', spawn('codex', EXECUTOR, 'Run analyze-task for task 01.')),
-      executor: () => ({ text: 'nothing done' }),
-      subagent: () => ({ text: 'nothing done' }),
-    });
     // Nothing of the project is loaded: not its hooks (no refusal, no activation), not its
     // subagent profiles (Codex does not know the lifecycle agent types).
     expect(w.server.byRole('parent').at(-1)!.toolResults).toEqual(["unknown agent_type 'agent-infra-lifecycle-executor'"]);
@@ -36,17 +48,8 @@ describe.concurrent('real clients: what install-hooks sets up', { timeout: 120_0
   });
 
   it(`${copilot!.label} without --trust runs none of the folder's hooks, without a word: its lifecycle agent runs unmeasured; install-hooks says so`, async (context) => {
-    const w = await worldFor(context, copilot!, { installArgs: [], record: true });
-    expect(w.installed!.code).toBe(0);
-    const said = `${w.installed!.stdout}${w.installed!.stderr}`;
+    const { w, said } = await untrustedAnalysis(context, copilot!, { record: true });
     expect(said).toContain("Copilot CLI skips a folder's hooks and skills without a word until the folder is trusted");
-    expect((await w.task('begin-or-resume')).status).toBe('running');
-    expect((await w.task('prepare', '--client', 'copilot-cli')).status).toBe('running');
-    await w.run('Drive task 01 through its analysis stage.', {
-      parent: parentThatSpawns('copilot-cli', spawn('copilot-cli', EXECUTOR, 'Run analyze-task for task 01.')),
-      executor: () => ({ text: 'nothing done' }),
-      subagent: () => ({ text: 'nothing done' }),
-    });
     // Copilot 1.0.102 offers the folder's custom agents untrusted, and the executor runs; but no hook
     // ran (no claim, no activation, no stop), so baton never saw it: the delegation stays prepared.
     expect(w.server.byRole('executor').length).toBeGreaterThan(0);

@@ -14,6 +14,7 @@ import { nativePayload } from '../support/lifecycleDriver.ts';
 import { HOOK_WAITS_FOR_RESULT, jsonOf, runBaton } from '../support/processes.ts';
 import { useWorkerHarness } from '../support/workerHarness.ts';
 import { leftoverTempFiles, queueFor } from './support.ts';
+import { completeStage } from '../support/engineEvents.ts';
 
 // Regression test for a failure the kill -9 chaos rounds found: a worker killed between writing a
 // run file's temp file and renaming it over orchestration.json left the temp file in the task
@@ -55,14 +56,7 @@ describe('a worker killed in the middle of an atomic run-file write', () => {
     // The worker applying complete-stage is killed after journaling the event and writing the new
     // run file's temp file, before the rename: exactly what such a kill leaves on disk.
     const runFile = path.join(repo.taskDir, 'orchestration.json');
-    const event: LifecycleEvent = {
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'review-analysis',
-      round: 1,
-      artifact: 'review-analysis.md',
-      agent: 'claude',
-    };
+    const event: LifecycleEvent = completeStage({ stage: 'review-analysis', artifact: 'review-analysis.md', agent: 'claude' });
     const outcome = await applyEvent(event, { repoRoot: repo.root, fingerprinter: createFingerprinter() });
     expect(outcome.writes.map((write) => write.path)).toEqual([runFile]);
     const eventId = `c-interrupted-${randomUUID()}`;

@@ -6,6 +6,7 @@ import { TASK_ID } from '../support/fixtures.ts';
 import { completeStageArgs } from '../support/runSteps.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
+import { preToolUsePayload } from '../support/hookPayloads.ts';
 import { HOOK_WAITS_FOR_RESULT, jsonOf, runBaton } from '../support/processes.ts';
 import { useWorkerHarness } from '../support/workerHarness.ts';
 import type { CliRun } from '../support/processes.ts';
@@ -161,13 +162,7 @@ describe('missing native events', () => {
     const spawn = await runBaton(['hook', 'claude-code'], {
       env,
       cwd: repo.root,
-      input: JSON.stringify({
-        session_id: 's',
-        cwd: repo.root,
-        hook_event_name: 'PreToolUse',
-        tool_name: 'Task',
-        tool_input: { subagent_type: 'agent-infra-lifecycle-reviewer' },
-      }),
+      input: preToolUsePayload(repo.root, { tool_name: 'Task', tool_input: { subagent_type: 'agent-infra-lifecycle-reviewer' } }),
     });
     expect(spawn.code).toBe(2);
     expect(spawn.stderr).toContain(`baton task ${TASK_ID} abort`);

@@ -1,15 +1,12 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { guidanceOwner } from '../../src/install/guidance.ts';
 import { parseTypedTaskFrontmatter } from '../../src/core/frontmatter.ts';
-import { batonShimDir } from '../support/agentClients.ts';
-import { git } from '../support/gitRepo.ts';
 import { runBaton } from '../support/processes.ts';
 import { dirOutsideAnyRepository } from '../support/fixtures.ts';
 import type { CliRun } from '../support/processes.ts';
-import { USER_CLAUDE_MD, projectDirs, projectFiles, writeUserClaudeSetup } from '../support/projectFiles.ts';
+import { USER_CLAUDE_MD, projectDirs, projectFiles, useProjectPerTest, writeUserClaudeSetup } from '../support/projectFiles.ts';
 
 // baton init, uninstall and new on the command line (docs/adopting.md):
 // --dry-run writes nothing, --client picks the clients, --command is what the files run, a directory
@@ -21,21 +18,8 @@ let work: string;
 let root: string;
 let env: NodeJS.ProcessEnv;
 
-beforeEach(() => {
-  work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-adopt-')));
-  root = path.join(work, 'project');
-  fs.mkdirSync(root);
-  git(root, ['init', '-q']);
-  // The clients' per-user files live in the test's own homes; `baton` is on PATH.
-  env = {
-    ...process.env,
-    CODEX_HOME: path.join(work, 'codex-home'),
-    CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
-    COPILOT_HOME: path.join(work, 'copilot-home'),
-    PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
-  };
-});
-afterEach(() => fs.rmSync(work, { recursive: true, force: true }));
+// The clients' per-user files live in the test's own homes; `baton` is on PATH.
+useProjectPerTest('adopt', (made) => ({ work, root, env } = made));
 
 const baton = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliRun> =>
   runBaton(args, { cwd: options.cwd ?? root, env: options.env ?? env });

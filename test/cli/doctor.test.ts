@@ -53,6 +53,16 @@ async function doctor(env: NodeJS.ProcessEnv, args: string[] = []): Promise<{ co
   const run = await runBaton(['doctor', '--json', ...args], { cwd: root, env, timeoutMs: 60_000 });
   return { code: run.code, report: JSON.parse(run.stdout) as Report };
 }
+
+/** Every client's hooks installed, none of the clients trusting the project yet. */
+const HOOKED_NOT_TRUSTED = {
+  'hooks claude-code': 'ok',
+  'hooks codex': 'ok',
+  'hooks copilot-cli': 'ok',
+  'trust claude-code': 'warn',
+  'trust codex': 'warn',
+  'trust copilot-cli': 'warn',
+};
 const statusOf = (report: Report) => Object.fromEntries(report.checks.map((check) => [check.check, check.status]));
 const messageOf = (report: Report, name: string) => report.checks.find((check) => check.check === name)?.message ?? '';
 
@@ -68,12 +78,7 @@ describe('baton doctor', () => {
       redis: 'ok',
       worker: 'fail',
       spool: 'ok',
-      'hooks claude-code': 'ok',
-      'hooks codex': 'ok',
-      'hooks copilot-cli': 'ok',
-      'trust claude-code': 'warn',
-      'trust codex': 'warn',
-      'trust copilot-cli': 'warn',
+      ...HOOKED_NOT_TRUSTED,
     });
     expect(messageOf(report, 'repository')).toMatch(new RegExp(`^${root}, checkout id [0-9a-f]{16} \\(queue baton-[0-9a-f]{16}\\)$`));
     expect(messageOf(report, 'redis')).toContain('(REDIS_URL)');
@@ -108,12 +113,7 @@ describe('baton doctor', () => {
       worker: 'ok',
       'redis settings': 'warn',
       spool: 'ok',
-      'hooks claude-code': 'ok',
-      'hooks codex': 'ok',
-      'hooks copilot-cli': 'ok',
-      'trust claude-code': 'warn',
-      'trust codex': 'warn',
-      'trust copilot-cli': 'warn',
+      ...HOOKED_NOT_TRUSTED,
     };
     const relaxed = await doctor(env);
     expect(statusOf(relaxed.report)).toEqual(warned);

@@ -7,6 +7,7 @@ import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
+import { nativeStart, nativeStop, taskArgv } from '../support/engineEvents.ts';
 
 // The lifecycle profiles through the real commands: `baton init --profile` records it, `baton doctor`
 // shows it, and `baton task` (applied by a real `baton worker` serving the test's repository) follows
@@ -51,6 +52,14 @@ async function choose(profile: string): Promise<void> {
   expect(init.stdout).toContain(`profile: ${profile} (recorded in .agents/baton.json`);
 }
 
+/** A new set-up under `profile` whose task TASK_ID is begun (with the model policy) and prepared for Codex. */
+async function preparedUnder(profile: string): Promise<void> {
+  await setUp();
+  await choose(profile);
+  await task([TASK_ID, 'begin-or-resume', ...POLICY]);
+  expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
+}
+
 describe('profiles through the CLI', () => {
   it('baton init --profile records it, baton doctor shows it; an unknown one is BATON_PROFILE_INVALID', async () => {
     await setUp();
@@ -88,10 +97,7 @@ describe('profiles through the CLI', () => {
 
   it('baton task <task> recover-prepared releases a never-activated delegation under agent-infra-0.11.3; under 0.9.2 it is not an intent of the profile', async () => {
     for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
-      await setUp();
-      await choose(profile);
-      await task([TASK_ID, 'begin-or-resume', ...POLICY]);
-      expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
+      await preparedUnder(profile);
       const recovered = await task([TASK_ID, 'recover-prepared']);
       if (profile === 'agent-infra-0.9.2') {
         expect(recovered.error?.code, profile).toBe('BATON_INTENT_NOT_IN_PROFILE');
@@ -105,27 +111,13 @@ describe('profiles through the CLI', () => {
   }, 120_000);
 
   it('baton task <task> recover-started releases a delegation whose child stopped before completing its stage under agent-infra-0.11.3; under 0.9.2 it is not an intent of the profile', async () => {
-    const hook = ['--client', 'codex', '--native-agent', 'agent-infra-lifecycle-executor', '--child-id', 'child-1'];
     for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
-      await setUp();
-      await choose(profile);
-      await task([TASK_ID, 'begin-or-resume', ...POLICY]);
-      expect((await task([TASK_ID, 'prepare', '--client', 'codex'])).error, profile).toBeNull();
-      const start = await task([
-        'auto',
-        'hook-start',
-        ...hook,
-        '--parent-id',
-        'parent-1',
-        '--spawn-mode',
-        'fresh',
-        '--actual-model',
-        'gpt-exec',
-      ]);
+      await preparedUnder(profile);
+      const start = await task(taskArgv(nativeStart({ client: 'codex', actualModel: 'gpt-exec' })));
       expect(start.error, profile).toBeNull();
       // Quiet is not evidence: before the child stops, nothing is recovered.
       const early = await task([TASK_ID, 'recover-started']);
-      const stopped = await task(['auto', 'hook-stop', ...hook]);
+      const stopped = await task(taskArgv(nativeStop({ client: 'codex' })));
       const recovered = await task([TASK_ID, 'recover-started']);
       if (profile === 'agent-infra-0.9.2') {
         expect(early.error?.code, profile).toBe('BATON_INTENT_NOT_IN_PROFILE');
@@ -185,22 +177,7 @@ describe('profiles through the CLI', () => {
     writeArtifact(dir, 'analysis.md', '# Analysis\n', 60);
     const prepared = await task([TASK_ID, 'prepare', '--client', 'codex']);
     expect(prepared.run.pendingDelegation.requestedModel).toBe('gpt-review');
-    const started = await task([
-      'auto',
-      'hook-start',
-      '--client',
-      'codex',
-      '--native-agent',
-      'agent-infra-lifecycle-reviewer',
-      '--child-id',
-      'child-1',
-      '--parent-id',
-      'parent-1',
-      '--spawn-mode',
-      'fresh',
-      '--actual-model',
-      'gpt-exec',
-    ]);
+    const started = await task(taskArgv(nativeStart({ client: 'codex', role: 'reviewer', actualModel: 'gpt-exec' })));
     expect(started.status).toBe('paused');
     expect(started.run.pause.code).toBe('ORCHESTRATION_MODEL_SEPARATION_REQUIRED');
     expect(started.run.pause.message).toContain('Set model = "gpt-review" in .codex/agents/agent-infra-lifecycle-reviewer.toml');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseTaskCommand } from '../../src/cli/taskArgs.ts';
+import { completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // The grammar of docs/lifecycle.md §10.4, kept so scripts written for agent-infra's task-orchestration
 // work by swapping the command.
@@ -85,17 +86,14 @@ describe('parseTaskCommand: upstream usage errors', () => {
 
 describe('parseTaskCommand: events', () => {
   it('maps flags to typed events', () => {
+    // The flags naming a native child: Claude Code's reviewer claude-child.
+    const reviewerFlags = ['--client', 'claude-code', '--native-agent', 'agent-infra-lifecycle-reviewer', '--child-id', 'claude-child'];
     expect(event(['01', 'begin-or-resume', '--max-steps', '5']).event).toEqual({ intent: 'begin-or-resume', taskRef: '01', maxSteps: 5 });
     expect(
       event([
         'auto',
         'hook-start',
-        '--client',
-        'claude-code',
-        '--native-agent',
-        'agent-infra-lifecycle-reviewer',
-        '--child-id',
-        'claude-child',
+        ...reviewerFlags,
         '--parent-id',
         'claude-parent',
         '--spawn-mode',
@@ -105,35 +103,10 @@ describe('parseTaskCommand: events', () => {
         '--fallback-reason',
         'quota',
       ]).event,
-    ).toEqual({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'claude-child',
-      parentId: 'claude-parent',
-      spawnMode: 'fresh',
-      actualModel: 'opus',
-      fallbackReason: 'quota',
-    });
-    expect(
-      event([
-        'auto',
-        'hook-stop',
-        '--client',
-        'claude-code',
-        '--native-agent',
-        'agent-infra-lifecycle-reviewer',
-        '--child-id',
-        'claude-child',
-      ]).event,
-    ).toEqual({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'claude-child',
-    });
+    ).toEqual(
+      nativeStart({ role: 'reviewer', childId: 'claude-child', parentId: 'claude-parent', actualModel: 'opus', fallbackReason: 'quota' }),
+    );
+    expect(event(['auto', 'hook-stop', ...reviewerFlags]).event).toEqual(nativeStop({ role: 'reviewer', childId: 'claude-child' }));
     expect(event(['01', 'hook-stop', '--child-id', 'c', '--exit-code', '-1']).event).toEqual({
       intent: 'hook-stop',
       taskRef: '01',
@@ -149,7 +122,7 @@ describe('parseTaskCommand: events', () => {
     });
     expect(
       event(['01', 'complete-stage', '--stage', 'plan', '--round', '2', '--artifact', 'plan-r2.md', '--agent', 'codex']).event,
-    ).toEqual({ intent: 'complete-stage', taskRef: '01', stage: 'plan', round: 2, artifact: 'plan-r2.md', agent: 'codex' });
+    ).toEqual(completeStage({ taskRef: '01', stage: 'plan', round: 2, artifact: 'plan-r2.md', agent: 'codex' }));
     expect(event(['01', 'abort', '--reason', 'child crashed']).event).toEqual({ intent: 'abort', taskRef: '01', reason: 'child crashed' });
   });
 
@@ -223,13 +196,8 @@ describe('parseTaskCommand: events', () => {
     expect(parseTaskCommand(['-h'])).toEqual({ kind: 'help' });
     expect(parseTaskCommand(['01', '--help'])).toEqual({ kind: 'help' });
     expect(parseTaskCommand(['01', 'route', 'foo', '-h'])).toEqual({ kind: 'help' });
-    expect(event(['01', 'pause', '--code', 'X', '--message', '-h', '--recoverable', 'true']).event).toEqual({
-      intent: 'pause',
-      taskRef: '01',
-      code: 'X',
-      message: '-h',
-      recoverable: true,
-    });
+    const pause = { intent: 'pause', taskRef: '01', code: 'X', message: '-h', recoverable: true };
+    expect(event(['01', 'pause', '--code', 'X', '--message', '-h', '--recoverable', 'true']).event).toEqual(pause);
   });
 });
 

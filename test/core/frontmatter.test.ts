@@ -148,28 +148,24 @@ describe('parseTypedTaskFrontmatter', () => {
     expectDocumentError('---\nid: x\nid : y\n---\n', "duplicate frontmatter key 'id'");
   });
 
+  // What the value of key k is, what it is called, and what the error says it is not.
   it.each([
-    ['a flow sequence', '[a, b]'],
-    ['a flow map', '{a: 1}'],
-    ['a nested mapping value', 'a: b'],
-    ['a block sequence value', '- x'],
-    ['a binary tag', '!!binary aGk='],
-  ])('rejects non-scalars: %s', (_label, value) => {
-    expectDocumentError(`---\nk: ${value}\n---\n`, "frontmatter key 'k' is not a scalar");
+    ['non-scalars', 'a flow sequence', '[a, b]', 'a scalar'],
+    ['non-scalars', 'a flow map', '{a: 1}', 'a scalar'],
+    ['non-scalars', 'a nested mapping value', 'a: b', 'a scalar'],
+    ['non-scalars', 'a block sequence value', '- x', 'a scalar'],
+    ['non-scalars', 'a binary tag', '!!binary aGk=', 'a scalar'],
+    ['invalid scalars', 'an unclosed single quote', "'unclosed", 'a valid scalar'],
+    ['invalid scalars', 'an unclosed double quote', '"unclosed', 'a valid scalar'],
+    ['invalid scalars', 'an undefined alias', '*alias', 'a valid scalar'],
+    ['invalid scalars', 'a reserved indicator', '@handle', 'a valid scalar'],
+    ['invalid scalars', 'a backtick', '`cmd`', 'a valid scalar'],
+  ])('rejects %s: %s', (_kind, _label, value, notA) => {
+    expectDocumentError(`---\nk: ${value}\n---\n`, `frontmatter key 'k' is not ${notA}`);
   });
 
   it.each(['.inf', '-.inf', '.nan', '1e400'])('rejects the non-finite number %s', (value) => {
     expectDocumentError(`---\nk: ${value}\n---\n`, "frontmatter key 'k' is not a finite scalar");
-  });
-
-  it.each([
-    ['an unclosed single quote', "'unclosed"],
-    ['an unclosed double quote', '"unclosed'],
-    ['an undefined alias', '*alias'],
-    ['a reserved indicator', '@handle'],
-    ['a backtick', '`cmd`'],
-  ])('rejects invalid scalars: %s', (_label, value) => {
-    expectDocumentError(`---\nk: ${value}\n---\n`, "frontmatter key 'k' is not a valid scalar");
   });
 
   it('rejects a value holding a line separator as unsupported structure', () => {

@@ -5,6 +5,7 @@ import { TASK_ID, readRun, tempRepo, writeTask } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { GRACES, at, clockedDelegation } from '../support/delegationClock.ts';
 import type { ClockedDelegation } from '../support/delegationClock.ts';
+import { completeStage, nativeStop } from '../support/engineEvents.ts';
 
 // Evidence first (docs/architecture.md "Reconciliation"): the `child-gone` event of a hook that saw
 // the client end a child without a stop (Claude Code's TaskStop, Codex v2's interrupt_agent) settles
@@ -72,14 +73,7 @@ describe('child-gone: the client reported a child gone', () => {
     );
     // A child the client was wrong about still completes: its complete-stage lifts the pause.
     world.clock += 1;
-    const completed = await apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'analysis',
-      round: 1,
-      artifact: 'analysis.md',
-      agent: 'claude-code',
-    });
+    const completed = await apply(completeStage());
     expect(completed).toMatchObject({ status: 'running', error: null, run: { pause: null } });
   });
 
@@ -91,13 +85,7 @@ describe('child-gone: the client reported a child gone', () => {
     expect(other.warnings).toEqual(['nothing to reconcile: no pending delegation of claude-code has child some-shell (TaskStop)']);
     expect((await apply(gone('child-1', 'codex'))).changed).toBe(false);
     expect(readRun(fixture.taskDir(TASK_ID))).toEqual(before);
-    await apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-    });
+    await apply(nativeStop());
     const sealed = readRun(fixture.taskDir(TASK_ID));
     const late = await apply(gone('child-1'));
     expect(late).toMatchObject({ changed: false, error: null });

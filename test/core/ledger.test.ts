@@ -119,22 +119,25 @@ describe('parseLedger', () => {
 
 describe('nextHdId', () => {
   it('39: HD-1 for none, max + 1 otherwise, ignoring other ids and order', () => {
-    expect(nextHdId([])).toBe('HD-1');
-    expect(
-      nextHdId([
-        row('HD-1', 'plan', '-', 'decision', 'human-decided'),
-        row('HD-2', 'code', '-', 'decision', 'human-decided'),
-        row('PL-1', 'plan', '1', 'minor', 'open'),
-      ]),
-    ).toBe('HD-3');
-    expect(
-      nextHdId([
-        row('HD-5', 'code', '-', 'decision', 'human-decided'),
-        row('HD-2', 'plan', '-', 'decision', 'human-decided'),
-        row('AN-9', 'analysis', '1', 'major', 'open'),
-      ]),
-    ).toBe('HD-6');
-    expect(nextHdId([row('HD-x', 'plan', '-', 'decision', 'open'), row('XHD-7', 'plan', '-', 'decision', 'open')])).toBe('HD-1');
+    const highest = [
+      row('HD-1', 'plan', '-', 'decision', 'human-decided'),
+      row('HD-2', 'code', '-', 'decision', 'human-decided'),
+      row('PL-1', 'plan', '1', 'minor', 'open'),
+    ];
+    const unordered = [
+      row('HD-5', 'code', '-', 'decision', 'human-decided'),
+      row('HD-2', 'plan', '-', 'decision', 'human-decided'),
+      row('AN-9', 'analysis', '1', 'major', 'open'),
+    ];
+    const notHd = [row('HD-x', 'plan', '-', 'decision', 'open'), row('XHD-7', 'plan', '-', 'decision', 'open')];
+    for (const [rows, next] of [
+      [[], 'HD-1'],
+      [highest, 'HD-3'],
+      [unordered, 'HD-6'],
+      [notHd, 'HD-1'],
+    ] as const) {
+      expect(nextHdId(rows), next).toBe(next);
+    }
   });
 });
 
@@ -266,44 +269,37 @@ describe('validateLedgerRows', () => {
 });
 
 describe('summarizeLedgerStage', () => {
-  it('40: CD-1 open blocks code and is counted as unresolved', () => {
-    const rows = [row('CD-1', 'code', '1', 'blocker', 'open'), row('PL-1', 'plan', '1', 'major', 'open')];
-    expect(summarizeLedgerStage(rows, 'code')).toEqual({
-      stage: 'code',
-      canAdvance: false,
-      findingCounts: { blocker: 1, major: 0, minor: 0 },
-      unresolvedFindingCounts: { blocker: 1, major: 0, minor: 0 },
-      pendingHumanDecisions: 0,
-      unresolved: [rows[0]],
+  const open = [row('CD-1', 'code', '1', 'blocker', 'open'), row('PL-1', 'plan', '1', 'major', 'open')];
+  const confirmed = [row('CD-1', 'code', '1', 'blocker', 'confirmed')];
+  const decision = [row('HD-1', 'code', '-', 'decision', 'needs-human-decision'), row('CD-2', 'code', '2', 'minor', 'closed')];
+  const counts = (blocker: number, major: number, minor: number) => ({ blocker, major, minor });
+  for (const { name, rows, expected, unresolved, terminal } of [
+    {
+      name: '40: CD-1 open blocks code and is counted as unresolved',
+      rows: open,
+      expected: { canAdvance: false, findingCounts: counts(1, 0, 0), unresolvedFindingCounts: counts(1, 0, 0), pendingHumanDecisions: 0 },
+      unresolved: [open[0]],
       terminal: [],
-    });
-  });
-
-  it('40: CD-1 confirmed lets code advance', () => {
-    const rows = [row('CD-1', 'code', '1', 'blocker', 'confirmed')];
-    expect(summarizeLedgerStage(rows, 'code')).toEqual({
-      stage: 'code',
-      canAdvance: true,
-      findingCounts: { blocker: 1, major: 0, minor: 0 },
-      unresolvedFindingCounts: { blocker: 0, major: 0, minor: 0 },
-      pendingHumanDecisions: 0,
+    },
+    {
+      name: '40: CD-1 confirmed lets code advance',
+      rows: confirmed,
+      expected: { canAdvance: true, findingCounts: counts(1, 0, 0), unresolvedFindingCounts: counts(0, 0, 0), pendingHumanDecisions: 0 },
       unresolved: [],
-      terminal: rows,
+      terminal: confirmed,
+    },
+    {
+      name: '40: an HD row needing a decision blocks without counting as a finding',
+      rows: decision,
+      expected: { canAdvance: false, findingCounts: counts(0, 0, 1), unresolvedFindingCounts: counts(0, 0, 0), pendingHumanDecisions: 1 },
+      unresolved: [decision[0]],
+      terminal: [decision[1]],
+    },
+  ]) {
+    it(name, () => {
+      expect(summarizeLedgerStage(rows, 'code')).toEqual({ stage: 'code', ...expected, unresolved, terminal });
     });
-  });
-
-  it('40: an HD row needing a decision blocks without counting as a finding', () => {
-    const rows = [row('HD-1', 'code', '-', 'decision', 'needs-human-decision'), row('CD-2', 'code', '2', 'minor', 'closed')];
-    expect(summarizeLedgerStage(rows, 'code')).toEqual({
-      stage: 'code',
-      canAdvance: false,
-      findingCounts: { blocker: 0, major: 0, minor: 1 },
-      unresolvedFindingCounts: { blocker: 0, major: 0, minor: 0 },
-      pendingHumanDecisions: 1,
-      unresolved: [rows[0]],
-      terminal: [rows[1]],
-    });
-  });
+  }
 
   it('counts every non-terminal status as unresolved', () => {
     const statuses = ['open', 'accepted', 'adjusted', 'refuted', 'cannot-judge'];

@@ -21,6 +21,8 @@ import {
 } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
+import { RECEIPT_KEYS, runRecord } from '../support/runRecords.ts';
+import { completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // Scenarios of docs/scenarios.md §1 (Orchestration) and docs/architecture.md's decisions, through the
 // engine's one entry point with an injected clock, id source and fingerprints.
@@ -30,6 +32,15 @@ let dir: string;
 useTaskPerTest((made) => ({ fixture, dir } = made));
 
 const T = '2026-01-01T00:00:00.000Z';
+
+/** A recoverable pause as the run records it. */
+const recoverablePause = (code: string, message: string) => ({ code, message, recoverable: true });
+
+/** task.md at code-review whose Review Disagreement Ledger holds the one row `row` (after `before`). */
+function writeLedgerTask(row: string, before = ''): void {
+  const ledger = `## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n${row}\n`;
+  writeTask(fixture, TASK_ID, taskMd(TASK_ID, 'code-review', `${before}${ledger}`));
+}
 
 async function begin(h = engineHarness(fixture, { ids: ['run-1'] })) {
   const result = await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
@@ -62,22 +73,7 @@ describe('beginOrResume', () => {
     const second = await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     expect(second.changed).toBe(false);
     expect(second.run?.runId).toBe('run-1');
-    expect(readRun(dir)).toEqual({
-      schemaVersion: 1,
-      taskId: TASK_ID,
-      runId: 'run-1',
-      status: 'running',
-      nextStage: null,
-      stepCount: 0,
-      maxSteps: 24,
-      baseline: '',
-      pendingDelegation: null,
-      receipts: [],
-      pause: null,
-      commitAuthorization: { issuedAt: null, consumedAt: null },
-      createdAt: T,
-      updatedAt: T,
-    });
+    expect(readRun(dir)).toEqual(runRecord());
   });
 
   it('writes 2-space JSON with a trailing newline', async () => {
@@ -113,7 +109,7 @@ describe('beginOrResume', () => {
 
   it('says what keeps a paused run with a pending delegation paused, and the way out', async () => {
     const h = await prepareActivated('executor');
-    await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'plan', round: 1, artifact: 'analysis.md', agent: 'claude' });
+    await h.apply(completeStage({ stage: 'plan', agent: 'claude' }));
     const again = await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     expect(again).toMatchObject({ status: 'paused', changed: false, error: null });
     expect(again.warnings).toEqual([
@@ -165,15 +161,7 @@ describe('route', () => {
   });
 
   it('8: open code blocker in the ledger → ORCHESTRATION_LEDGER_BLOCKED', async () => {
-    writeTask(
-      fixture,
-      TASK_ID,
-      taskMd(
-        TASK_ID,
-        'code-review',
-        '# Task\n\n## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| CD-1 | code | 1 | blocker | open | review-code.md#CD-1 |\n',
-      ),
-    );
+    writeLedgerTask('| CD-1 | code | 1 | blocker | open | review-code.md#CD-1 |', '# Task\n\n');
     writeApprovedThroughCode(dir, 0);
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(result.error).toEqual({
@@ -183,15 +171,7 @@ describe('route', () => {
   });
 
   it('ledger rows of other stages do not block commit', async () => {
-    writeTask(
-      fixture,
-      TASK_ID,
-      taskMd(
-        TASK_ID,
-        'code-review',
-        '## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| PL-1 | plan | 1 | blocker | open | review-plan.md#PL-1 |\n',
-      ),
-    );
+    writeLedgerTask('| PL-1 | plan | 1 | blocker | open | review-plan.md#PL-1 |');
     writeApprovedThroughCode(dir, 0);
     const result = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(result.next?.action).toBe('commit');
@@ -223,15 +203,7 @@ describe('route', () => {
       code: 'ORCHESTRATION_REVIEW_INVALID',
       message: 'latest code review has no numeric manual-validation count',
     });
-    writeTask(
-      fixture,
-      TASK_ID,
-      taskMd(
-        TASK_ID,
-        'code-review',
-        '## Review Disagreement Ledger\n\n| id | stage | round | severity | status | evidence |\n|----|-------|-------|----------|--------|----------|\n| XX-1 | code | 1 | blocker | open | review-code.md#XX-1 |\n',
-      ),
-    );
+    writeLedgerTask('| XX-1 | code | 1 | blocker | open | review-code.md#XX-1 |');
     writeApprovedThroughCode(dir, 0);
     const badLedger = await engineHarness(fixture).apply({ intent: 'route', taskRef: TASK_ID });
     expect(badLedger.error?.code).toBe('ORCHESTRATION_LEDGER_INVALID');
@@ -337,31 +309,7 @@ describe('prepare', () => {
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code', requestedModel: 'opus' });
     expect(result).toMatchObject({ status: 'running', changed: true, next: { action: 'analyze-task', artifact: 'analysis.md' } });
     const receipt = readRun(dir).pendingDelegation!;
-    expect(Object.keys(receipt)).toEqual([
-      'taskId',
-      'runId',
-      'role',
-      'stage',
-      'round',
-      'artifact',
-      'client',
-      'requestedModel',
-      'beforeFingerprint',
-      'id',
-      'actualModel',
-      'modelFallbackReason',
-      'parentId',
-      'childId',
-      'spawnMode',
-      'agent',
-      'status',
-      'afterFingerprint',
-      'changedPaths',
-      'createdAt',
-      'activatedAt',
-      'sealedAt',
-      'consumedAt',
-    ]);
+    expect(Object.keys(receipt)).toEqual(RECEIPT_KEYS);
     expect(receipt).toMatchObject({
       id: 'receipt-1',
       status: 'prepared',
@@ -406,11 +354,7 @@ describe('prepare', () => {
     fs.writeFileSync(file, JSON.stringify({ ...readRun(dir), stepCount: 1 }, null, 2));
     const result = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(result).toMatchObject({ status: 'paused', changed: true });
-    expect(readRun(dir).pause).toEqual({
-      code: 'ORCHESTRATION_MAX_STEPS',
-      message: 'maximum orchestration steps reached',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(recoverablePause('ORCHESTRATION_MAX_STEPS', 'maximum orchestration steps reached'));
   });
 
   it('17: capture throws → ORCHESTRATION_SNAPSHOT_FAILED, orchestration.json unchanged', async () => {
@@ -503,7 +447,7 @@ describe('commit path', () => {
     const h = engineHarness(fixture);
     for (const event of [
       { intent: 'stage-completed', taskRef: TASK_ID, agent: 'codex' },
-      { intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'codex' },
+      completeStage({ agent: 'codex' }),
       { intent: 'validate-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', role: 'executor' },
     ] as const) {
       expect(await h.apply(event)).toEqual({ status: 'running', changed: false, taskId: TASK_ID, run: null, next: null, error: null });
@@ -516,15 +460,7 @@ describe('native matching', () => {
   it('10: activateMatching on a prepared claude-code delegation records taskId, parent and child', async () => {
     const h = await begin();
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    const result = await h.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-native',
-      parentId: 'parent-session',
-      spawnMode: 'fresh',
-    });
+    const result = await h.apply(nativeStart({ childId: 'child-native', parentId: 'parent-session' }));
     expect(result).toMatchObject({ status: 'running', changed: true, taskId: TASK_ID });
     expect(readRun(dir).pendingDelegation).toMatchObject({
       taskId: TASK_ID,
@@ -537,21 +473,9 @@ describe('native matching', () => {
   it('11: a reviewer start on an executor delegation pauses the run with DELEGATION_ROLE_MISMATCH', async () => {
     const h = await begin();
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    const result = await h.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'child-native',
-      parentId: 'parent-session',
-      spawnMode: 'fresh',
-    });
+    const result = await h.apply(nativeStart({ role: 'reviewer', childId: 'child-native', parentId: 'parent-session' }));
     expect(result).toMatchObject({ status: 'paused', changed: true });
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_ROLE_MISMATCH',
-      message: 'managed role reviewer does not match executor',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(recoverablePause('DELEGATION_ROLE_MISMATCH', 'managed role reviewer does not match executor'));
   });
 
   it('unmanaged agent → DELEGATION_IGNORED; no match → MISSING; two matches → AMBIGUOUS', async () => {
@@ -573,30 +497,14 @@ describe('native matching', () => {
       next: null,
       error: { code: 'DELEGATION_IGNORED', message: "subagent 'general-purpose' is not lifecycle-managed" },
     });
-    const missing = await h.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'c',
-      parentId: 'p',
-      spawnMode: 'fresh',
-    });
+    const missing = await h.apply(nativeStart({ childId: 'c', parentId: 'p' }));
     expect(missing.error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'no matching lifecycle delegation exists' });
     // Two prepared receipts can only coexist if written by hand (the guard prevents it).
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     const other = writeTask(fixture, TASK_ID_2);
     const copy = { ...readRun(dir), taskId: TASK_ID_2 };
     fs.writeFileSync(path.join(other, 'orchestration.json'), JSON.stringify(copy, null, 2));
-    const ambiguous = await h.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'c',
-      parentId: 'p',
-      spawnMode: 'fresh',
-    });
+    const ambiguous = await h.apply(nativeStart({ childId: 'c', parentId: 'p' }));
     expect(ambiguous.error).toEqual({
       code: 'ORCHESTRATION_DELEGATION_AMBIGUOUS',
       message: 'multiple lifecycle delegations match the native hook event',
@@ -605,32 +513,16 @@ describe('native matching', () => {
 
   it('a child id already used by this run pauses with DELEGATION_IDENTITY_REUSED', async () => {
     const h = await prepareActivated('executor');
-    await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
-    await h.apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-    });
+    await h.apply(completeStage({ agent: 'claude' }));
+    await h.apply(nativeStop());
     await h.apply({ intent: 'advance', taskRef: TASK_ID });
     writeArtifact(dir, 'analysis.md', '# A\n');
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    const reused = await h.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'child-1',
-      parentId: 'parent-1',
-      spawnMode: 'fresh',
-    });
+    const reused = await h.apply(nativeStart({ role: 'reviewer' }));
     expect(reused.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_IDENTITY_REUSED',
-      message: 'native child identity was already used by this run',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(
+      recoverablePause('DELEGATION_IDENTITY_REUSED', 'native child identity was already used by this run'),
+    );
   });
 
   it('seal matching: captures after-fingerprint and changed paths; reviewer writes outside its artifact are forbidden', async () => {
@@ -639,30 +531,9 @@ describe('native matching', () => {
     const h = engineHarness(fixture, { fingerprinter });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    await h.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'r-1',
-      parentId: 'p-1',
-      spawnMode: 'fresh',
-    });
-    await h.apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'review-analysis',
-      round: 1,
-      artifact: 'review-analysis.md',
-      agent: 'claude-code',
-    });
-    const sealed = await h.apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'r-1',
-    });
+    await h.apply(nativeStart({ role: 'reviewer', childId: 'r-1', parentId: 'p-1' }));
+    await h.apply(completeStage({ stage: 'review-analysis', artifact: 'review-analysis.md' }));
+    const sealed = await h.apply(nativeStop({ role: 'reviewer', childId: 'r-1' }));
     expect(sealed.status).toBe('paused');
     // Upstream's code and message, then what to do (the violation is sticky: test/core/writeViolations.test.ts).
     expect(readRun(dir).pause).toMatchObject({ code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN', recoverable: true });
@@ -671,32 +542,18 @@ describe('native matching', () => {
 
   it('seal matching with a role mismatch pauses DELEGATION_ROLE_MISMATCH; a stop before stage completion pauses DELEGATION_STATE_INVALID', async () => {
     const h = await prepareActivated('executor');
-    const mismatch = await h.apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'child-1',
-    });
+    const mismatch = await h.apply(nativeStop({ role: 'reviewer' }));
     expect(mismatch.status).toBe('paused');
     expect(readRun(dir).pause?.code).toBe('DELEGATION_ROLE_MISMATCH');
     fixture.cleanup();
     fixture = tempRepo();
     dir = writeTask(fixture);
     const h2 = await prepareActivated('executor');
-    const early = await h2.apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-    });
+    const early = await h2.apply(nativeStop());
     expect(early.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_STATE_INVALID',
-      message: `delegation receipt-1 is activated, expected stage-completed`,
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(
+      recoverablePause('DELEGATION_STATE_INVALID', `delegation receipt-1 is activated, expected stage-completed`),
+    );
   });
 
   it('seal: a capture failure pauses ORCHESTRATION_SNAPSHOT_FAILED', async () => {
@@ -711,23 +568,9 @@ describe('native matching', () => {
     const h = engineHarness(fixture, { ids: ['run-1', 'receipt-1'], fingerprinter });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    await h.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'c',
-      parentId: 'p',
-      spawnMode: 'fresh',
-    });
-    await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
-    const result = await h.apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'c',
-    });
+    await h.apply(nativeStart({ childId: 'c', parentId: 'p' }));
+    await h.apply(completeStage({ agent: 'claude' }));
+    const result = await h.apply(nativeStop({ childId: 'c' }));
     expect(result.status).toBe('paused');
     expect(readRun(dir).pause).toEqual({ code: 'ORCHESTRATION_SNAPSHOT_FAILED', message: 'index locked', recoverable: true });
   });
@@ -754,37 +597,21 @@ describe('validateStage and completeStage', () => {
       role: 'executor',
     });
     expect(wrong.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({
-      code: 'ORCHESTRATION_PROVENANCE_MISMATCH',
-      message: 'active run does not have one matching activated delegation',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(
+      recoverablePause('ORCHESTRATION_PROVENANCE_MISMATCH', 'active run does not have one matching activated delegation'),
+    );
   });
 
   it('complete-stage with a mismatching identity pauses DELEGATION_STAGE_MISMATCH; with no pending → MISSING', async () => {
     const h = await prepareActivated('executor');
-    const wrong = await h.apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'analysis',
-      round: 2,
-      artifact: 'analysis-r2.md',
-      agent: 'claude',
-    });
+    const wrong = await h.apply(completeStage({ round: 2, artifact: 'analysis-r2.md', agent: 'claude' }));
     expect(wrong.status).toBe('paused');
     expect(readRun(dir).pause?.code).toBe('DELEGATION_STAGE_MISMATCH');
     fixture.cleanup();
     fixture = tempRepo();
     dir = writeTask(fixture);
     const h2 = await begin();
-    const none = await h2.apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'analysis',
-      round: 1,
-      artifact: 'analysis.md',
-      agent: 'claude',
-    });
+    const none = await h2.apply(completeStage({ agent: 'claude' }));
     expect(none.error).toEqual({ code: 'ORCHESTRATION_DELEGATION_MISSING', message: 'active run has no pending delegation' });
   });
 
@@ -811,12 +638,13 @@ describe('advance', () => {
     const early = await h.apply({ intent: 'advance', taskRef: TASK_ID });
     expect(early.status).toBe('paused');
     // baton: the upstream message, then what to do (the subagent has not finished yet)
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_STATE_INVALID',
-      message: `delegation receipt-1 is activated, expected sealed; its subagent has not finished: wait for the subagent to return (spawn it in the foreground, never in the background) and for its SubagentStop hook, which seals the receipt; check with 'baton task ${TASK_ID} status' until run.pendingDelegation.status is 'sealed', then advance again; if the subagent is gone, 'baton task ${TASK_ID} abort --reason "…"' and 'baton task ${TASK_ID} begin-or-resume'`,
-      recoverable: true,
-    });
-    await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
+    expect(readRun(dir).pause).toEqual(
+      recoverablePause(
+        'DELEGATION_STATE_INVALID',
+        `delegation receipt-1 is activated, expected sealed; its subagent has not finished: wait for the subagent to return (spawn it in the foreground, never in the background) and for its SubagentStop hook, which seals the receipt; check with 'baton task ${TASK_ID} status' until run.pendingDelegation.status is 'sealed', then advance again; if the subagent is gone, 'baton task ${TASK_ID} abort --reason "…"' and 'baton task ${TASK_ID} begin-or-resume'`,
+      ),
+    );
+    await h.apply(completeStage({ agent: 'claude' }));
     await h.apply({ intent: 'hook-stop', taskRef: TASK_ID, childId: 'child-1', exitCode: 0 });
     const advanced = await h.apply({ intent: 'advance', taskRef: TASK_ID });
     // decision 5: advancing a paused run makes it running and clears the stale pause
@@ -828,14 +656,10 @@ describe('advance', () => {
 
   it('explicit hook-stop with a non-zero exit code pauses DELEGATION_STOP_INVALID', async () => {
     const h = await prepareActivated('executor');
-    await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
+    await h.apply(completeStage({ agent: 'claude' }));
     const result = await h.apply({ intent: 'hook-stop', taskRef: TASK_ID, childId: 'child-1', exitCode: 1 });
     expect(result.status).toBe('paused');
-    expect(readRun(dir).pause).toEqual({
-      code: 'DELEGATION_STOP_INVALID',
-      message: 'native stop identity or exit status is invalid',
-      recoverable: true,
-    });
+    expect(readRun(dir).pause).toEqual(recoverablePause('DELEGATION_STOP_INVALID', 'native stop identity or exit status is invalid'));
   });
 });
 
@@ -898,23 +722,9 @@ describe('abort (decision 6)', () => {
     await h.apply({ intent: 'abort', taskRef: TASK_ID });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    await h.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-2',
-      parentId: 'parent-1',
-      spawnMode: 'fresh',
-    });
+    await h.apply(nativeStart({ childId: 'child-2' }));
     const before = fs.readFileSync(path.join(dir, 'orchestration.json'), 'utf8');
-    const late = await h.apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-    });
+    const late = await h.apply(nativeStop());
     expect(late).toMatchObject({
       status: 'running',
       changed: false,

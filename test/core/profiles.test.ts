@@ -15,6 +15,8 @@ import {
   writeTask,
 } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
+import { preparedReceiptRecord, runRecord } from '../support/runRecords.ts';
+import { claimSpawn, completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // The lifecycle profiles (src/core/profile.ts): one engine, whose later upstream behaviours are rules
 // switched by the profile. One block per rule; each runs under both profiles.
@@ -111,25 +113,11 @@ describe('rule activationDeadlineMs (agent-infra #854, #870)', () => {
     const h = engineHarness(fixture, { profile, ids: ['run-1', 'receipt-1'], now: claimedAt });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID, ...policy });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    const claim = await h.apply({
-      intent: 'claim-spawn',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      toolCallId: 'toolu_1',
-    });
+    const claim = await h.apply(claimSpawn('toolu_1'));
     expect(claim.error).toBeNull();
     return h;
   }
-  const start = {
-    intent: 'hook-start',
-    taskRef: 'auto',
-    client: 'claude-code',
-    nativeAgent: 'agent-infra-lifecycle-executor',
-    childId: 'child-1',
-    parentId: 'parent-1',
-    spawnMode: 'fresh',
-  } as const;
+  const start = nativeStart();
 
   it('later profile: the spawn claim sets activationDeadlineAt 60 s on; a start within it activates', async () => {
     await claimed(LATER_PROFILE);
@@ -329,13 +317,7 @@ describe('rule modelSeparation (agent-infra #783): model separation', () => {
 
   it("later profile: Claude Code's spawning call asking for the executor's model is refused at the claim", async () => {
     const h = await reviewerPrepared(LATER_PROFILE, 'claude-code');
-    const claim = {
-      intent: 'claim-spawn',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      toolCallId: 'toolu_1',
-    } as const;
+    const claim = claimSpawn('toolu_1', { role: 'reviewer' });
     const refused = await h.apply({ ...claim, model: 'gpt-exec' });
     expect(refused.error?.code).toBe('ORCHESTRATION_MODEL_SEPARATION_REQUIRED');
     expect(refused.error?.message).toContain('(asked by the spawning call, or set by its agent profile)');
@@ -361,26 +343,12 @@ describe('run files across profiles', () => {
     const later = engineHarness(fixture, { profile: LATER_PROFILE, ids: ['run-1', 'receipt-1'] });
     await later.apply({ intent: 'begin-or-resume', taskRef: TASK_ID, ...policy });
     await later.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    await later.apply({
-      intent: 'claim-spawn',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      toolCallId: 'toolu_1',
-    });
+    await later.apply(claimSpawn('toolu_1'));
     const written = readRun(dir);
     expect(written.modelPolicy).toEqual({ executor: 'gpt-exec', reviewer: 'gpt-review', sameModelReason: null });
     // A 0.9.2 worker applies the next event: every later field is kept where it was.
     const old = engineHarness(fixture, { profile: 'agent-infra-0.9.2' });
-    await old.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-      parentId: 'parent-1',
-      spawnMode: 'fresh',
-    });
+    await old.apply(nativeStart());
     const after = readRun(dir);
     expect(after.modelPolicy).toEqual(written.modelPolicy);
     expect(after.pendingDelegation?.activationDeadlineAt).toBe(written.pendingDelegation?.activationDeadlineAt);
@@ -405,23 +373,9 @@ describe('run files across profiles', () => {
   it('a later upstream policy shape (per-role model and reasoning effort) is an error naming the field; 0.9.2 reads it as before', async () => {
     // The shape of upstream's second policy (docs/differences.md "Profiles"), written by hand.
     const file = path.join(dir, 'orchestration.json');
-    const upstream = {
-      schemaVersion: 1,
-      taskId: TASK_ID,
-      runId: 'run-1',
-      status: 'running',
-      nextStage: null,
-      stepCount: 0,
-      maxSteps: 24,
+    const upstream = runRecord({
       modelPolicy: { executor: { model: 'm1', reasoningEffort: 'high' }, reviewer: { model: 'm2', reasoningEffort: 'high' } },
-      baseline: '',
-      pendingDelegation: null,
-      receipts: [],
-      pause: null,
-      commitAuthorization: { issuedAt: null, consumedAt: null },
-      createdAt: '2026-01-01T00:00:00.000Z',
-      updatedAt: '2026-01-01T00:00:00.000Z',
-    };
+    });
     fs.writeFileSync(file, `${JSON.stringify(upstream, null, 2)}\n`);
     const later = await engineHarness(fixture, { profile: LATER_PROFILE }).apply({ intent: 'prepare', taskRef: TASK_ID, client: 'codex' });
     expect(later.error?.code).toBe('ORCHESTRATION_MODEL_POLICY_INVALID');
@@ -538,31 +492,7 @@ describe('rule laterUpstreamRuns: an upstream run file of the later shape (test/
 
 /** A prepared receipt of `run`, in baton's shape (the fields upstream's later receipts add are set by each case). */
 function receiptOf(run: Record<string, any>) {
-  return {
-    taskId: run.taskId,
-    runId: run.runId,
-    role: 'executor',
-    stage: 'analysis',
-    round: 1,
-    artifact: 'analysis.md',
-    client: 'codex',
-    requestedModel: 'executor-model',
-    beforeFingerprint: 'before',
-    id: 'receipt-1',
-    actualModel: null,
-    modelFallbackReason: null,
-    parentId: null,
-    childId: null,
-    spawnMode: null,
-    agent: null,
-    status: 'prepared',
-    afterFingerprint: null,
-    changedPaths: [],
-    createdAt: run.createdAt,
-    activatedAt: null,
-    sealedAt: null,
-    consumedAt: null,
-  };
+  return preparedReceiptRecord({ taskId: run.taskId, runId: run.runId, requestedModel: 'executor-model', createdAt: run.createdAt });
 }
 
 describe('rule recoveryFromEvidence (agent-infra #993, #994)', () => {
@@ -572,25 +502,10 @@ describe('rule recoveryFromEvidence (agent-infra #993, #994)', () => {
     const h = engineHarness(fixture, { profile, ids: ['run-1', 'receipt-1'], now: T0 });
     await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID, ...policy });
     await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    const start = {
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-      parentId: 'parent-1',
-      spawnMode: 'fresh',
-    } as const;
+    const start = nativeStart();
     expect((await h.apply(start)).error).toBeNull();
     writeArtifact(dir, 'analysis.md', '# Analysis\n');
-    const completed = await h.apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'analysis',
-      round: 1,
-      artifact: 'analysis.md',
-      agent: 'claude-code',
-    });
+    const completed = await h.apply(completeStage());
     expect(completed.error).toBeNull();
     const receipt = readRun(dir).pendingDelegation;
     expect(receipt?.status).toBe('stage-completed');
@@ -622,13 +537,7 @@ describe('rule recoveryFromEvidence (agent-infra #993, #994)', () => {
     expect(paused.pause?.code).toBe('ORCHESTRATION_LIFECYCLE_RECOVERY_INCOMPLETE');
     expect(paused.pause?.message).toContain('recovers a delegation only from its completion and its stop');
     expect(paused.pendingDelegation?.status).toBe('stage-completed');
-    const stopped = await later.apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-    });
+    const stopped = await later.apply(nativeStop());
     expect(stopped.error).toBeNull();
     const sealed = readRun(dir);
     expect(sealed.status).toBe('running');
@@ -639,22 +548,8 @@ describe('rule recoveryFromEvidence (agent-infra #993, #994)', () => {
 });
 
 describe('recover-started (agent-infra #993, #994): recovery from positive evidence', () => {
-  const start = {
-    intent: 'hook-start',
-    taskRef: 'auto',
-    client: 'claude-code',
-    nativeAgent: 'agent-infra-lifecycle-executor',
-    childId: 'child-1',
-    parentId: 'parent-1',
-    spawnMode: 'fresh',
-  } as const;
-  const stop = {
-    intent: 'hook-stop',
-    taskRef: 'auto',
-    client: 'claude-code',
-    nativeAgent: 'agent-infra-lifecycle-executor',
-    childId: 'child-1',
-  } as const;
+  const start = nativeStart();
+  const stop = nativeStop();
   const recover = { intent: 'recover-started', taskRef: TASK_ID } as const;
 
   async function started(profile: typeof DEFAULT_PROFILE) {

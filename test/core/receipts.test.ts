@@ -17,6 +17,7 @@ import {
 import type { ActivationEvent, PrepareDelegationInput } from '../../src/core/receipts.ts';
 import type { DelegationReceipt, ReceiptOutcome } from '../../src/core/types.ts';
 import { EXAMPLE_TASK_DIR } from '../support/fixturePaths.ts';
+import { RECEIPT_KEYS, preparedReceiptRecord } from '../support/runRecords.ts';
 
 const EXAMPLE_RUN = `${EXAMPLE_TASK_DIR}/orchestration.json`;
 const TASK = 'TASK-20260101-000001';
@@ -27,32 +28,6 @@ const T3 = '2026-01-01T00:03:00.000Z';
 
 const ids = { id: () => 'delegation-1', now: () => T0 };
 const at = (time: string) => ({ now: () => time });
-
-const KEY_ORDER = [
-  'taskId',
-  'runId',
-  'role',
-  'stage',
-  'round',
-  'artifact',
-  'client',
-  'requestedModel',
-  'beforeFingerprint',
-  'id',
-  'actualModel',
-  'modelFallbackReason',
-  'parentId',
-  'childId',
-  'spawnMode',
-  'agent',
-  'status',
-  'afterFingerprint',
-  'changedPaths',
-  'createdAt',
-  'activatedAt',
-  'sealedAt',
-  'consumedAt',
-];
 
 function input(overrides: Partial<PrepareDelegationInput> = {}): PrepareDelegationInput {
   return {
@@ -84,6 +59,11 @@ function start(overrides: Partial<ActivationEvent> = {}): ActivationEvent {
 function receiptOf(outcome: ReceiptOutcome): DelegationReceipt {
   if (!outcome.ok) throw new Error(`expected success, got ${outcome.code}: ${outcome.message}`);
   return outcome.receipt;
+}
+
+/** The outcome of a refused receipt transition. */
+function refused(code: string, message: string) {
+  return { ok: false, code, message };
 }
 
 function prepared(overrides: Partial<PrepareDelegationInput> = {}): DelegationReceipt {
@@ -132,32 +112,19 @@ describe('managedDelegationRole', () => {
 describe('prepareDelegation', () => {
   it('creates a prepared receipt in agent-infra key order', () => {
     const receipt = prepared();
-    expect(receipt).toEqual({
-      taskId: TASK,
-      runId: 'run-1',
-      role: 'reviewer',
-      stage: 'review-code',
-      round: 1,
-      artifact: 'review-code.md',
-      client: 'codex',
-      requestedModel: 'review-model',
-      beforeFingerprint: 'before-tree',
-      id: 'delegation-1',
-      actualModel: null,
-      modelFallbackReason: null,
-      parentId: null,
-      childId: null,
-      spawnMode: null,
-      agent: null,
-      status: 'prepared',
-      afterFingerprint: null,
-      changedPaths: [],
-      createdAt: T0,
-      activatedAt: null,
-      sealedAt: null,
-      consumedAt: null,
-    });
-    expect(Object.keys(receipt)).toEqual(KEY_ORDER);
+    expect(receipt).toEqual(
+      preparedReceiptRecord({
+        taskId: TASK,
+        role: 'reviewer',
+        stage: 'review-code',
+        artifact: 'review-code.md',
+        requestedModel: 'review-model',
+        beforeFingerprint: 'before-tree',
+        id: 'delegation-1',
+        createdAt: T0,
+      }),
+    );
+    expect(Object.keys(receipt)).toEqual(RECEIPT_KEYS);
     expect(Object.isFrozen(receipt)).toBe(true);
     expect(Object.isFrozen(receipt.changedPaths)).toBe(true);
   });
@@ -185,7 +152,7 @@ describe('prepareDelegation', () => {
 
   it('does not copy unknown input fields', () => {
     const receipt = prepareDelegation({ ...input(), extra: 'x' } as PrepareDelegationInput, ids);
-    expect(Object.keys(receipt)).toEqual(KEY_ORDER);
+    expect(Object.keys(receipt)).toEqual(RECEIPT_KEYS);
   });
 });
 
@@ -227,12 +194,8 @@ describe('the delegation lifecycle', () => {
       stageCompletedAt: T1,
     });
     // 0.9.2's keys in its order, then baton's.
-    expect(Object.keys(consumed)).toEqual([...KEY_ORDER, 'stageCompletedAt']);
-    expect(consumeDelegation(consumed, at(T3))).toEqual({
-      ok: false,
-      code: 'DELEGATION_REPLAY',
-      message: 'delegation delegation-1 was already consumed',
-    });
+    expect(Object.keys(consumed)).toEqual([...RECEIPT_KEYS, 'stageCompletedAt']);
+    expect(consumeDelegation(consumed, at(T3))).toEqual(refused('DELEGATION_REPLAY', 'delegation delegation-1 was already consumed'));
   });
 
   it('every transition returns a new frozen receipt and leaves its input untouched', () => {
@@ -271,19 +234,15 @@ describe('the delegation lifecycle', () => {
 
 describe('activateDelegation', () => {
   it('29: an unmanaged subagent is ignored', () => {
-    expect(activateDelegation(prepared(), start({ nativeAgent: 'general-purpose' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_IGNORED',
-      message: "subagent 'general-purpose' is not lifecycle-managed",
-    });
+    expect(activateDelegation(prepared(), start({ nativeAgent: 'general-purpose' }), at(T1))).toEqual(
+      refused('DELEGATION_IGNORED', "subagent 'general-purpose' is not lifecycle-managed"),
+    );
   });
 
   it('30: childId === parentId → DELEGATION_IDENTITY_INVALID', () => {
-    expect(activateDelegation(prepared(), start({ childId: 'same', parentId: 'same' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_IDENTITY_INVALID',
-      message: 'native parent/child identity does not match the prepared delegation',
-    });
+    expect(activateDelegation(prepared(), start({ childId: 'same', parentId: 'same' }), at(T1))).toEqual(
+      refused('DELEGATION_IDENTITY_INVALID', 'native parent/child identity does not match the prepared delegation'),
+    );
   });
 
   it.each([
@@ -300,19 +259,15 @@ describe('activateDelegation', () => {
   });
 
   it('30: spawn mode fork → DELEGATION_FORK_FORBIDDEN', () => {
-    expect(activateDelegation(prepared(), start({ spawnMode: 'fork' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_FORK_FORBIDDEN',
-      message: "spawn mode 'fork' is not fresh",
-    });
+    expect(activateDelegation(prepared(), start({ spawnMode: 'fork' }), at(T1))).toEqual(
+      refused('DELEGATION_FORK_FORBIDDEN', "spawn mode 'fork' is not fresh"),
+    );
   });
 
   it('30: an executor agent on a reviewer receipt → DELEGATION_ROLE_MISMATCH', () => {
-    expect(activateDelegation(prepared(), start({ nativeAgent: 'agent-infra-lifecycle-executor' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_ROLE_MISMATCH',
-      message: 'managed role executor does not match reviewer',
-    });
+    expect(activateDelegation(prepared(), start({ nativeAgent: 'agent-infra-lifecycle-executor' }), at(T1))).toEqual(
+      refused('DELEGATION_ROLE_MISMATCH', 'managed role executor does not match reviewer'),
+    );
   });
 
   it('31: a missing actual model is recorded as null', () => {
@@ -323,11 +278,9 @@ describe('activateDelegation', () => {
   });
 
   it('31: a different actual model without a reason → DELEGATION_MODEL_FALLBACK_UNRECORDED', () => {
-    expect(activateDelegation(prepared(), start({ actualModel: 'fallback-model' }), at(T1))).toEqual({
-      ok: false,
-      code: 'DELEGATION_MODEL_FALLBACK_UNRECORDED',
-      message: 'actual model differs from requested model without a fallback reason',
-    });
+    expect(activateDelegation(prepared(), start({ actualModel: 'fallback-model' }), at(T1))).toEqual(
+      refused('DELEGATION_MODEL_FALLBACK_UNRECORDED', 'actual model differs from requested model without a fallback reason'),
+    );
     expect(activateDelegation(prepared(), start({ actualModel: 'fallback-model', modelFallbackReason: '' }), at(T1))).toMatchObject({
       ok: false,
       code: 'DELEGATION_MODEL_FALLBACK_UNRECORDED',
@@ -351,11 +304,9 @@ describe('activateDelegation', () => {
   });
 
   it('34: activating a non-prepared receipt → DELEGATION_STATE_INVALID', () => {
-    expect(activateDelegation(activated(), start(), at(T2))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: 'delegation delegation-1 is activated, expected prepared',
-    });
+    expect(activateDelegation(activated(), start(), at(T2))).toEqual(
+      refused('DELEGATION_STATE_INVALID', 'delegation delegation-1 is activated, expected prepared'),
+    );
   });
 
   it('checks in §6.2 order: managed, state, role, identity, spawn mode, model', () => {
@@ -388,21 +339,15 @@ describe('completeDelegationStage', () => {
     const event = { stage: receipt.stage, round: receipt.round, artifact: receipt.artifact };
     expect(receiptOf(completeDelegationStage(receipt, { ...event, agent: 'claude' }, at(T0))).agent).toBe('claude');
     expect(receiptOf(completeDelegationStage(receipt, { ...event, agent: 'claude-code' }, at(T0))).agent).toBe('claude-code');
-    expect(completeDelegationStage(receipt, { ...event, agent: 'codex' }, at(T0))).toEqual({
-      ok: false,
-      code: 'DELEGATION_AGENT_MISMATCH',
-      message: "stage agent 'codex' does not match client 'claude-code'",
-    });
+    expect(completeDelegationStage(receipt, { ...event, agent: 'codex' }, at(T0))).toEqual(
+      refused('DELEGATION_AGENT_MISMATCH', "stage agent 'codex' does not match client 'claude-code'"),
+    );
   });
 
   it('34: completing a prepared receipt → DELEGATION_STATE_INVALID', () => {
     expect(
       completeDelegationStage(prepared(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'codex' }, at(T0)),
-    ).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: 'delegation delegation-1 is prepared, expected activated',
-    });
+    ).toEqual(refused('DELEGATION_STATE_INVALID', 'delegation delegation-1 is prepared, expected activated'));
   });
 
   it.each([
@@ -411,23 +356,19 @@ describe('completeDelegationStage', () => {
     ['a wrong artifact', { stage: 'review-code', round: 1, artifact: 'review-code-r2.md' }],
   ])('34: %s → DELEGATION_STAGE_MISMATCH', (_label, event) => {
     // Upstream's message, then the values expected and given (baton).
-    expect(completeDelegationStage(activated(), { ...event, agent: 'codex' }, at(T0))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STAGE_MISMATCH',
-      message:
+    expect(completeDelegationStage(activated(), { ...event, agent: 'codex' }, at(T0))).toEqual(
+      refused(
+        'DELEGATION_STAGE_MISMATCH',
         'stage completion identity does not match the active delegation ' +
-        `(expected --stage review-code --round 1 --artifact review-code.md; given --stage ${event.stage} --round ${event.round} --artifact ${event.artifact})`,
-    });
+          `(expected --stage review-code --round 1 --artifact review-code.md; given --stage ${event.stage} --round ${event.round} --artifact ${event.artifact})`,
+      ),
+    );
   });
 
   it('34: agent claude on a codex receipt → DELEGATION_AGENT_MISMATCH', () => {
     expect(
       completeDelegationStage(activated(), { stage: 'review-code', round: 1, artifact: 'review-code.md', agent: 'claude' }, at(T0)),
-    ).toEqual({
-      ok: false,
-      code: 'DELEGATION_AGENT_MISMATCH',
-      message: "stage agent 'claude' does not match client 'codex'",
-    });
+    ).toEqual(refused('DELEGATION_AGENT_MISMATCH', "stage agent 'claude' does not match client 'codex'"));
   });
 });
 
@@ -441,11 +382,9 @@ describe('sealDelegation', () => {
   });
 
   it('34: sealing before stage completion → DELEGATION_STATE_INVALID', () => {
-    expect(sealDelegation(activated(), stop(), at(T2))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: 'delegation delegation-1 is activated, expected stage-completed',
-    });
+    expect(sealDelegation(activated(), stop(), at(T2))).toEqual(
+      refused('DELEGATION_STATE_INVALID', 'delegation delegation-1 is activated, expected stage-completed'),
+    );
   });
 
   it('34: another child id or a non-zero exit code → DELEGATION_STOP_INVALID', () => {
@@ -472,11 +411,9 @@ describe('sealDelegation', () => {
     ['a backslash path', `.agents\\workspace\\active\\${TASK}\\task.md`],
   ])('a reviewer changing %s → DELEGATION_REVIEWER_WRITE_FORBIDDEN', (_label, forbidden) => {
     const allowed = `.agents/workspace/active/${TASK}/review-code.md`;
-    expect(sealDelegation(completed(), stop({ changedPaths: [allowed, forbidden, 'later.ts'] }), at(T2))).toEqual({
-      ok: false,
-      code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN',
-      message: `reviewer changed forbidden path '${forbidden}'`,
-    });
+    expect(sealDelegation(completed(), stop({ changedPaths: [allowed, forbidden, 'later.ts'] }), at(T2))).toEqual(
+      refused('DELEGATION_REVIEWER_WRITE_FORBIDDEN', `reviewer changed forbidden path '${forbidden}'`),
+    );
   });
 
   it('34: an executor may change arbitrary paths', () => {
@@ -492,11 +429,9 @@ describe('sealDelegation', () => {
 
 describe('consumeDelegation', () => {
   it('34: consuming a stage-completed receipt → DELEGATION_STATE_INVALID', () => {
-    expect(consumeDelegation(completed(), at(T3))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: 'delegation delegation-1 is stage-completed, expected sealed',
-    });
+    expect(consumeDelegation(completed(), at(T3))).toEqual(
+      refused('DELEGATION_STATE_INVALID', 'delegation delegation-1 is stage-completed, expected sealed'),
+    );
   });
 
   it('consumes a sealed receipt once', () => {
@@ -522,20 +457,14 @@ describe('abortDelegation (baton addition)', () => {
 
   it('a consumed receipt is a replay', () => {
     const consumed = receiptOf(consumeDelegation(sealed(), at(T3)));
-    expect(abortDelegation(consumed, at(T3))).toEqual({
-      ok: false,
-      code: 'DELEGATION_REPLAY',
-      message: 'delegation delegation-1 was already consumed',
-    });
+    expect(abortDelegation(consumed, at(T3))).toEqual(refused('DELEGATION_REPLAY', 'delegation delegation-1 was already consumed'));
   });
 
   it.each(['aborted', 'expired'] as const)('an %s receipt cannot be aborted', (status) => {
     const receipt = { ...prepared(), status } as DelegationReceipt;
-    expect(abortDelegation(receipt, at(T3))).toEqual({
-      ok: false,
-      code: 'DELEGATION_STATE_INVALID',
-      message: `delegation delegation-1 is ${status}, expected prepared, activated, stage-completed or sealed`,
-    });
+    expect(abortDelegation(receipt, at(T3))).toEqual(
+      refused('DELEGATION_STATE_INVALID', `delegation delegation-1 is ${status}, expected prepared, activated, stage-completed or sealed`),
+    );
   });
 
   it('an aborted receipt accepts no further transition', () => {
@@ -566,11 +495,12 @@ describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
       receipt: claimed,
       unchanged: true,
     });
-    expect(claimDelegationSpawn(claimed, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2))).toEqual({
-      ok: false,
-      code: 'DELEGATION_SPAWN_CLAIMED',
-      message: `delegation delegation-1 was already claimed by tool call toolu_1 at ${T1}; one prepared delegation starts one subagent`,
-    });
+    expect(claimDelegationSpawn(claimed, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2))).toEqual(
+      refused(
+        'DELEGATION_SPAWN_CLAIMED',
+        `delegation delegation-1 was already claimed by tool call toolu_1 at ${T1}; one prepared delegation starts one subagent`,
+      ),
+    );
     expect(claimDelegationSpawn(prepared(), { nativeAgent: 'agent-infra-lifecycle-executor', toolCallId: 'x' }, at(T1))).toMatchObject({
       code: 'DELEGATION_ROLE_MISMATCH',
     });
@@ -596,11 +526,9 @@ describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
         claimDelegationSpawn(released, { nativeAgent: 'agent-infra-lifecycle-reviewer', toolCallId: 'toolu_2' }, at(T2)) as ReceiptOutcome,
       ).spawnClaim,
     ).toEqual({ toolCallId: 'toolu_2', claimedAt: T2 });
-    expect(releaseDelegationSpawn(claimed, { toolCallId: 'toolu_9' })).toEqual({
-      ok: false,
-      code: 'ORCHESTRATION_DELEGATION_MISSING',
-      message: 'delegation delegation-1 is not claimed by tool call toolu_9; nothing to release',
-    });
+    expect(releaseDelegationSpawn(claimed, { toolCallId: 'toolu_9' })).toEqual(
+      refused('ORCHESTRATION_DELEGATION_MISSING', 'delegation delegation-1 is not claimed by tool call toolu_9; nothing to release'),
+    );
     expect(releaseDelegationSpawn(prepared(), { toolCallId: 'toolu_1' })).toMatchObject({ code: 'ORCHESTRATION_DELEGATION_MISSING' });
     expect(
       releaseDelegationSpawn({ ...activated(), spawnClaim: { toolCallId: 'toolu_1', claimedAt: T1 } }, { toolCallId: 'toolu_1' }),
@@ -613,11 +541,9 @@ describe('claimDelegationSpawn (baton: PreToolUse spawn claim)', () => {
 
 describe('extendSealedDelegation (baton: later turns of a sealed child)', () => {
   it('a reviewer writing outside its allow-list in a later turn: upstream code and message', () => {
-    expect(extendSealedDelegation(sealed(), { childId: 'child-1', afterFingerprint: 'later', changedPaths: ['src/app.js'] })).toEqual({
-      ok: false,
-      code: 'DELEGATION_REVIEWER_WRITE_FORBIDDEN',
-      message: "reviewer changed forbidden path 'src/app.js'",
-    });
+    expect(extendSealedDelegation(sealed(), { childId: 'child-1', afterFingerprint: 'later', changedPaths: ['src/app.js'] })).toEqual(
+      refused('DELEGATION_REVIEWER_WRITE_FORBIDDEN', "reviewer changed forbidden path 'src/app.js'"),
+    );
   });
 
   it("an executor's later turn extends the changed paths and the after-fingerprint, keeping the seal time", () => {

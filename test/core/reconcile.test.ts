@@ -7,6 +7,7 @@ import { TASK_ID, TASK_ID_2, readRun, tempRepo, writeArtifact, writeTask } from 
 import type { Fixture } from '../support/fixtures.ts';
 import { GRACES, at, clockedDelegation } from '../support/delegationClock.ts';
 import type { ClockedDelegation } from '../support/delegationClock.ts';
+import { claimSpawn, completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // Reconciliation (docs/architecture.md "Reconciliation"): the engine's `reconcile` event settles a
 // delegation that waited past its grace, once, and only if it still waits where the worker saw it.
@@ -46,18 +47,10 @@ describe('dueReconciliation', () => {
       dueAt: Date.parse(at(5)),
     });
     world.clock = 1;
-    await apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'c',
-      parentId: 'p',
-      spawnMode: 'fresh',
-    });
+    await apply(nativeStart({ childId: 'c', parentId: 'p' }));
     expect(dueReconciliation(pending(), GRACES)).toMatchObject({ kind: 'stalled', since: at(1), dueAt: Date.parse(at(11)) });
     world.clock = 3;
-    await apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude-code' });
+    await apply(completeStage());
     expect(pending().stageCompletedAt).toBe(at(3));
     expect(dueReconciliation(pending(), GRACES)).toMatchObject({ kind: 'sealed', since: at(3), dueAt: Date.parse(at(13)) });
   });
@@ -65,13 +58,7 @@ describe('dueReconciliation', () => {
   it('a spawn claim restarts the spawn clock', async () => {
     await prepared();
     world.clock = 4;
-    await apply({
-      intent: 'claim-spawn',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      toolCallId: 'tool-1',
-    });
+    await apply(claimSpawn('tool-1'));
     expect(dueReconciliation(pending(), GRACES)).toMatchObject({ kind: 'not-started', since: at(4), dueAt: Date.parse(at(9)) });
   });
 
@@ -105,13 +92,7 @@ describe('reconcile: a completed stage whose SubagentStop never came', () => {
     const again = await apply(event);
     expect(again.changed).toBe(false);
     expect(again.warnings?.[0]).toContain('nothing to reconcile');
-    const lateStop = await apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-    });
+    const lateStop = await apply(nativeStop());
     expect(lateStop).toMatchObject({ status: 'running', changed: false, error: null });
     const advanced = await apply({ intent: 'advance', taskRef: TASK_ID });
     expect(advanced).toMatchObject({ status: 'running', error: null });
@@ -122,13 +103,7 @@ describe('reconcile: a completed stage whose SubagentStop never came', () => {
     await stageCompleted();
     world.clock = 13;
     const event = dueEvent()!;
-    await apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-    });
+    await apply(nativeStop());
     const result = await apply(event);
     expect(result.changed).toBe(false);
     expect(pending().reconciliations).toBeUndefined();
@@ -139,23 +114,8 @@ describe('reconcile: a completed stage whose SubagentStop never came', () => {
     await apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
     const reviewer = await apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(reviewer.next).toMatchObject({ role: 'reviewer', stage: 'review-analysis' });
-    await apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'r-1',
-      parentId: 'p',
-      spawnMode: 'fresh',
-    });
-    await apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'review-analysis',
-      round: 1,
-      artifact: 'review-analysis.md',
-      agent: 'claude-code',
-    });
+    await apply(nativeStart({ role: 'reviewer', childId: 'r-1', parentId: 'p' }));
+    await apply(completeStage({ stage: 'review-analysis', artifact: 'review-analysis.md' }));
     world.workspace.write('src/app.js', 'changed by the reviewer\n');
     world.clock += 10;
     const result = await apply(dueEvent()!);
@@ -187,25 +147,12 @@ describe('reconcile: an activated child that never completes its stage', () => {
     await activated();
     world.clock = 11;
     await apply(dueEvent()!);
-    const completed = await apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'analysis',
-      round: 1,
-      artifact: 'analysis.md',
-      agent: 'claude-code',
-    });
+    const completed = await apply(completeStage());
     expect(completed).toMatchObject({ status: 'running', error: null, run: { pause: null } });
     expect(completed.warnings).toContain(
       'the stage is completed, so the pause BATON_DELEGATION_STALLED is lifted; the stop seals the delegation and advance goes on',
     );
-    await apply({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'child-1',
-    });
+    await apply(nativeStop());
     expect(await apply({ intent: 'advance', taskRef: TASK_ID })).toMatchObject({ status: 'running', error: null });
   });
 });
@@ -234,15 +181,7 @@ describe('reconcile: a prepared delegation no subagent started for', () => {
     world.clock = 5;
     await apply(dueEvent()!);
     const before = readRun(fixture.taskDir());
-    const late = await apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-executor',
-      childId: 'late-child',
-      parentId: 'parent-1',
-      spawnMode: 'fresh',
-    });
+    const late = await apply(nativeStart({ childId: 'late-child' }));
     expect(late.status).toBe('failed');
     expect(late.error?.code).toBe('DELEGATION_STATE_INVALID');
     expect(late.error?.message).toContain('baton gave it up');
@@ -283,14 +222,7 @@ describe('the stalled pause is lifted only by its own cause going away', () => {
   it('another pause is not lifted by complete-stage', async () => {
     await activated();
     await apply({ intent: 'pause', taskRef: TASK_ID, code: 'HUMAN_HOLD', message: 'wait', recoverable: true });
-    const completed = await apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'analysis',
-      round: 1,
-      artifact: 'analysis.md',
-      agent: 'claude-code',
-    });
+    const completed = await apply(completeStage());
     expect(completed.run?.pause?.code).toBe('HUMAN_HOLD');
   });
 });

@@ -6,6 +6,7 @@ import { latestReviewUnbound, unboundReview } from '../../src/core/reviewBinding
 import { runFilePath } from '../../src/core/taskLayout.ts';
 import { TASK_ID, engineHarness, failedResult, readRun, reviewWithVerdict, useTaskPerTest, writeArtifact } from '../support/fixtures.ts';
 import type { Fixture } from '../support/fixtures.ts';
+import { completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // A review that does not name the latest artifact on its **Review Input** line does not count
 // (docs/lifecycle.md §3.4). 0.9.2 accepted it and routing asked for another review round; baton
@@ -66,30 +67,16 @@ describe('a review that does not count, through the engine', () => {
     const prepared = await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
     expect(prepared.next).toMatchObject({ stage: 'review-analysis', round: 1 });
     expect(prepared.warnings).toBeUndefined();
-    await h.apply({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'c-1',
-      parentId: 'p-1',
-      spawnMode: 'fresh',
-    });
+    await h.apply(nativeStart({ role: 'reviewer', childId: 'c-1', parentId: 'p-1' }));
     return h;
   }
 
   const completeReview = (h: Awaited<ReturnType<typeof reviewerActivated>>, content?: string) =>
     h.apply({
-      intent: 'complete-stage',
-      taskRef: TASK_ID,
-      stage: 'review-analysis',
-      round: 1,
-      artifact: 'review-analysis.md',
-      agent: 'claude',
+      ...completeStage({ stage: 'review-analysis', artifact: 'review-analysis.md', agent: 'claude' }),
       ...(content === undefined ? {} : { content }),
     });
-  const stopReviewer = (h: Awaited<ReturnType<typeof reviewerActivated>>) =>
-    h.apply({ intent: 'hook-stop', taskRef: 'auto', client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer', childId: 'c-1' });
+  const stopReviewer = (h: Awaited<ReturnType<typeof reviewerActivated>>) => h.apply(nativeStop({ role: 'reviewer', childId: 'c-1' }));
 
   it('complete-stage --content naming task.md is refused with ORCHESTRATION_REVIEW_INPUT_MISMATCH; nothing changes; fixed, it completes', async () => {
     const h = await reviewerActivated();

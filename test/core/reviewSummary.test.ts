@@ -41,39 +41,41 @@ function row(id: string, severity: string, status: string, stage = 'code'): Ledg
 }
 
 describe('parseReviewSummary', () => {
-  it('parses the English form', () => {
-    const content = en('Approved', '0 blockers, 0 majors, 0 minors / **Manual validation**: 0');
-    const parsed = parseReviewSummary(content);
-    expect(parsed).toEqual({
-      ok: true,
+  for (const { form, content, summary, findingsLine } of [
+    {
+      form: 'English',
+      content: en('Approved', '0 blockers, 0 majors, 0 minors / **Manual validation**: 0'),
       summary: { verdict: 'Approved', counts: { blocker: 0, major: 0, minor: 0 }, manualValidation: 0, countState: 'numeric' },
-      findingsStart: content.indexOf('- **Findings'),
-      findingsEnd: content.indexOf('\n', content.indexOf('- **Findings')),
-    });
-  });
-
-  it('parses the Chinese form', () => {
-    const content = zh('需要修改', '0 阻塞项，1 主要，2 次要 / **人工校验**：3');
-    const parsed = parseReviewSummary(content);
-    expect(parsed).toEqual({
-      ok: true,
+      findingsLine: '- **Findings',
+    },
+    {
+      form: 'Chinese',
+      content: zh('需要修改', '0 阻塞项，1 主要，2 次要 / **人工校验**：3'),
       summary: { verdict: 'Changes Requested', counts: { blocker: 0, major: 1, minor: 2 }, manualValidation: 3, countState: 'numeric' },
-      findingsStart: content.indexOf('- **发现'),
-      findingsEnd: content.indexOf('\n', content.indexOf('- **发现')),
+      findingsLine: '- **发现',
+    },
+  ]) {
+    it(`parses the ${form} form`, () => {
+      const parsed = parseReviewSummary(content);
+      expect(parsed).toEqual({
+        ok: true,
+        summary,
+        findingsStart: content.indexOf(findingsLine),
+        findingsEnd: content.indexOf('\n', content.indexOf(findingsLine)),
+      });
     });
-  });
+  }
 
   it('parses both example reviews', () => {
-    const first = parseReviewSummary(fs.readFileSync(path.join(EXAMPLE_TASK_DIR, 'review-analysis.md'), 'utf8'));
-    expect(first).toMatchObject({
-      ok: true,
-      summary: { verdict: 'Changes Requested', counts: { blocker: 0, major: 1, minor: 0 }, manualValidation: 0 },
-    });
-    const second = parseReviewSummary(fs.readFileSync(path.join(EXAMPLE_TASK_DIR, 'review-analysis-r2.md'), 'utf8'));
-    expect(second).toMatchObject({
-      ok: true,
-      summary: { verdict: 'Approved', counts: { blocker: 0, major: 0, minor: 0 }, manualValidation: 0 },
-    });
+    for (const [file, verdict, major] of [
+      ['review-analysis.md', 'Changes Requested', 1],
+      ['review-analysis-r2.md', 'Approved', 0],
+    ] as const) {
+      expect(parseReviewSummary(fs.readFileSync(path.join(EXAMPLE_TASK_DIR, file), 'utf8')), file).toMatchObject({
+        ok: true,
+        summary: { verdict, counts: { blocker: 0, major, minor: 0 }, manualValidation: 0 },
+      });
+    }
   });
 
   it.each([
@@ -330,12 +332,14 @@ describe('latestReviewVerdict', () => {
   });
 
   it('follows the highest round only', () => {
-    write('review-code.md', en('Approved', '0 blockers, 0 majors, 0 minors'));
-    expect(latestReviewVerdict(dir, 'review-code')).toEqual({ ok: true, approved: true });
-    write('review-code-r2.md', zh('需要修改', '0 阻塞项，1 主要，0 次要'));
-    expect(latestReviewVerdict(dir, 'review-code')).toEqual({ ok: true, approved: false });
-    write('review-code-r3.md', zh('通过', '0 阻塞项，0 主要，0 次要'));
-    expect(latestReviewVerdict(dir, 'review-code')).toEqual({ ok: true, approved: true });
+    for (const [name, content, approved] of [
+      ['review-code.md', en('Approved', '0 blockers, 0 majors, 0 minors'), true],
+      ['review-code-r2.md', zh('需要修改', '0 阻塞项，1 主要，0 次要'), false],
+      ['review-code-r3.md', zh('通过', '0 阻塞项，0 主要，0 次要'), true],
+    ] as const) {
+      write(name, content);
+      expect(latestReviewVerdict(dir, 'review-code'), name).toEqual({ ok: true, approved });
+    }
   });
 
   it('does not reject non-zero counts (0.9.2 quirk)', () => {
@@ -344,12 +348,14 @@ describe('latestReviewVerdict', () => {
   });
 
   it('is false for placeholders, rejections and unparsable summaries', () => {
-    write('review-plan.md', en('Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors'));
-    expect(latestReviewVerdict(dir, 'review-plan')).toEqual({ ok: true, approved: false });
-    write('review-plan.md', en('Rejected', '0 blockers, 0 majors, 0 minors'));
-    expect(latestReviewVerdict(dir, 'review-plan')).toEqual({ ok: true, approved: false });
-    write('review-plan.md', '# no summary');
-    expect(latestReviewVerdict(dir, 'review-plan')).toEqual({ ok: true, approved: false });
+    for (const content of [
+      en('Approved', '{unresolved-blockers} blockers, {unresolved-major} majors, {unresolved-minor} minors'),
+      en('Rejected', '0 blockers, 0 majors, 0 minors'),
+      '# no summary',
+    ]) {
+      write('review-plan.md', content);
+      expect(latestReviewVerdict(dir, 'review-plan'), content).toEqual({ ok: true, approved: false });
+    }
   });
 
   it('reports a latest round whose file cannot be read, or whose number is out of range (0.9.2 threw)', () => {

@@ -45,6 +45,23 @@ function writeConfig(text: string): void {
   fs.writeFileSync(path.join(repo, '.agents', '.airc.json'), text);
 }
 
+/** What resolveTaskRef returns for `taskId` found in `repo` below `state` (then any archive levels). */
+function resolved(taskId: string, state: string, ...levels: string[]) {
+  return {
+    ok: true,
+    repoRoot: repo,
+    taskId,
+    taskDir: ws(state, ...levels, taskId),
+    taskMdPath: ws(state, ...levels, taskId, 'task.md'),
+    state,
+  };
+}
+
+/** What resolveTaskRef returns when it refuses a ref in `repo`. */
+function refusal(code: string, message: string, taskId: string | null = null) {
+  return { ok: false, code, message, repoRoot: repo, taskId };
+}
+
 /** Every entry under `root` (without following links): type, size, mtime, content hash or link target. */
 function snapshot(root: string): Record<string, string> {
   const result: Record<string, string> = {};
@@ -118,39 +135,18 @@ describe('readShortIdLength', () => {
 describe('resolveTaskRef: full ids and states', () => {
   it('52: a full TASK id resolves in active', () => {
     const result = resolveTaskRef(TASK, { repoRoot: repo });
-    expect(result).toEqual({
-      ok: true,
-      repoRoot: repo,
-      taskId: TASK,
-      taskDir: ws('active', TASK),
-      taskMdPath: ws('active', TASK, 'task.md'),
-      state: 'active',
-    });
+    expect(result).toEqual(resolved(TASK, 'active'));
     expect(Object.isFrozen(result)).toBe(true);
   });
 
   it.each(['blocked', 'completed'] as const)('52: a full TASK id resolves in %s', (state) => {
     writeTask(ws(state, OTHER));
-    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toEqual({
-      ok: true,
-      repoRoot: repo,
-      taskId: OTHER,
-      taskDir: ws(state, OTHER),
-      taskMdPath: ws(state, OTHER, 'task.md'),
-      state,
-    });
+    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toEqual(resolved(OTHER, state));
   });
 
   it('52: a full TASK id resolves in archive/2026/07/15', () => {
     writeTask(ws('archive', '2026', '07', '15', OTHER));
-    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toEqual({
-      ok: true,
-      repoRoot: repo,
-      taskId: OTHER,
-      taskDir: ws('archive', '2026', '07', '15', OTHER),
-      taskMdPath: ws('archive', '2026', '07', '15', OTHER, 'task.md'),
-      state: 'archive',
-    });
+    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toEqual(resolved(OTHER, 'archive', '2026', '07', '15'));
   });
 
   it('prefers active, then blocked, then completed, then archive', () => {
@@ -184,13 +180,9 @@ describe('resolveTaskRef: full ids and states', () => {
   });
 
   it('TASK_NOT_FOUND names the id and keeps it', () => {
-    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'TASK_NOT_FOUND',
-      message: `task ${OTHER} not found in active / blocked / completed / archive`,
-      repoRoot: repo,
-      taskId: OTHER,
-    });
+    expect(resolveTaskRef(OTHER, { repoRoot: repo })).toEqual(
+      refusal('TASK_NOT_FOUND', `task ${OTHER} not found in active / blocked / completed / archive`, OTHER),
+    );
   });
 
   it('a task exists when something named task.md is there (upstream: fs.existsSync)', () => {
@@ -236,14 +228,7 @@ describe('resolveTaskRef: short ids', () => {
     const bytes = fs.readFileSync(registry);
     const mtime = fs.statSync(registry).mtimeMs;
     const before = snapshot(repo);
-    expect(resolveTaskRef('1', { repoRoot: repo })).toEqual({
-      ok: true,
-      repoRoot: repo,
-      taskId: TASK,
-      taskDir: ws('active', TASK),
-      taskMdPath: ws('active', TASK, 'task.md'),
-      state: 'active',
-    });
+    expect(resolveTaskRef('1', { repoRoot: repo })).toEqual(resolved(TASK, 'active'));
     expect(fs.readFileSync(registry).equals(bytes)).toBe(true);
     expect(fs.statSync(registry).mtimeMs).toBe(mtime);
     expect(snapshot(repo)).toEqual(before);
@@ -254,23 +239,13 @@ describe('resolveTaskRef: short ids', () => {
   });
 
   it('50: "bad" → INVALID_TASK_REF', () => {
-    expect(resolveTaskRef('bad', { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'INVALID_TASK_REF',
-      message: "'bad' is not a valid short id or TASK-id; expected bare digits, '#N', or 'TASK-YYYYMMDD-HHMMSS'",
-      repoRoot: repo,
-      taskId: null,
-    });
+    expect(resolveTaskRef('bad', { repoRoot: repo })).toEqual(
+      refusal('INVALID_TASK_REF', "'bad' is not a valid short id or TASK-id; expected bare digits, '#N', or 'TASK-YYYYMMDD-HHMMSS'"),
+    );
   });
 
   it('50: "0" → SHORT_ID_RESERVED', () => {
-    expect(resolveTaskRef('0', { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'SHORT_ID_RESERVED',
-      message: "short id '0' is invalid (#00 is reserved)",
-      repoRoot: repo,
-      taskId: null,
-    });
+    expect(resolveTaskRef('0', { repoRoot: repo })).toEqual(refusal('SHORT_ID_RESERVED', "short id '0' is invalid (#00 is reserved)"));
     expect(resolveTaskRef('#000', { repoRoot: repo })).toMatchObject({
       code: 'SHORT_ID_RESERVED',
       message: "short id '#000' is invalid (#00 is reserved)",
@@ -278,15 +253,13 @@ describe('resolveTaskRef: short ids', () => {
   });
 
   it('50: "2" → SHORT_ID_NOT_FOUND (registry has other ids)', () => {
-    expect(resolveTaskRef('2', { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'SHORT_ID_NOT_FOUND',
-      message:
+    expect(resolveTaskRef('2', { repoRoot: repo })).toEqual(
+      refusal(
+        'SHORT_ID_NOT_FOUND',
         "short id '#02' not found in active task registry (it may have been cleaned up after archival; " +
-        "'baton runs' lists the tasks with a run by short id; .agents/workspace/active/.short-ids.json is the registry).",
-      repoRoot: repo,
-      taskId: null,
-    });
+          "'baton runs' lists the tasks with a run by short id; .agents/workspace/active/.short-ids.json is the registry).",
+      ),
+    );
   });
 
   it('SHORT_ID_NOT_FOUND says "empty" when the registry has no ids', () => {
@@ -300,26 +273,25 @@ describe('resolveTaskRef: short ids', () => {
 
   it('50: a task under two keys → SHORT_ID_REGISTRY_DUPLICATE_TASK with that taskId', () => {
     writeRegistry({ version: 1, ids: { '01': TASK, '02': OTHER, '03': TASK } });
-    expect(resolveTaskRef('2', { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'SHORT_ID_REGISTRY_DUPLICATE_TASK',
-      message: `duplicate registry entries for taskId ${TASK} at keys [#01, #03]; manual resolution required`,
-      repoRoot: repo,
-      taskId: TASK,
-    });
+    expect(resolveTaskRef('2', { repoRoot: repo })).toEqual(
+      refusal(
+        'SHORT_ID_REGISTRY_DUPLICATE_TASK',
+        `duplicate registry entries for taskId ${TASK} at keys [#01, #03]; manual resolution required`,
+        TASK,
+      ),
+    );
   });
 
   it('50: a key pointing to a missing active task → SHORT_ID_STALE with that taskId', () => {
     writeRegistry({ version: 1, ids: { '01': TASK, '02': OTHER } });
-    expect(resolveTaskRef('2', { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'SHORT_ID_STALE',
-      message:
+    expect(resolveTaskRef('2', { repoRoot: repo })).toEqual(
+      refusal(
+        'SHORT_ID_STALE',
         "short id '#02' not found in active task registry (it may have been cleaned up after archival; " +
-        "'baton runs' lists the tasks with a run by short id; .agents/workspace/active/.short-ids.json is the registry).",
-      repoRoot: repo,
-      taskId: OTHER,
-    });
+          "'baton runs' lists the tasks with a run by short id; .agents/workspace/active/.short-ids.json is the registry).",
+        OTHER,
+      ),
+    );
   });
 
   it('SHORT_ID_STALE says "empty" when no registered task is still active', () => {
@@ -333,13 +305,12 @@ describe('resolveTaskRef: short ids', () => {
   });
 
   it('SHORT_ID_CAPACITY_EXCEEDED above 10^L − 1', () => {
-    expect(resolveTaskRef('100', { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'SHORT_ID_CAPACITY_EXCEEDED',
-      message: 'short id 100 exceeds shortIdLength=2 capacity (max=99); archive tasks or raise task.shortIdLength in .agents/.airc.json',
-      repoRoot: repo,
-      taskId: null,
-    });
+    expect(resolveTaskRef('100', { repoRoot: repo })).toEqual(
+      refusal(
+        'SHORT_ID_CAPACITY_EXCEEDED',
+        'short id 100 exceeds shortIdLength=2 capacity (max=99); archive tasks or raise task.shortIdLength in .agents/.airc.json',
+      ),
+    );
   });
 
   it('huge numbers are reported exactly, not rounded', () => {
@@ -366,13 +337,9 @@ describe('resolveTaskRef: short ids', () => {
 
   it('SHORT_ID_REGISTRY_NOT_FOUND when the registry file is absent', () => {
     fs.rmSync(ws('active', '.short-ids.json'));
-    expect(resolveTaskRef('1', { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'SHORT_ID_REGISTRY_NOT_FOUND',
-      message: "short id '#01' not found; active task registry is empty.",
-      repoRoot: repo,
-      taskId: null,
-    });
+    expect(resolveTaskRef('1', { repoRoot: repo })).toEqual(
+      refusal('SHORT_ID_REGISTRY_NOT_FOUND', "short id '#01' not found; active task registry is empty."),
+    );
   });
 
   it('SHORT_ID_REGISTRY_READ_FAILED when the registry is a directory', () => {
@@ -413,13 +380,9 @@ describe('resolveTaskRef: short ids', () => {
     ['a value with a trailing newline', { version: 1, ids: { '01': `${TASK}\n` } }],
   ])('SHORT_ID_REGISTRY_INVALID_SCHEMA for %s', (_label, registry) => {
     writeRegistry(registry);
-    expect(resolveTaskRef('1', { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'SHORT_ID_REGISTRY_INVALID_SCHEMA',
-      message: `registry ${ws('active', '.short-ids.json')} has invalid schema`,
-      repoRoot: repo,
-      taskId: null,
-    });
+    expect(resolveTaskRef('1', { repoRoot: repo })).toEqual(
+      refusal('SHORT_ID_REGISTRY_INVALID_SCHEMA', `registry ${ws('active', '.short-ids.json')} has invalid schema`),
+    );
   });
 
   it('SHORT_ID_REGISTRY_INVALID_SCHEMA for a __proto__ key', () => {
@@ -467,13 +430,9 @@ describe('resolveTaskRef: hostile references', () => {
   ];
 
   it.each(invalidRefs)('%s → INVALID_TASK_REF', (_label, ref) => {
-    expect(resolveTaskRef(ref, { repoRoot: repo })).toEqual({
-      ok: false,
-      code: 'INVALID_TASK_REF',
-      message: `'${ref}' is not a valid short id or TASK-id; expected bare digits, '#N', or 'TASK-YYYYMMDD-HHMMSS'`,
-      repoRoot: repo,
-      taskId: null,
-    });
+    expect(resolveTaskRef(ref, { repoRoot: repo })).toEqual(
+      refusal('INVALID_TASK_REF', `'${ref}' is not a valid short id or TASK-id; expected bare digits, '#N', or 'TASK-YYYYMMDD-HHMMSS'`),
+    );
   });
 
   it('a task directory symlinked outside the workspace is not found', () => {

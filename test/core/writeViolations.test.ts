@@ -13,6 +13,7 @@ import {
   writeTask,
 } from '../support/fixtures.ts';
 import type { EngineHarness, Fixture } from '../support/fixtures.ts';
+import { completeStage, nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // The write restriction holds whatever the orchestrator does next (docs/lifecycle.md §6.3): a
 // reviewer's writes outside its allow-list, or a child's writes after its delegation was consumed,
@@ -25,8 +26,6 @@ useTaskPerTest((made) => ({ fixture, dir } = made));
 
 const T = '2026-01-01T00:00:00.000Z';
 const REVIEW = `${ACTIVE_TASKS_PATH}/${TASK_ID}/review-analysis.md`;
-const reviewer = { client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-reviewer' } as const;
-const executor = { client: 'claude-code', nativeAgent: 'agent-infra-lifecycle-executor' } as const;
 
 function world() {
   const ws = memoryWorkspace({ 'src/app.js': 'v1\n' });
@@ -39,28 +38,21 @@ async function sealedReview({ ws, h }: ReturnType<typeof world>, beforeStop: () 
   writeArtifact(dir, 'analysis.md', '# Analysis\n');
   expect((await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID })).status).toBe('running');
   expect((await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).next).toMatchObject({ stage: 'review-analysis' });
-  await h.apply({ intent: 'hook-start', taskRef: 'auto', ...reviewer, childId: 'r-1', parentId: 'p-1', spawnMode: 'fresh' });
+  await h.apply(nativeStart({ role: 'reviewer', childId: 'r-1', parentId: 'p-1' }));
   ws.write(REVIEW, 'approved\n');
-  await h.apply({
-    intent: 'complete-stage',
-    taskRef: TASK_ID,
-    stage: 'review-analysis',
-    round: 1,
-    artifact: 'review-analysis.md',
-    agent: 'claude',
-  });
+  await h.apply(completeStage({ stage: 'review-analysis', artifact: 'review-analysis.md', agent: 'claude' }));
   beforeStop();
-  return h.apply({ intent: 'hook-stop', taskRef: 'auto', ...reviewer, childId: 'r-1' });
+  return h.apply(nativeStop({ role: 'reviewer', childId: 'r-1' }));
 }
 
 /** The analysis, done by child `e-1` and consumed (receipt `review-1` is the executor's here). */
 async function consumedAnalysis({ ws, h }: ReturnType<typeof world>): Promise<void> {
   await h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID });
   await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-  await h.apply({ intent: 'hook-start', taskRef: 'auto', ...executor, childId: 'e-1', parentId: 'p-1', spawnMode: 'fresh' });
+  await h.apply(nativeStart({ childId: 'e-1', parentId: 'p-1' }));
   ws.write('src/analysis-notes.md', 'notes\n');
-  await h.apply({ intent: 'complete-stage', taskRef: TASK_ID, stage: 'analysis', round: 1, artifact: 'analysis.md', agent: 'claude' });
-  await h.apply({ intent: 'hook-stop', taskRef: 'auto', ...executor, childId: 'e-1' });
+  await h.apply(completeStage({ agent: 'claude' }));
+  await h.apply(nativeStop({ childId: 'e-1' }));
   expect((await h.apply({ intent: 'advance', taskRef: TASK_ID })).status).toBe('running');
 }
 
@@ -73,7 +65,7 @@ describe('a resumed reviewer that edits code after its seal (issue: advance cons
     const sealed = readRun(dir).pendingDelegation!;
     // The resumed turn (SendMessage) edits code.
     w.ws.write('src/app.js', 'edited by the reviewer\n');
-    const stopped = await w.h.apply({ intent: 'hook-stop', taskRef: 'auto', ...reviewer, childId: 'r-1' });
+    const stopped = await w.h.apply(nativeStop({ role: 'reviewer', childId: 'r-1' }));
     expect(stopped.status).toBe('paused');
     const paused = readRun(dir);
     expect(paused.pause?.code).toBe('DELEGATION_REVIEWER_WRITE_FORBIDDEN');
@@ -136,7 +128,7 @@ describe('a resumed reviewer that edits code after its seal (issue: advance cons
     w.ws.write(REVIEW, 'approved, with a note\n');
     w.ws.write('src/app.js', 'edited\n');
     w.ws.write('src/new.js', 'new\n');
-    await w.h.apply({ intent: 'hook-stop', taskRef: 'auto', ...reviewer, childId: 'r-1' });
+    await w.h.apply(nativeStop({ role: 'reviewer', childId: 'r-1' }));
     expect(readRun(dir).violations?.[0]?.paths).toEqual(['src/app.js', 'src/new.js']);
     w.ws.write('src/app.js', 'v1\n');
     const partly = await advance(w.h);
@@ -170,7 +162,7 @@ describe('a resumed reviewer that edits code after its seal (issue: advance cons
     const w = world();
     await sealedReview(w);
     w.ws.write('src/app.js', 'edited\n');
-    await w.h.apply({ intent: 'hook-stop', taskRef: 'auto', ...reviewer, childId: 'r-1' });
+    await w.h.apply(nativeStop({ role: 'reviewer', childId: 'r-1' }));
     const aborted = await w.h.apply({ intent: 'abort', taskRef: TASK_ID, reason: 'the fix is fine, I reviewed it' });
     expect(aborted.run?.pause).toEqual({
       code: 'ORCHESTRATION_DELEGATION_ABORTED',
@@ -191,7 +183,7 @@ describe('a child that writes after its delegation was consumed', () => {
     await consumedAnalysis(w);
     const consumed = readRun(dir).receipts[0]!;
     w.ws.write('LATE.md', 'late\n');
-    const late = await w.h.apply({ intent: 'hook-stop', taskRef: 'auto', ...executor, childId: 'e-1' });
+    const late = await w.h.apply(nativeStop({ childId: 'e-1' }));
     expect(late.run?.pause?.code).toBe('DELEGATION_TURN_AFTER_CONSUMED');
     expect(late.run?.pause?.message).toMatch(
       /^child e-1 ran a turn after its delegation review-1 \(analysis round 1\) was consumed and changed 'LATE\.md'; these changes belong to no delegation; the run cannot be resumed, nor any delegation of this repository prepared, while 'LATE\.md' differs/,
@@ -231,7 +223,7 @@ describe('a child that writes after its delegation was consumed', () => {
     await w.h.apply({ intent: 'begin-or-resume', taskRef: TASK_ID_2 });
     await w.h.apply({ intent: 'prepare', taskRef: TASK_ID_2, client: 'codex' });
     w.ws.write('LATE.md', 'late\n');
-    await w.h.apply({ intent: 'hook-stop', taskRef: 'auto', ...executor, childId: 'e-1' });
+    await w.h.apply(nativeStop({ childId: 'e-1' }));
     const refused = await w.h.apply({ intent: 'advance', taskRef: TASK_ID_2 });
     expect(refused).toMatchObject({ status: 'failed', error: { code: 'DELEGATION_TURN_AFTER_CONSUMED' } });
     expect(readRun(fixture.taskDir(TASK_ID_2)).pendingDelegation?.status).toBe('prepared');
@@ -241,7 +233,7 @@ describe('a child that writes after its delegation was consumed', () => {
     const w = world();
     await consumedAnalysis(w);
     w.ws.write('LATE.md', 'late\n');
-    await w.h.apply({ intent: 'hook-stop', taskRef: 'auto', ...executor, childId: 'e-1' });
+    await w.h.apply(nativeStop({ childId: 'e-1' }));
     const kept = await w.h.apply({ intent: 'abort', taskRef: TASK_ID });
     expect(kept.run?.pause?.message).toBe(
       "aborted without a reason; the changes refused with DELEGATION_TURN_AFTER_CONSUMED ('LATE.md') stay in the workspace by this decision",

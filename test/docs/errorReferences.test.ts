@@ -85,6 +85,8 @@ const AGENT_INFRA_WORDS_FILE = path.join('src', 'cli', 'agentInfraWords.ts');
 describe('what baton prints names things that exist in the installed package', () => {
   const all = literals();
   const where = (literal: Literal, what: string) => `${literal.file}: ${what}   [${literal.text.slice(0, 120)}]`;
+  /** Every match of `pattern` in the literals, each with its literal. */
+  const matchesOf = (pattern: RegExp) => all.flatMap((literal) => [...literal.text.matchAll(pattern)].map((match) => ({ literal, match })));
 
   it('finds the literals, the commands and the documents (the checks below are not vacuous)', () => {
     expect(all.length).toBeGreaterThan(2000);
@@ -97,65 +99,48 @@ describe('what baton prints names things that exist in the installed package', (
 
   it('every `baton <command>` named as a command is one of the CLI commands (src/cli/main.ts)', () => {
     const commands = batonCommands();
-    const wrong: string[] = [];
-    let checked = 0;
-    for (const literal of all) {
-      // A command: quoted or back-ticked (`'baton start'`, "`baton init`"), or followed by an option
-      // (`baton worker --repo`). Prose ("baton wrote nothing") is neither.
-      for (const match of literal.text.matchAll(/['"`]baton ([a-z][a-z-]*)|\bbaton ([a-z][a-z-]*) --?[a-z]/g)) {
-        const name = match[1] ?? match[2]!;
-        checked += 1;
-        if (!commands.has(name)) wrong.push(where(literal, `baton ${name}`));
-      }
-    }
+    // A command: quoted or back-ticked (`'baton start'`, "`baton init`"), or followed by an option
+    // (`baton worker --repo`). Prose ("baton wrote nothing") is neither.
+    const found = matchesOf(/['"`]baton ([a-z][a-z-]*)|\bbaton ([a-z][a-z-]*) --?[a-z]/g);
+    const wrong = found.flatMap(({ literal, match }) => {
+      const name = match[1] ?? match[2]!;
+      return commands.has(name) ? [] : [where(literal, `baton ${name}`)];
+    });
     expect(wrong).toEqual([]);
-    expect(checked).toBeGreaterThan(40);
+    expect(found.length).toBeGreaterThan(40);
   });
 
   it('every `baton task <task> <intent>` names an intent baton has', () => {
-    const wrong: string[] = [];
-    let checked = 0;
-    for (const literal of all) {
-      for (const match of literal.text.matchAll(/\bbaton task (?:<[a-z-]+>|\$\{…\}|#?\d+|TASK-[\d-]+|auto) ([a-z][a-z-]*)/g)) {
-        checked += 1;
-        if (!([...LIFECYCLE_INTENTS, ...HEADLESS_COMMANDS] as readonly string[]).includes(match[1]!))
-          wrong.push(where(literal, `intent ${match[1]}`));
-      }
-    }
+    const found = matchesOf(/\bbaton task (?:<[a-z-]+>|\$\{…\}|#?\d+|TASK-[\d-]+|auto) ([a-z][a-z-]*)/g);
+    const wrong = found.flatMap(({ literal, match }) =>
+      ([...LIFECYCLE_INTENTS, ...HEADLESS_COMMANDS] as readonly string[]).includes(match[1]!) ? [] : [where(literal, `intent ${match[1]}`)],
+    );
     expect(wrong).toEqual([]);
-    expect(checked).toBeGreaterThan(10);
+    expect(found.length).toBeGreaterThan(10);
   });
 
   it('every docs/<file>.md exists and every section cited of it ("Name", §N) is one of its headings', () => {
-    const wrong: string[] = [];
-    let checked = 0;
-    for (const literal of all) {
-      for (const match of literal.text.matchAll(/docs\/([\w.-]+\.md)(?:,?\s+"([^"]+)"|,?\s+§(\d+(?:\.\d+)?))?/g)) {
-        checked += 1;
-        const file = path.join(PROJECT_ROOT, 'docs', match[1]!);
-        if (!fs.existsSync(file)) {
-          wrong.push(where(literal, `docs/${match[1]} does not exist`));
-          continue;
-        }
-        const headings = headingsOf(file);
-        if (match[2] !== undefined && !headings.some((heading) => heading.startsWith(match[2]!)))
-          wrong.push(where(literal, `docs/${match[1]} has no section "${match[2]}"`));
-        if (match[3] !== undefined && !headings.some((heading) => new RegExp(`^${escapeRegExp(match[3]!)}\\.?\\s`).test(heading)))
-          wrong.push(where(literal, `docs/${match[1]} has no §${match[3]}`));
-      }
-    }
+    const found = matchesOf(/docs\/([\w.-]+\.md)(?:,?\s+"([^"]+)"|,?\s+§(\d+(?:\.\d+)?))?/g);
+    const wrong = found.flatMap(({ literal, match }) => {
+      const file = path.join(PROJECT_ROOT, 'docs', match[1]!);
+      if (!fs.existsSync(file)) return [where(literal, `docs/${match[1]} does not exist`)];
+      const headings = headingsOf(file);
+      const problems: string[] = [];
+      if (match[2] !== undefined && !headings.some((heading) => heading.startsWith(match[2]!)))
+        problems.push(where(literal, `docs/${match[1]} has no section "${match[2]}"`));
+      if (match[3] !== undefined && !headings.some((heading) => new RegExp(`^${escapeRegExp(match[3]!)}\\.?\\s`).test(heading)))
+        problems.push(where(literal, `docs/${match[1]} has no §${match[3]}`));
+      return problems;
+    });
     expect(wrong).toEqual([]);
-    expect(checked).toBeGreaterThan(2);
+    expect(found.length).toBeGreaterThan(2);
   });
 
   it('every README section cited (README, "Name") is one of its headings', () => {
     const headings = headingsOf(path.join(PROJECT_ROOT, 'README.md'));
-    const wrong: string[] = [];
-    for (const literal of all) {
-      for (const match of literal.text.matchAll(/README(?:\.md)?,?\s+"([^"]+)"/g)) {
-        if (!headings.some((heading) => heading.startsWith(match[1]!))) wrong.push(where(literal, `README has no section "${match[1]}"`));
-      }
-    }
+    const wrong = matchesOf(/README(?:\.md)?,?\s+"([^"]+)"/g).flatMap(({ literal, match }) =>
+      headings.some((heading) => heading.startsWith(match[1]!)) ? [] : [where(literal, `README has no section "${match[1]}"`)],
+    );
     expect(wrong).toEqual([]);
   });
 

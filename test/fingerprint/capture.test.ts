@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFingerprinter } from '../../src/fingerprint/index.ts';
-import { cleanup, commitAll, git, gitDiff, gitFingerprint, makeRepo, snapshotIndex, tempDir, writeFiles } from './helpers.ts';
+import { cleanup, files, commitAll, git, gitDiff, gitFingerprint, makeRepo, snapshotIndex, tempDir, writeFiles } from './helpers.ts';
 
 afterAll(cleanup);
 
@@ -11,6 +11,13 @@ async function expectSameAsGit(root: string): Promise<string> {
   const ours = await createFingerprinter().capture(root);
   expect(ours).toBe(gitFingerprint(root));
   return ours;
+}
+
+/** A repository that committed `committed`, then `written` written into it: baton's capture equals git's. */
+async function expectSameAsGitAfter(committed: Record<string, string>, written: Record<string, string>): Promise<void> {
+  const root = makeRepo(committed, true);
+  writeFiles(root, written);
+  await expectSameAsGit(root);
 }
 
 describe('capture matches the git procedure', () => {
@@ -45,36 +52,36 @@ describe('capture matches the git procedure', () => {
     await expectSameAsGit(root);
   });
 
-  it('git tree order: bytes, directories compared as "name/"', async () => {
-    const root = makeRepo({
-      foo: '1',
-      'foo.c': '2',
-      'foo-bar/x': '3',
-      'foo0/y': '4',
-      fooz: '5',
-      'bar/baz': '6',
-      'bar.txt': '7',
-      Bar: '8',
-      _x: '9',
-      'a b': '10',
-    });
-    writeFiles(root, { 'qux/1': 'q', 'qux.md': 'q', 'qux-': 'q', qux0: 'q' });
-    await expectSameAsGit(root);
-  });
+  it('git tree order: bytes, directories compared as "name/"', () =>
+    expectSameAsGitAfter(
+      {
+        foo: '1',
+        'foo.c': '2',
+        'foo-bar/x': '3',
+        'foo0/y': '4',
+        fooz: '5',
+        'bar/baz': '6',
+        'bar.txt': '7',
+        Bar: '8',
+        _x: '9',
+        'a b': '10',
+      },
+      { 'qux/1': 'q', 'qux.md': 'q', 'qux-': 'q', qux0: 'q' },
+    ));
 
-  it('non-ASCII names, including astral characters (sorted by UTF-8 bytes)', async () => {
-    const root = makeRepo({ 'café.txt': 'c', 'naïve/ünïcödé.md': 'u' }, true);
-    writeFiles(root, {
-      '日本語/ファイル.txt': 'ja',
-      'emoji-😀.txt': 'e1',
-      'emoji-\uff01.txt': 'e2',
-      'emoji-\ue000.txt': 'e3',
-      'z\u00e9': 'nfc',
-      'ze\u0301': 'nfd',
-      'Ωmega/α': 'greek',
-    });
-    await expectSameAsGit(root);
-  });
+  it('non-ASCII names, including astral characters (sorted by UTF-8 bytes)', () =>
+    expectSameAsGitAfter(
+      { 'café.txt': 'c', 'naïve/ünïcödé.md': 'u' },
+      files(`
+        日本語/ファイル.txt  ja
+        emoji-😀.txt         e1
+        emoji-\uff01.txt     e2
+        emoji-\ue000.txt     e3
+        z\u00e9              nfc
+        ze\u0301             nfd
+        Ωmega/α              greek
+      `),
+    ));
 
   it('nested .gitignore files with negations, info/exclude, ignored directories', async () => {
     const root = makeRepo(
@@ -86,25 +93,28 @@ describe('capture matches the git procedure', () => {
       true,
     );
     fs.appendFileSync(path.join(root, '.git/info/exclude'), 'excluded-by-info/\n*.swp\n');
-    writeFiles(root, {
-      'app.log': 'x',
-      'sub/important.log': 'kept by negation',
-      'sub/other.log': 'ignored',
-      'sub/x.tmp': 'ignored',
-      'sub/deeper/secret.txt': 'ignored',
-      'sub/deeper/secret-ok': 'kept',
-      'sub/deeper/z.tmp': 'ignored from parent',
-      'build/out.js': 'ignored dir',
-      'nested/build/out.js': 'ignored dir anywhere',
-      'root-only.txt': 'anchored ignore',
-      'nested/root-only.txt': 'not ignored (anchored pattern)',
-      'logs/a.log': 'ignored',
-      'logs/keep.log': 'kept',
-      'logs/b.txt': 'ignored by logs/*',
-      'excluded-by-info/f': 'ignored via info/exclude',
-      'notes.swp': 'ignored via info/exclude',
-      'sub/notes.swp': 'ignored via info/exclude',
-    });
+    writeFiles(
+      root,
+      files(`
+        app.log                x
+        sub/important.log      kept by negation
+        sub/other.log          ignored
+        sub/x.tmp              ignored
+        sub/deeper/secret.txt  ignored
+        sub/deeper/secret-ok   kept
+        sub/deeper/z.tmp       ignored from parent
+        build/out.js           ignored dir
+        nested/build/out.js    ignored dir anywhere
+        root-only.txt          anchored ignore
+        nested/root-only.txt   not ignored (anchored pattern)
+        logs/a.log             ignored
+        logs/keep.log          kept
+        logs/b.txt             ignored by logs/*
+        excluded-by-info/f     ignored via info/exclude
+        notes.swp              ignored via info/exclude
+        sub/notes.swp          ignored via info/exclude
+      `),
+    );
     await expectSameAsGit(root);
   });
 
@@ -132,38 +142,41 @@ describe('capture matches the git procedure', () => {
       },
       true,
     );
-    writeFiles(root, {
-      'top-only': 'x',
-      'nested/top-only': 'kept',
-      'docs/a.pdf': 'x',
-      'docs/keep.pdf': 'kept',
-      'docs/sub/b.pdf': 'kept (one level only)',
-      'src/mod/generated/g.ts': 'x',
-      'src/mod/other/g.ts': 'kept',
-      'src/generated/g.ts': 'kept (needs a middle directory)',
-      'x/y/cache/c': 'x',
-      'cache/c': 'x',
-      'deep/a/b.txt': 'x',
-      'deep/keep/k.txt': 'deep/** still matches inside',
-      'deep/keep/more/m.txt': 'x',
-      'a/z.txt': 'x',
-      'a/b/c/z.txt': 'x',
-      'a/b/y.txt': 'kept',
-      '#literal-hash': 'x',
-      '!literal-bang': 'x',
-      'trailing-space.txt': 'x',
-      'm.o': 'x',
-      'dir/important.o': 'kept',
-      'Mixed/Case/file': 'x',
-      'mixed/case/file': 'kept (case-sensitive)',
-      'pkg/local-anchored': 'x',
-      'pkg/inner/local-anchored': 'kept',
-      'pkg/sub/a.tmp': 'x',
-      'pkg/sub/keep.tmp': 'kept',
-      'pkg/sub/deeper/a.tmp': 'kept',
-      'pkg/sub/x.bak': 'x',
-      'pkg/sub/deeper/y.bak': 'x',
-    });
+    writeFiles(
+      root,
+      files(`
+        top-only                  x
+        nested/top-only           kept
+        docs/a.pdf                x
+        docs/keep.pdf             kept
+        docs/sub/b.pdf            kept (one level only)
+        src/mod/generated/g.ts    x
+        src/mod/other/g.ts        kept
+        src/generated/g.ts        kept (needs a middle directory)
+        x/y/cache/c               x
+        cache/c                   x
+        deep/a/b.txt              x
+        deep/keep/k.txt           deep/** still matches inside
+        deep/keep/more/m.txt      x
+        a/z.txt                   x
+        a/b/c/z.txt               x
+        a/b/y.txt                 kept
+        #literal-hash             x
+        !literal-bang             x
+        trailing-space.txt        x
+        m.o                       x
+        dir/important.o           kept
+        Mixed/Case/file           x
+        mixed/case/file           kept (case-sensitive)
+        pkg/local-anchored        x
+        pkg/inner/local-anchored  kept
+        pkg/sub/a.tmp             x
+        pkg/sub/keep.tmp          kept
+        pkg/sub/deeper/a.tmp      kept
+        pkg/sub/x.bak             x
+        pkg/sub/deeper/y.bak      x
+      `),
+    );
     await expectSameAsGit(root);
     // The same rules with an instance that has already cached verdicts, after changing the rules.
     const fp = createFingerprinter();
@@ -172,49 +185,53 @@ describe('capture matches the git procedure', () => {
     expect(await fp.capture(root)).toBe(gitFingerprint(root));
   });
 
-  it('a directory excluded by a shallower .gitignore but re-included by a deeper one', async () => {
-    const root = makeRepo({ '.gitignore': 'a/b/\n', 'a/.gitignore': '!b/\n' }, true);
-    writeFiles(root, { 'a/b/c.txt': 'c', 'a/b/d/e.txt': 'e', 'a/x.txt': 'x' });
-    await expectSameAsGit(root);
-  });
+  it('a directory excluded by a shallower .gitignore but re-included by a deeper one', () =>
+    expectSameAsGitAfter({ '.gitignore': 'a/b/\n', 'a/.gitignore': '!b/\n' }, { 'a/b/c.txt': 'c', 'a/b/d/e.txt': 'e', 'a/x.txt': 'x' }));
 
   it('tracked files that are also ignored stay tracked and are updated; untracked ignored ones are not added', async () => {
-    const root = makeRepo({
-      'tracked.log': 'v1',
-      'vendor/lib.js': 'v1',
-      'vendor/gone.js': 'bye',
-      'vendor/deep/keep.js': 'v1',
-      'cfg/local.env': 'v1',
-    });
+    const root = makeRepo(
+      files(`
+        tracked.log          v1
+        vendor/lib.js        v1
+        vendor/gone.js       bye
+        vendor/deep/keep.js  v1
+        cfg/local.env        v1
+      `),
+    );
     writeFiles(root, { '.gitignore': '*.log\nvendor/\ncfg/*.env\n' });
-    writeFiles(root, {
-      'tracked.log': 'v2',
-      'untracked.log': 'new',
-      'vendor/lib.js': 'v2',
-      'vendor/new.js': 'untracked in ignored dir',
-      'vendor/deep/keep.js': 'v2',
-      'cfg/local.env': 'v2',
-      'cfg/other.env': 'untracked ignored',
-    });
+    writeFiles(
+      root,
+      files(`
+        tracked.log          v2
+        untracked.log        new
+        vendor/lib.js        v2
+        vendor/new.js        untracked in ignored dir
+        vendor/deep/keep.js  v2
+        cfg/local.env        v2
+        cfg/other.env        untracked ignored
+      `),
+    );
     fs.rmSync(path.join(root, 'vendor/gone.js'));
     fs.chmodSync(path.join(root, 'vendor/lib.js'), 0o755);
     await expectSameAsGit(root);
   });
 
-  it('force-includes .agents/workspace/active even though it is ignored, everything below it', async () => {
-    const root = makeRepo({ '.gitignore': '.agents/workspace/\n*.log\nnode_modules/\n', 'README.md': 'r' });
-    writeFiles(root, {
-      '.agents/workspace/active/T-1/task.md': '# task',
-      '.agents/workspace/active/T-1/orchestration.json': '{}',
-      '.agents/workspace/active/T-1/debug.log': 'ignored elsewhere, forced here',
-      '.agents/workspace/active/T-1/node_modules/x.js': 'forced too',
-      '.agents/workspace/active/T-1/.gitignore': '*\n',
-      '.agents/workspace/blocked/T-2/task.md': 'ignored',
-      '.agents/workspace/completed/T-3/task.md': 'ignored',
-      '.agents/rules/rule.md': 'not ignored',
-    });
-    await expectSameAsGit(root);
-  });
+  it('force-includes .agents/workspace/active even though it is ignored, everything below it', () =>
+    expectSameAsGitAfter(
+      { '.gitignore': '.agents/workspace/\n*.log\nnode_modules/\n', 'README.md': 'r' },
+      {
+        ...files(`
+          .agents/workspace/active/T-1/task.md             # task
+          .agents/workspace/active/T-1/orchestration.json  {}
+          .agents/workspace/active/T-1/debug.log           ignored elsewhere, forced here
+          .agents/workspace/active/T-1/node_modules/x.js   forced too
+          .agents/workspace/blocked/T-2/task.md            ignored
+          .agents/workspace/completed/T-3/task.md          ignored
+          .agents/rules/rule.md                            not ignored
+        `),
+        '.agents/workspace/active/T-1/.gitignore': '*\n',
+      },
+    ));
 
   it('the forced path when it is not ignored, and when it does not exist', async () => {
     const root = makeRepo({ 'a.txt': 'a' });
@@ -223,16 +240,18 @@ describe('capture matches the git procedure', () => {
     await expectSameAsGit(root);
   });
 
-  it('a tracked file under the ignored workspace outside the forced path is kept', async () => {
-    const root = makeRepo({ '.agents/workspace/archive/old.md': 'old', '.agents/workspace/active/T/a.md': 'a' });
-    writeFiles(root, {
-      '.gitignore': '.agents/workspace/\n',
-      '.agents/workspace/archive/old.md': 'changed',
-      '.agents/workspace/archive/new.md': 'ignored',
-      '.agents/workspace/active/T/b.md': 'b',
-    });
-    await expectSameAsGit(root);
-  });
+  it('a tracked file under the ignored workspace outside the forced path is kept', () =>
+    expectSameAsGitAfter(
+      { '.agents/workspace/archive/old.md': 'old', '.agents/workspace/active/T/a.md': 'a' },
+      {
+        '.gitignore': '.agents/workspace/\n',
+        ...files(`
+          .agents/workspace/archive/old.md  changed
+          .agents/workspace/archive/new.md  ignored
+          .agents/workspace/active/T/b.md   b
+        `),
+      },
+    ));
 
   it('a repository without commits starts from the empty tree', async () => {
     const empty = makeRepo({}, false);
@@ -283,20 +302,20 @@ describe('capture matches the git procedure', () => {
 });
 
 describe('more git behaviours', () => {
-  it('names with spaces, backslashes, newlines, quotes and leading dashes', async () => {
-    const root = makeRepo({ 'plain.txt': 'p' });
-    writeFiles(root, {
-      'with space/a b.txt': '1',
-      'back\\slash': '2',
-      'new\nline': '3',
-      '"quoted"': '4',
-      '-dash': '5',
-      '#hash': '6',
-      '!bang': '7',
-      'tab\tname': '8',
-    });
-    await expectSameAsGit(root);
-  });
+  it('names with spaces, backslashes, newlines, quotes and leading dashes', () =>
+    expectSameAsGitAfter(
+      { 'plain.txt': 'p' },
+      {
+        'with space/a b.txt': '1',
+        'back\\slash': '2',
+        'new\nline': '3',
+        '"quoted"': '4',
+        '-dash': '5',
+        '#hash': '6',
+        '!bang': '7',
+        'tab\tname': '8',
+      },
+    ));
 
   it('core.symlinks=false: a regular file where HEAD has a symlink stays a symlink entry', async () => {
     const root = makeRepo({ 'target.txt': 't' });
@@ -345,24 +364,34 @@ describe('more git behaviours', () => {
   });
 });
 
+/** A repository without commits at `root`/`name`. */
+function emptyRepoIn(root: string, name: string): string {
+  const sub = path.join(root, name);
+  fs.mkdirSync(sub);
+  git(sub, ['init', '-q']);
+  return sub;
+}
+
+/** A repository at `root`/`name` (branch main) that committed one file, inner.txt. */
+function committedRepoIn(root: string, name: string): string {
+  const sub = path.join(root, name);
+  fs.mkdirSync(sub);
+  git(sub, ['init', '-q', '-b', 'main']);
+  writeFiles(sub, { 'inner.txt': 'i' });
+  commitAll(sub);
+  return sub;
+}
+
 describe('nested repositories (gitlinks)', () => {
   it('a nested repository with a commit is recorded as a gitlink to its HEAD', async () => {
     const root = makeRepo({ 'a.txt': 'a' });
-    const sub = path.join(root, 'sub');
-    fs.mkdirSync(sub);
-    git(sub, ['init', '-q', '-b', 'main']);
-    writeFiles(sub, { 'inner.txt': 'i' });
-    commitAll(sub);
+    committedRepoIn(root, 'sub');
     await expectSameAsGit(root);
   });
 
   it('a tracked gitlink whose directory is empty (not checked out) is kept; a removed one is dropped', async () => {
     const root = makeRepo({ 'a.txt': 'a' });
-    const sub = path.join(root, 'sub');
-    fs.mkdirSync(sub);
-    git(sub, ['init', '-q', '-b', 'main']);
-    writeFiles(sub, { 'inner.txt': 'i' });
-    commitAll(sub);
+    const sub = committedRepoIn(root, 'sub');
     git(root, ['add', 'sub']);
     git(root, ['commit', '-q', '-m', 'gitlink']);
     fs.rmSync(sub, { recursive: true, force: true });
@@ -374,18 +403,14 @@ describe('nested repositories (gitlinks)', () => {
 
   it('a nested repository without commits fails, as `git add -A` does', async () => {
     const root = makeRepo({ 'a.txt': 'a' });
-    const sub = path.join(root, 'sub');
-    fs.mkdirSync(sub);
-    git(sub, ['init', '-q']);
+    emptyRepoIn(root, 'sub');
     expect(() => gitFingerprint(root)).toThrow(/does not have a commit checked out/);
     await expect(createFingerprinter().capture(root)).rejects.toThrow(/does not have a commit checked out/);
   });
 
   it('an ignored nested repository is not added', async () => {
     const root = makeRepo({ '.gitignore': 'sub/\n' });
-    const sub = path.join(root, 'sub');
-    fs.mkdirSync(sub);
-    git(sub, ['init', '-q']);
+    emptyRepoIn(root, 'sub');
     await expectSameAsGit(root);
   });
 });
@@ -474,11 +499,13 @@ describe('change detection and caching', () => {
   it('repeated captures with one instance follow every kind of change', async () => {
     const root = makeRepo({
       '.gitignore': '*.log\nout/\n',
-      'a.txt': 'a',
-      'b/c.txt': 'c',
-      'b/d/e.txt': 'e',
-      'run.sh': 'echo',
-      'same-size.txt': '1234',
+      ...files(`
+        a.txt          a
+        b/c.txt        c
+        b/d/e.txt      e
+        run.sh         echo
+        same-size.txt  1234
+      `),
     });
     const fp = createFingerprinter();
     const check = async (label: string) => {

@@ -2,24 +2,26 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFingerprinter, EMPTY_TREE_OID, InvalidFingerprintError } from '../../src/fingerprint/index.ts';
-import { cleanup, commitAll, git, gitDiff, makeRepo, writeFiles } from './helpers.ts';
+import { cleanup, files, commitAll, git, gitDiff, makeRepo, writeFiles } from './helpers.ts';
 
 afterAll(cleanup);
 
 describe('diff matches git diff --name-only --no-renames', () => {
   it('additions, deletions, modifications, renames, mode and type changes, in git order', async () => {
-    const root = makeRepo({
-      foo: 'f',
-      'foo.c': 'c',
-      'foo-x/a': 'a',
-      'keep/same.txt': 'same',
-      'keep/deep/same2.txt': 'same',
-      'dir2file/x': 'x',
-      'mode.sh': 'm',
-      link: 'regular file first',
-      'rename-me.txt': 'content that moves',
-      'ü/ä.txt': 'umlaut',
-    });
+    const root = makeRepo(
+      files(`
+        foo                  f
+        foo.c                c
+        foo-x/a              a
+        keep/same.txt        same
+        keep/deep/same2.txt  same
+        dir2file/x           x
+        mode.sh              m
+        link                 regular file first
+        rename-me.txt        content that moves
+        ü/ä.txt              umlaut
+      `),
+    );
     const fp = createFingerprinter();
     const before = await fp.capture(root);
     fs.rmSync(path.join(root, 'foo'));

@@ -56,6 +56,21 @@ export function makeRepo(files: Record<string, string> = {}, commit = Object.key
   return root;
 }
 
+/**
+ * Files from a listing, one a line: a path (no white space in it), white space, then the file's
+ * content (the rest of the line, trimmed). Blank lines are passed over.
+ */
+export function files(listing: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  for (const line of listing.split('\n')) {
+    if (line.trim() === '') continue;
+    const match = /^\s*(\S+)\s+(\S.*?)\s*$/.exec(line);
+    if (!match) throw new Error(`not a "path content" line: ${JSON.stringify(line)}`);
+    found[match[1]!] = match[2]!;
+  }
+  return found;
+}
+
 export function writeFiles(root: string, files: Record<string, string>): void {
   for (const [rel, content] of Object.entries(files)) {
     const abs = path.join(root, rel);

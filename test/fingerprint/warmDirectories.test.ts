@@ -19,6 +19,14 @@ async function check(fp: Fingerprinter, root: string) {
   return result.stats;
 }
 
+/** Makes each change in turn, checking the capture against git after every one. */
+async function checkAfterEach(fp: Fingerprinter, root: string, changes: ReadonlyArray<() => void>): Promise<void> {
+  for (const change of changes) {
+    change();
+    await check(fp, root);
+  }
+}
+
 /** Directories `git add` walks (not .git, not ignored ones): the listings a warm capture can reuse. */
 function countDirs(root: string, skip: (rel: string) => boolean = () => false): number {
   let n = 0;
@@ -139,12 +147,11 @@ describe('warm captures reuse directory listings and trees', () => {
     const again = await check(fp, root);
     expect(again.listingsReused).toBe(0);
     // Two edits in the same directory in quick succession, captures between them.
-    writeFiles(root, { 'src/one.ts': '1' });
-    await check(fp, root);
-    writeFiles(root, { 'src/two.ts': '2' });
-    await check(fp, root);
-    fs.rmSync(path.join(root, 'src/one.ts'));
-    await check(fp, root);
+    await checkAfterEach(fp, root, [
+      () => writeFiles(root, { 'src/one.ts': '1' }),
+      () => writeFiles(root, { 'src/two.ts': '2' }),
+      () => fs.rmSync(path.join(root, 'src/one.ts')),
+    ]);
   });
 
   it('applies changed .gitignore files and info/exclude to reused listings', async () => {
@@ -152,24 +159,22 @@ describe('warm captures reuse directory listings and trees', () => {
     writeFiles(root, { 'src/lib/deep/trace.log': 'log', 'src/lib/deep/tmp.txt': 't', 'guide/build/out.md': 'o' });
     const fp = createFingerprinter({ now: ahead });
     await check(fp, root);
-    // A nested .gitignore appears (its directory's listing changes) …
-    writeFiles(root, { 'src/lib/.gitignore': 'deep/tmp.txt\n' });
-    await check(fp, root);
-    // … is edited (no listing changes: the verdicts below must still be recomputed) …
-    fs.writeFileSync(path.join(root, 'src/lib/.gitignore'), '*.txt\n!*.log\n');
-    await check(fp, root);
+    await checkAfterEach(fp, root, [
+      // A nested .gitignore appears (its directory's listing changes) …
+      () => writeFiles(root, { 'src/lib/.gitignore': 'deep/tmp.txt\n' }),
+      // … is edited (no listing changes: the verdicts below must still be recomputed) …
+      () => fs.writeFileSync(path.join(root, 'src/lib/.gitignore'), '*.txt\n!*.log\n'),
+    ]);
     // … the root one too: every directory below is matched against the new rules.
     fs.writeFileSync(path.join(root, '.gitignore'), '*.ts\n');
     const rootEdit = await check(fp, root);
     expect(rootEdit.listingsReused).toBeGreaterThan(0);
-    fs.writeFileSync(path.join(root, '.gitignore'), '*.log\nbuild/\n');
-    await check(fp, root);
-    fs.writeFileSync(path.join(root, '.git/info/exclude'), 'guide/\n');
-    await check(fp, root);
-    fs.writeFileSync(path.join(root, '.git/info/exclude'), '');
-    await check(fp, root);
-    fs.rmSync(path.join(root, 'src/lib/.gitignore'));
-    await check(fp, root);
+    await checkAfterEach(fp, root, [
+      () => fs.writeFileSync(path.join(root, '.gitignore'), '*.log\nbuild/\n'),
+      () => fs.writeFileSync(path.join(root, '.git/info/exclude'), 'guide/\n'),
+      () => fs.writeFileSync(path.join(root, '.git/info/exclude'), ''),
+      () => fs.rmSync(path.join(root, 'src/lib/.gitignore')),
+    ]);
   });
 
   it('follows HEAD and nested repositories in directories that did not change', async () => {
@@ -177,25 +182,30 @@ describe('warm captures reuse directory listings and trees', () => {
     writeFiles(root, { 'src/lib/keep.log': 'log 1' });
     const fp = createFingerprinter({ now: ahead });
     await check(fp, root);
-    // The ignored file becomes tracked: HEAD now keeps it in the fingerprint.
-    git(root, ['add', '-f', 'src/lib/keep.log']);
-    commitAll(root, 'track the log');
-    await check(fp, root);
-    fs.writeFileSync(path.join(root, 'src/lib/keep.log'), 'log 2');
-    await check(fp, root);
-    git(root, ['rm', '-q', '--cached', 'src/lib/keep.log']);
-    commitAll(root, 'untrack the log');
-    await check(fp, root);
-    // A nested repository: a gitlink to its HEAD, which moves without its parent changing.
     const inner = path.join(root, 'guide/inner');
-    fs.mkdirSync(inner);
-    git(inner, ['init', '-q', '-b', 'main']);
-    writeFiles(inner, { 'i.txt': 'i' });
-    commitAll(inner, 'inner 1');
-    await check(fp, root);
-    writeFiles(inner, { 'i.txt': 'i2' });
-    commitAll(inner, 'inner 2');
-    await check(fp, root);
+    await checkAfterEach(fp, root, [
+      // The ignored file becomes tracked: HEAD now keeps it in the fingerprint.
+      () => {
+        git(root, ['add', '-f', 'src/lib/keep.log']);
+        commitAll(root, 'track the log');
+      },
+      () => fs.writeFileSync(path.join(root, 'src/lib/keep.log'), 'log 2'),
+      () => {
+        git(root, ['rm', '-q', '--cached', 'src/lib/keep.log']);
+        commitAll(root, 'untrack the log');
+      },
+      // A nested repository: a gitlink to its HEAD, which moves without its parent changing.
+      () => {
+        fs.mkdirSync(inner);
+        git(inner, ['init', '-q', '-b', 'main']);
+        writeFiles(inner, { 'i.txt': 'i' });
+        commitAll(inner, 'inner 1');
+      },
+      () => {
+        writeFiles(inner, { 'i.txt': 'i2' });
+        commitAll(inner, 'inner 2');
+      },
+    ]);
   });
 
   it('follows the forced path (.agents/workspace/active) under an ignored directory', async () => {
@@ -203,11 +213,10 @@ describe('warm captures reuse directory listings and trees', () => {
     writeFiles(root, { '.gitignore': '*.log\n.agents/workspace/\n', '.agents/workspace/active/T-1/task.md': 't' });
     const fp = createFingerprinter({ now: ahead });
     await check(fp, root);
-    writeFiles(root, { '.agents/workspace/active/T-1/more.md': 'm' });
-    await check(fp, root);
-    fs.writeFileSync(path.join(root, '.agents/workspace/active/T-1/task.md'), 't2');
-    await check(fp, root);
-    fs.rmSync(path.join(root, '.agents/workspace/active'), { recursive: true });
-    await check(fp, root);
+    await checkAfterEach(fp, root, [
+      () => writeFiles(root, { '.agents/workspace/active/T-1/more.md': 'm' }),
+      () => fs.writeFileSync(path.join(root, '.agents/workspace/active/T-1/task.md'), 't2'),
+      () => fs.rmSync(path.join(root, '.agents/workspace/active'), { recursive: true }),
+    ]);
   });
 });

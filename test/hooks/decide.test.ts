@@ -8,6 +8,7 @@ import { parseHookInput } from '../../src/hooks/payload.ts';
 import { checkoutProblem, mainRepositoryOf, repositoryOf } from '../../src/base/repoRoot.ts';
 import type { HookPayload } from '../../src/hooks/payload.ts';
 import { EXAMPLE_HOOKS_DIR } from '../support/fixturePaths.ts';
+import { nativeStart, nativeStop } from '../support/engineEvents.ts';
 
 // How native payloads become events (docs/lifecycle.md §10.2–10.3, scenarios 53–55).
 
@@ -44,23 +45,9 @@ describe('decideHook', () => {
     const start = decideHook('claude-code', payload(claudeStart), undefined, { invocationId: 'one' });
     expect(start.kind).toBe('event');
     if (start.kind !== 'event') return;
-    expect(start.event).toEqual({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'claude-child',
-      parentId: 'claude-parent',
-      spawnMode: 'fresh',
-    });
+    expect(start.event).toEqual(nativeStart({ role: 'reviewer', childId: 'claude-child', parentId: 'claude-parent' }));
     const stop = decideHook('claude-code', payload(claudeStop));
-    expect(stop.kind === 'event' && stop.event).toEqual({
-      intent: 'hook-stop',
-      taskRef: 'auto',
-      client: 'claude-code',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: 'claude-child',
-    });
+    expect(stop.kind === 'event' && stop.event).toEqual(nativeStop({ role: 'reviewer', childId: 'claude-child' }));
   });
 
   it('event ids carry the turn: Codex turn_id, else one id per hook invocation (Claude Code resumes repeat every id)', () => {
@@ -108,16 +95,15 @@ describe('decideHook', () => {
 
   it('Codex payloads carry the actual model', () => {
     const start = decideHook('codex', payload(JSON.parse(fs.readFileSync(`${EXAMPLES}/codex/SubagentStart.json`, 'utf8'))));
-    expect(start.kind === 'event' && start.event).toEqual({
-      intent: 'hook-start',
-      taskRef: 'auto',
-      client: 'codex',
-      nativeAgent: 'agent-infra-lifecycle-reviewer',
-      childId: '019a3c60-child-thread',
-      parentId: '019a3c55-codex-session',
-      spawnMode: 'fresh',
-      actualModel: 'gpt-5-codex',
-    });
+    expect(start.kind === 'event' && start.event).toEqual(
+      nativeStart({
+        role: 'reviewer',
+        childId: '019a3c60-child-thread',
+        parentId: '019a3c55-codex-session',
+        client: 'codex',
+        actualModel: 'gpt-5-codex',
+      }),
+    );
     const stop = decideHook('codex', payload(JSON.parse(fs.readFileSync(`${EXAMPLES}/codex/SubagentStop.json`, 'utf8'))));
     expect(stop.kind === 'event' && stop.event.intent).toBe('hook-stop');
   });

@@ -8,6 +8,7 @@ import { repoIdentity } from '../../src/queue/checkoutId.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
+import { preparedReceiptRecord, runRecord } from '../support/runRecords.ts';
 
 // The PreToolUse claim in process, where no worker can drain the spool meanwhile: with Redis
 // unreachable the claim is spooled and the read-only check of the run files decides; a spawn that
@@ -50,46 +51,15 @@ describe('claimSpawn with Redis unreachable', () => {
     // A prepared delegation: allowed, and its claim goes to the worker alone.
     fs.writeFileSync(
       path.join(repo.taskDir, 'orchestration.json'),
-      `${JSON.stringify({
-        schemaVersion: 1,
-        taskId: path.basename(repo.taskDir),
-        runId: 'run-1',
-        status: 'running',
-        nextStage: 'analysis',
-        stepCount: 0,
-        maxSteps: 24,
-        baseline: '',
-        pendingDelegation: {
+      `${JSON.stringify(
+        runRecord({
           taskId: path.basename(repo.taskDir),
-          runId: 'run-1',
-          role: 'executor',
-          stage: 'analysis',
-          round: 1,
-          artifact: 'analysis.md',
-          client: 'codex',
-          requestedModel: null,
-          beforeFingerprint: 'before',
-          id: 'receipt-1',
-          actualModel: null,
-          modelFallbackReason: null,
-          parentId: null,
-          childId: null,
-          spawnMode: null,
-          agent: null,
-          status: 'prepared',
-          afterFingerprint: null,
-          changedPaths: [],
+          nextStage: 'analysis',
+          pendingDelegation: preparedReceiptRecord({ taskId: path.basename(repo.taskDir), createdAt: 'T' }),
           createdAt: 'T',
-          activatedAt: null,
-          sealedAt: null,
-          consumedAt: null,
-        },
-        receipts: [],
-        pause: null,
-        commitAuthorization: { issuedAt: null, consumedAt: null },
-        createdAt: 'T',
-        updatedAt: 'T',
-      })}\n`,
+          updatedAt: 'T',
+        }),
+      )}\n`,
     );
     expect(await claimSpawn(new HookReport(), claim('call_2'), 'advice')).toBe(0);
     expect(spooled()).toEqual(['claim-spawn call_1', 'release-spawn call_1', 'claim-spawn call_2']);

@@ -1,11 +1,8 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { batonShimDir } from '../support/agentClients.ts';
-import { JSON_CORPUS, TOML_CORPUS, keptIn, userBytesChanged } from '../support/formattingCorpus.ts';
-import { git } from '../support/gitRepo.ts';
-import { projectDirs, projectFiles } from '../support/projectFiles.ts';
+import { describe, expect, it } from 'vitest';
+import { JSON_CORPUS, TOML_CORPUS, corpusProject, keptIn, userBytesChanged } from '../support/formattingCorpus.ts';
+import { projectDirs, projectFiles, useProjectPerTest } from '../support/projectFiles.ts';
 import type { CliRun } from '../support/processes.ts';
 import { runBaton } from '../support/processes.ts';
 
@@ -19,20 +16,7 @@ let work: string;
 let root: string;
 let env: NodeJS.ProcessEnv;
 
-beforeEach(() => {
-  work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-bytes-')));
-  root = path.join(work, 'project');
-  fs.mkdirSync(root);
-  git(root, ['init', '-q']);
-  env = {
-    ...process.env,
-    CODEX_HOME: path.join(work, 'codex-home'),
-    CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
-    COPILOT_HOME: path.join(work, 'copilot-home'),
-    PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
-  };
-});
-afterEach(() => fs.rmSync(work, { recursive: true, force: true }));
+useProjectPerTest('bytes', (made) => ({ work, root, env } = made));
 
 const baton = (args: string[]): Promise<CliRun> => runBaton(args, { cwd: root, env });
 const read = (file: string) => fs.readFileSync(file, 'utf8');
@@ -54,19 +38,10 @@ const STRICT_JSON = JSON_CORPUS.filter((entry) => {
 
 describe('baton init → uninstall over the formatting corpus', () => {
   JSON_CORPUS.forEach((entry, index) => {
-    const codexHooks = JSON_CORPUS[(index + 5) % JSON_CORPUS.length]!;
-    const codexConfig = TOML_CORPUS[index % TOML_CORPUS.length]!;
+    const { codexHooks, codexConfig, files: formatted } = corpusProject(index);
     const claudeUserConfig = STRICT_JSON[index % STRICT_JSON.length]!;
     it(`settings: ${entry.name}; hooks.json: ${codexHooks.name}; config.toml: ${codexConfig.name}`, async () => {
-      const eol = index % 2 === 0 ? '\n' : '\r\n';
-      const files: Record<string, string> = {
-        '.claude/settings.json': entry.text,
-        '.codex/hooks.json': codexHooks.text,
-        '.codex/config.toml': codexConfig.text,
-        'CLAUDE.md': `# Mine${eol}${eol}Tabs, not spaces.`,
-        'AGENTS.md': `# Agents${eol}${eol}Run the tests.${eol}`,
-        '.gitignore': 'node_modules/',
-      };
+      const files: Record<string, string> = { ...formatted, '.gitignore': 'node_modules/' };
       for (const [file, text] of Object.entries(files)) write(path.join(root, file), text);
       // The clients' per-user config, which --trust changes (and uninstall leaves as it is).
       const claudeConfig = path.join(work, 'claude-home', '.claude.json');

@@ -6,6 +6,7 @@ import { TASK_ID, approvedReview } from '../support/fixtures.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { jsonOf, runBaton } from '../support/processes.ts';
+import { completeStageFlags } from '../support/engineEvents.ts';
 import { useWorkerHarness } from '../support/workerHarness.ts';
 
 // `complete-stage --content -`: a subagent that may not write its artifact
@@ -39,26 +40,11 @@ const hook = (phase: 'SubagentStart' | 'SubagentStop', role: string, childId: st
   });
 const run = () => JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as OrchestrationRun;
 const complete = (stage: string, artifact: string, input: string, extra: string[] = []) =>
-  task(
-    ['complete-stage', '--stage', stage, '--round', '1', '--artifact', artifact, '--agent', 'claude', '--content', '-', ...extra],
-    input,
-  );
+  task([...completeStageFlags({ stage, artifact, agent: 'claude' }), '--content', '-', ...extra], input);
 
 describe('baton task complete-stage --content -', () => {
   it('refuses --content with any value but - and on other intents, as usage errors', async () => {
-    const value = await task([
-      'complete-stage',
-      '--stage',
-      'analysis',
-      '--round',
-      '1',
-      '--artifact',
-      'analysis.md',
-      '--agent',
-      'claude',
-      '--content',
-      'analysis.md',
-    ]);
+    const value = await task([...completeStageFlags({ agent: 'claude' }), '--content', 'analysis.md']);
     expect(value.code).toBe(2);
     expect(value.json.error).toEqual({
       code: 'ORCHESTRATION_PAYLOAD_INVALID',

@@ -11,6 +11,7 @@ import { TASK_ID } from '../support/fixtures.ts';
 import { git } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
+import { preToolUsePayload } from '../support/hookPayloads.ts';
 import { jsonOf, runBaton } from '../support/processes.ts';
 import { useWorkerHarness } from '../support/workerHarness.ts';
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
@@ -92,6 +93,27 @@ async function runStage(
   const stopped = await hook(client, 'SubagentStop', next.role, childId, extra(1));
   expect(stopped).toMatchObject({ code: 0, stdout: '' });
   return next;
+}
+
+/** The hook of Codex's executor exec-1 in its turn `turnId`: it exits 0 and prints nothing. */
+async function quietExecTurn(phase: 'SubagentStart' | 'SubagentStop', turnId: string): Promise<void> {
+  expect(await hook('codex', phase, 'executor', 'exec-1', { turn_id: turnId })).toMatchObject({ code: 0, stdout: '' });
+}
+
+/** A turn `turnId` of Codex's exec-1 that writes `file` in the repository; the status after its stop. */
+async function execTurnWriting(turnId: string, file: string, content: string) {
+  await quietExecTurn('SubagentStart', turnId);
+  fs.writeFileSync(path.join(repo.root, file), content);
+  await quietExecTurn('SubagentStop', turnId);
+  return task('status');
+}
+
+/** A new set-up `name` whose run's first stage was done by `client`'s child `childId` and advanced past. */
+async function firstStageConsumed(name: string, client: Client, childId: string): Promise<void> {
+  await setUp(name);
+  await task('begin-or-resume');
+  await runStage(client, childId);
+  expect((await task('advance')).status).toBe('running');
 }
 
 /** How many times a worker applied each spawn-claim intent of the checkout (src/workers/jobRecords.ts counts replays too). */
@@ -223,10 +245,7 @@ describe('spawn claim (PreToolUse)', () => {
     const fork = await runBaton(['hook', 'codex'], {
       env,
       cwd: repo.root,
-      input: JSON.stringify({
-        session_id: 's',
-        cwd: repo.root,
-        hook_event_name: 'PreToolUse',
+      input: preToolUsePayload(repo.root, {
         tool_name: 'collaborationspawn_agent',
         tool_use_id: 'c1',
         tool_input: { agent_type: 'agent-infra-lifecycle-executor', message: 'x' },
@@ -270,10 +289,7 @@ describe('linked worktrees', () => {
 
 describe('later turns of a child', () => {
   it('Claude Code: a reviewer resumed after its seal (same agent_id, no turn id) that edits a source file pauses the run; advance is refused until the edit is gone', async () => {
-    await setUp('resume-reviewer');
-    await task('begin-or-resume');
-    await runStage('claude-code', 'exec-1');
-    expect((await task('advance')).status).toBe('running');
+    await firstStageConsumed('resume-reviewer', 'claude-code', 'exec-1');
     const review = await runStage('claude-code', 'rev-1');
     expect(review.role).toBe('reviewer');
     const sealed = run().pendingDelegation!;
@@ -305,13 +321,10 @@ describe('later turns of a child', () => {
     const sealed = run().pendingDelegation!;
     expect(sealed.status).toBe('sealed');
     // A later turn with nothing changed.
-    expect(await hook('codex', 'SubagentStop', 'executor', 'exec-1', { turn_id: 'turn-2' })).toMatchObject({ code: 0, stdout: '' });
+    await quietExecTurn('SubagentStop', 'turn-2');
     expect((await task('status')).run.pendingDelegation).toEqual(sealed);
     // send_input: another turn that writes a file.
-    expect(await hook('codex', 'SubagentStart', 'executor', 'exec-1', { turn_id: 'turn-3' })).toMatchObject({ code: 0, stdout: '' });
-    fs.writeFileSync(path.join(repo.root, 'NOTES.md'), 'follow-up\n');
-    expect(await hook('codex', 'SubagentStop', 'executor', 'exec-1', { turn_id: 'turn-3' })).toMatchObject({ code: 0, stdout: '' });
-    const status = await task('status');
+    const status = await execTurnWriting('turn-3', 'NOTES.md', 'follow-up\n');
     expect(status.run.status).toBe('running');
     expect(status.run.pendingDelegation.status).toBe('sealed');
     expect(status.run.pendingDelegation.changedPaths).toEqual([...sealed.changedPaths, 'NOTES.md'].sort());
@@ -320,14 +333,8 @@ describe('later turns of a child', () => {
   });
 
   it('writes in a turn after the receipt was consumed belong to no delegation: the run pauses with a clear code', async () => {
-    await setUp('after-consumed');
-    await task('begin-or-resume');
-    await runStage('codex', 'exec-1');
-    expect((await task('advance')).status).toBe('running');
-    expect(await hook('codex', 'SubagentStart', 'executor', 'exec-1', { turn_id: 'turn-9' })).toMatchObject({ code: 0, stdout: '' });
-    fs.writeFileSync(path.join(repo.root, 'LATE.md'), 'late\n');
-    expect(await hook('codex', 'SubagentStop', 'executor', 'exec-1', { turn_id: 'turn-9' })).toMatchObject({ code: 0, stdout: '' });
-    const status = await task('status');
+    await firstStageConsumed('after-consumed', 'codex', 'exec-1');
+    const status = await execTurnWriting('turn-9', 'LATE.md', 'late\n');
     expect(status.run.status).toBe('paused');
     expect(status.run.pause.code).toBe('DELEGATION_TURN_AFTER_CONSUMED');
     expect(status.run.pause.message).toMatch(
@@ -344,10 +351,7 @@ describe('later turns of a child', () => {
 
 describe('duplicates versus new events', () => {
   it('a reused child id for a later delegation (same native ids) is not swallowed: upstream DELEGATION_IDENTITY_REUSED', async () => {
-    await setUp('identity-reuse');
-    await task('begin-or-resume');
-    await runStage('codex', 'child-x');
-    expect((await task('advance')).status).toBe('running');
+    await firstStageConsumed('identity-reuse', 'codex', 'child-x');
     expect((await task('prepare', '--client', 'codex')).status).toBe('running');
     // Exactly the first SubagentStart's payload (same session, child, type and turn id): same event id.
     const reused = await hook('codex', 'SubagentStart', 'executor', 'child-x');

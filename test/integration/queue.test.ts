@@ -11,6 +11,7 @@ import { gitRepoWithTask } from '../support/gitRepo.ts';
 import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
+import { preToolUsePayload } from '../support/hookPayloads.ts';
 import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
 import { envelopeFor } from '../../src/queue/envelope.ts';
 import { queueNameFor } from '../../src/queue/keys.ts';
@@ -310,13 +311,7 @@ describe.concurrent('hooks', () => {
       runBaton(['hook', 'claude-code'], {
         env,
         cwd: repo.root,
-        input: JSON.stringify({
-          session_id: 's',
-          cwd: repo.root,
-          hook_event_name: 'PreToolUse',
-          tool_name: 'Task',
-          tool_input: { subagent_type: type, prompt: 'x' },
-        }),
+        input: preToolUsePayload(repo.root, { tool_name: 'Task', tool_input: { subagent_type: type, prompt: 'x' } }),
       });
     const blocked = await spawn('agent-infra-lifecycle-executor');
     expect(blocked.code).toBe(2);

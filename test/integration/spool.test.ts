@@ -4,6 +4,7 @@ import { TASK_ID, readRun } from '../support/fixtures.ts';
 import { jsonOf, runBaton } from '../support/processes.ts';
 import { useWorkerHarness } from '../support/workerHarness.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
+import { completeStageFlags } from '../support/engineEvents.ts';
 import { spooledFiles } from '../../src/queue/spool.ts';
 
 // Hooks never hang an agent: with Redis down the event is spooled locally and applied, in order,
@@ -11,20 +12,31 @@ import { spooledFiles } from '../../src/queue/spool.ts';
 
 const harness = useWorkerHarness();
 
+/**
+ * A repository served by a worker on a private Redis, hooks given `budgetMs`, its task begun and
+ * prepared for Claude Code; `hook` runs the SubagentStart or SubagentStop of its child child-1.
+ */
+async function preparedOnPrivateRedis(label: string, budgetMs: number) {
+  const redis = await harness.privateRedis();
+  const { repo, env } = await harness.serve(label, { redisUrl: redis.url, env: { BATON_HOOK_BUDGET_MS: String(budgetMs) } });
+  const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
+  await task('begin-or-resume');
+  await task('prepare', '--client', 'claude-code');
+  const hook = (phase: 'SubagentStart' | 'SubagentStop', extraEnv: NodeJS.ProcessEnv = {}) =>
+    runBaton(['hook', 'claude-code'], {
+      env: { ...env, ...extraEnv },
+      cwd: repo.root,
+      input: nativePayload('claude-code', phase, 'executor', 'child-1', repo.root),
+    });
+  return { redis, repo, env, task, hook };
+}
+
 describe('Redis down', () => {
   it('a hook spools within its budget; the next command drains the spool before its own event', async () => {
-    const redis = await harness.privateRedis();
-    const { repo, env } = await harness.serve('spool', { redisUrl: redis.url, env: { BATON_HOOK_BUDGET_MS: '2000' } });
-    const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
-    await task('begin-or-resume');
-    await task('prepare', '--client', 'claude-code');
+    const { redis, repo, task, hook } = await preparedOnPrivateRedis('spool', 2_000);
 
     await redis.stop();
-    const start = await runBaton(['hook', 'claude-code'], {
-      env,
-      cwd: repo.root,
-      input: nativePayload('claude-code', 'SubagentStart', 'executor', 'child-1', repo.root),
-    });
+    const start = await hook('SubagentStart');
     expect(start.code).toBe(0);
     expect(start.ms).toBeLessThan(2_000 + 1_000);
     expect(start.stderr).toContain('Redis unreachable');
@@ -35,48 +47,24 @@ describe('Redis down', () => {
     await redis.start();
     fs.writeFileSync(`${repo.taskDir}/analysis.md`, '# A\n');
     // complete-stage needs the activation first: the CLI drains the spool before adding its own job.
-    const completed = await task(
-      'complete-stage',
-      '--stage',
-      'analysis',
-      '--round',
-      '1',
-      '--artifact',
-      'analysis.md',
-      '--agent',
-      'claude',
-      '--timeout',
-      '15000',
-    );
+    const completed = await task(...completeStageFlags({ agent: 'claude' }), '--timeout', '15000');
     expect(completed.status, JSON.stringify(completed)).toBe('running');
     expect(spooledFiles(repo.root)).toHaveLength(0);
     // BATON_HOOK_VERBOSE=1: wait for the result, so the run file can be read right after.
-    const stop = await runBaton(['hook', 'claude-code'], {
-      env: { ...env, BATON_HOOK_VERBOSE: '1' },
-      cwd: repo.root,
-      input: nativePayload('claude-code', 'SubagentStop', 'executor', 'child-1', repo.root),
-    });
+    const stop = await hook('SubagentStop', { BATON_HOOK_VERBOSE: '1' });
     expect(stop.code, stop.stderr).toBe(0);
     expect(stop.stdout).toBe('');
     expect(readRun(repo.taskDir).pendingDelegation).toMatchObject({ status: 'sealed', childId: 'child-1', parentId: 'parent-session' });
   }, 60_000);
 
   it('spooled events are drained by the worker, in order, when nobody else comes by', async () => {
-    const redis = await harness.privateRedis();
-    const { repo, env } = await harness.serve('spool2', { redisUrl: redis.url, env: { BATON_HOOK_BUDGET_MS: '1500' } });
-    const task = async (...args: string[]) => jsonOf(await runBaton(['task', TASK_ID, ...args], { env, cwd: repo.root }));
-    await task('begin-or-resume');
-    await task('prepare', '--client', 'claude-code');
+    const { redis, repo, hook } = await preparedOnPrivateRedis('spool2', 1_500);
     await redis.stop();
     // start then stop: applied in this order the stop finds an activated (not completed) receipt and
     // pauses DELEGATION_STATE_INVALID; in the wrong order the stop would find nothing and the start
     // would leave the receipt activated.
     for (const phase of ['SubagentStart', 'SubagentStop'] as const) {
-      const run = await runBaton(['hook', 'claude-code'], {
-        env,
-        cwd: repo.root,
-        input: nativePayload('claude-code', phase, 'executor', 'child-1', repo.root),
-      });
+      const run = await hook(phase);
       expect(run.code).toBe(0);
     }
     expect(spooledFiles(repo.root)).toHaveLength(2);

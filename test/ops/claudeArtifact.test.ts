@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { OrchestrationRun } from '../../src/core/types.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
+import { useRepoWithClientHome } from '../support/clientHome.ts';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { BATON_BIN, batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
@@ -27,15 +27,10 @@ let repo: GitRepo;
 let home: string;
 let worker: WorkerProcess | null = null;
 
-beforeEach(() => {
-  repo = gitRepoWithTask();
-  home = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-claude-home-'));
-});
-
+useRepoWithClientHome('claude', gitRepoWithTask, (made) => ({ repo, home } = made));
 afterEach(async () => {
   await worker?.stop('SIGKILL');
   worker = null;
-  for (const dir of [repo.root, home]) fs.rmSync(dir, { recursive: true, force: true });
 });
 
 describe('a Claude Code subagent hands its artifact to baton', () => {

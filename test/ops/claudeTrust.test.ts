@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
+import { useRepoWithClientHome } from '../support/clientHome.ts';
 import { TASK_ID } from '../support/fixtures.ts';
 import { BATON_BIN, runBaton } from '../support/processes.ts';
 import { runScriptedClaude } from '../support/claudeScripted.ts';
@@ -23,14 +23,7 @@ const BATON = [process.execPath, BATON_BIN].map(shellQuote).join(' ');
 let repo: GitRepo;
 let home: string;
 
-beforeEach(() => {
-  repo = gitRepoWithTask();
-  home = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-claude-home-'));
-});
-
-afterEach(() => {
-  for (const dir of [repo.root, home]) fs.rmSync(dir, { recursive: true, force: true });
-});
+useRepoWithClientHome('claude', gitRepoWithTask, (made) => ({ repo, home } = made));
 
 describe('baton install-hooks claude-code with the real Claude Code', () => {
   it('its CLAUDE.md instructions reach the main agent; --trust makes Claude Code honour the baton task permission', async () => {

@@ -12,6 +12,7 @@ import type { GitRepo } from '../support/gitRepo.ts';
 import { BATON_BIN, batonEnv, jsonOf, runBaton, runProcess, startWorkerProcess } from '../support/processes.ts';
 import { TASK_ID, uniquePrefix } from '../support/fixtures.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
+import { completeStageFlags } from '../support/engineEvents.ts';
 
 // `baton install-hooks codex` against the REAL Codex: Codex skips an
 // untrusted project's hooks and its .codex/config.toml without a word. Codex itself says which
@@ -79,6 +80,11 @@ async function codexHooks(cwd: string): Promise<{ hooks: CodexHook[]; warnings: 
   }
 }
 
+/** `codex` arguments that run `args` in the sandbox a session would use (workspace-write), through `sh -c shell`. */
+function inSessionSandbox(shell: string, ...args: string[]): string[] {
+  return ['sandbox', '-c', 'sandbox_mode="workspace-write"', '--', '/bin/sh', '-c', shell, 'sh', ...args];
+}
+
 /** What a command run by a Codex session (default workspace-write sandbox) can do in the repository. */
 async function sandboxProbe(cwd: string): Promise<string> {
   const probe = `
@@ -93,20 +99,7 @@ socket.on('error', (e) => report(e.code));
 `;
   // Through `| cat`: under the sandbox's seccomp filter, node cannot write to the socketpair Node's
   // spawn gives as stdout (found here: it printed nothing), while cat's plain write() works.
-  const [command, args] = codexArgv([
-    'sandbox',
-    '-c',
-    'sandbox_mode="workspace-write"',
-    '--',
-    '/bin/sh',
-    '-c',
-    '"$@" | cat',
-    'sh',
-    process.execPath,
-    '-e',
-    probe,
-    path.join(socketDir, 'redis.sock'),
-  ]);
+  const [command, args] = codexArgv(inSessionSandbox('"$@" | cat', process.execPath, '-e', probe, path.join(socketDir, 'redis.sock')));
   const run = await runProcess(command, args, { cwd, env: codexEnv(), timeoutMs: 30_000 });
   if (run.stdout.trim() === '') throw new Error(`codex sandbox printed nothing (exit ${run.code}): ${run.stderr}`);
   return run.stdout.trim();
@@ -237,31 +230,18 @@ describe('baton install-hooks codex with the real Codex', () => {
           process.execPath,
           [
             CODEX,
-            'sandbox',
-            '-c',
-            'sandbox_mode="workspace-write"',
-            '--',
-            '/bin/sh',
-            '-c',
-            '"$@" < "$CONTENT" | cat',
-            'sh',
-            process.execPath,
-            BATON_BIN,
-            'task',
-            TASK_ID,
-            'complete-stage',
-            '--stage',
-            'analysis',
-            '--round',
-            '1',
-            '--artifact',
-            'analysis.md',
-            '--agent',
-            'codex',
-            '--content',
-            '-',
-            '--timeout',
-            '20000',
+            ...inSessionSandbox(
+              '"$@" < "$CONTENT" | cat',
+              process.execPath,
+              BATON_BIN,
+              'task',
+              TASK_ID,
+              ...completeStageFlags({ agent: 'codex' }),
+              '--content',
+              '-',
+              '--timeout',
+              '20000',
+            ),
           ],
           { cwd: repo.root, env: { ...env, CONTENT: contentFile, RUST_LOG: 'error' }, timeoutMs: 60_000 },
         );

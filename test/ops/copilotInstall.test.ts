@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { batonShimDir } from '../support/agentClients.ts';
 import { freshGitRepo } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
+import { useRepoWithClientHome } from '../support/clientHome.ts';
 import { runBaton } from '../support/processes.ts';
 
 // What `baton init --client copilot-cli` writes (docs/wiring.md "Copilot CLI"), in a repository
@@ -14,14 +14,7 @@ import { runBaton } from '../support/processes.ts';
 
 let repo: GitRepo;
 let home: string;
-beforeEach(() => {
-  repo = freshGitRepo();
-  home = fs.mkdtempSync(path.join(os.tmpdir(), 'baton-copilot-home-'));
-});
-afterEach(() => {
-  repo.cleanup();
-  fs.rmSync(home, { recursive: true, force: true });
-});
+useRepoWithClientHome('copilot', freshGitRepo, (made) => ({ repo, home } = made));
 
 // `baton` on PATH (the installed hooks run it), and Copilot's config in a home of the test's own.
 const env = () => ({ ...process.env, COPILOT_HOME: home, PATH: `${batonShimDir(path.join(home, 'shims'))}:${process.env.PATH}` });

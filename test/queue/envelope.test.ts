@@ -12,6 +12,18 @@ import { prefixProblem } from '../../src/queue/keys.ts';
 
 describe('job envelope', () => {
   const repo = { id: '0123456789abcdef', root: '/srv/repo' };
+  /** A job envelope as the CLI sends it (a status of task 01), with `fields` changed in place. */
+  const wire = (fields: Record<string, unknown>) => ({
+    v: 1,
+    eventId: 'c-1',
+    repo,
+    source: 'cli',
+    intent: 'status',
+    taskRef: '01',
+    args: {},
+    enqueuedAt: 'x',
+    ...fields,
+  });
 
   it('round-trips an event and validates it on the way back', () => {
     const envelope = envelopeFor(
@@ -21,53 +33,20 @@ describe('job envelope', () => {
       'c-1',
       new Date('2026-01-01T00:00:00Z'),
     );
-    expect(envelope).toEqual({
-      v: 1,
-      eventId: 'c-1',
-      repo,
-      source: 'cli',
-      intent: 'prepare',
-      taskRef: '01',
-      args: { client: 'codex' },
-      enqueuedAt: '2026-01-01T00:00:00.000Z',
-    });
+    expect(envelope).toEqual(wire({ intent: 'prepare', args: { client: 'codex' }, enqueuedAt: '2026-01-01T00:00:00.000Z' }));
     expect(parseEnvelope(envelope)).toEqual({ ok: true, envelope, event: { intent: 'prepare', taskRef: '01', client: 'codex' } });
   });
 
   it.each([
     [{}, 'malformed job envelope'],
     [{ v: 2 }, 'v:'],
-    [{ v: 1, eventId: '12345', repo, source: 'cli', intent: 'status', taskRef: '01', args: {}, enqueuedAt: 'x' }, 'eventId'],
-    [{ v: 1, eventId: 'c-a:b', repo, source: 'cli', intent: 'status', taskRef: '01', args: {}, enqueuedAt: 'x' }, 'eventId'],
-    [{ v: 1, eventId: 'c-1', repo, source: 'cli', intent: 'dance', taskRef: '01', args: {}, enqueuedAt: 'x' }, 'intent'],
+    [wire({ eventId: '12345' }), 'eventId'],
+    [wire({ eventId: 'c-a:b' }), 'eventId'],
+    [wire({ intent: 'dance' }), 'intent'],
+    [wire({ intent: 'prepare' }), "malformed 'prepare' event: client"],
+    [wire({ intent: 'prepare', args: { client: 'codex', rm: '-rf' } }), "malformed 'prepare' event"],
     [
-      { v: 1, eventId: 'c-1', repo, source: 'cli', intent: 'prepare', taskRef: '01', args: {}, enqueuedAt: 'x' },
-      "malformed 'prepare' event: client",
-    ],
-    [
-      {
-        v: 1,
-        eventId: 'c-1',
-        repo,
-        source: 'cli',
-        intent: 'prepare',
-        taskRef: '01',
-        args: { client: 'codex', rm: '-rf' },
-        enqueuedAt: 'x',
-      },
-      "malformed 'prepare' event",
-    ],
-    [
-      {
-        v: 1,
-        eventId: 'c-1',
-        repo,
-        source: 'cli',
-        intent: 'hook-start',
-        taskRef: 'auto',
-        args: { nativeAgent: 'a', childId: 'c', parentId: 'p', spawnMode: 'fresh' },
-        enqueuedAt: 'x',
-      },
+      wire({ intent: 'hook-start', taskRef: 'auto', args: { nativeAgent: 'a', childId: 'c', parentId: 'p', spawnMode: 'fresh' } }),
       "requires '--client'",
     ],
     ['just a string', 'malformed job envelope'],

@@ -283,11 +283,24 @@ function jsonLines(stdout: string): any[] {
     });
 }
 
-export async function runClaude(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
+/** Runs the client's command with `args` after it, in the world's environment; its JSON-lines stdout as events. */
+async function runWithArgs(options: ClientOptions, args: readonly string[]): Promise<ClientRun & { events: any[] }> {
   const env = clientEnv(process.env, { ...options.env, ...options.home.env });
+  const [file, ...prefix] = options.version.command;
+  const run = await runClientProcess(file!, [...prefix, ...args], {
+    cwd: options.cwd,
+    env,
+    server: options.server,
+    timeoutMs: options.timeoutMs ?? 60_000,
+    signal: options.signal,
+  });
+  return { ...run, events: jsonLines(run.stdout) };
+}
+
+export function runClaude(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
   // Only what `install-hooks claude-code --trust` set up decides what may run (its
   // permissions.allow); no MCP server is configured.
-  const args = [
+  return runWithArgs(options, [
     '-p',
     options.prompt,
     '--output-format',
@@ -299,16 +312,7 @@ export async function runClaude(options: ClientOptions): Promise<ClientRun & { e
     '--mcp-config',
     '{"mcpServers":{}}',
     ...(options.extraArgs ?? []),
-  ];
-  const [file, ...prefix] = options.version.command;
-  const run = await runClientProcess(file!, [...prefix, ...args], {
-    cwd: options.cwd,
-    env,
-    server: options.server,
-    timeoutMs: options.timeoutMs ?? 60_000,
-    signal: options.signal,
-  });
-  return { ...run, events: jsonLines(run.stdout) };
+  ]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,20 +344,6 @@ enabled = false
 [otel]
 exporter = "none"
 `;
-}
-
-/** Runs the client's command with `args` after it, in the world's environment; its JSON-lines stdout as events. */
-async function runWithArgs(options: ClientOptions, args: readonly string[]): Promise<ClientRun & { events: any[] }> {
-  const env = clientEnv(process.env, { ...options.env, ...options.home.env });
-  const [file, ...prefix] = options.version.command;
-  const run = await runClientProcess(file!, [...prefix, ...args], {
-    cwd: options.cwd,
-    env,
-    server: options.server,
-    timeoutMs: options.timeoutMs ?? 60_000,
-    signal: options.signal,
-  });
-  return { ...run, events: jsonLines(run.stdout) };
 }
 
 export function runCodex(options: ClientOptions): Promise<ClientRun & { events: any[] }> {

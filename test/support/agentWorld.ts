@@ -1,15 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { batonShimDir, makeClientHome, runClaude, runCodex, runCopilot } from './agentClients.ts';
+import { expect } from 'vitest';
 import type { TestContext } from 'vitest';
 import { approvedReview } from '../../src/demo/driver.ts';
-import { agentName, waitingOutChildren } from './agentScripts.ts';
+import { agentName, editMade, editingTurns, executorThatCompletes, waitingOutChildren } from './agentScripts.ts';
 import type { ClientHome, ClientName, ClientRun, ClientVersion } from './agentClients.ts';
 import { uniquePrefix } from './fixtures.ts';
 import { freshGitRepo, gitRepoWithTask } from './gitRepo.ts';
 import type { GitRepo } from './gitRepo.ts';
 import { startModelServer } from './modelServer.ts';
-import type { ModelServer, Script } from './modelServer.ts';
+import type { ModelRequest, ModelServer, Script } from './modelServer.ts';
 import { codexHookHash, codexHookKey, withCodexTrust } from '../../src/clients/codex/config.ts';
 import type { TrustEntry } from '../../src/clients/codex/config.ts';
 import { BATON_BIN, PROJECT_ROOT, jsonOf, runBaton, startWorkerProcess } from './processes.ts';
@@ -276,6 +277,12 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
   return world;
 }
 
+/** The client's run exited 0 and every model script ran as written (the output's tail says why not). */
+export function expectCleanRun(world: AgentWorld, run: ClientRun): void {
+  expect(world.server.scriptErrors).toEqual([]);
+  expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+}
+
 /** A fresh world for one test, cleaned up when the test ends (tests run concurrently). */
 export async function worldFor(context: TestContext, version: ClientVersion, options: WorldOptions = {}): Promise<AgentWorld> {
   const world = await agentWorld(version, options);
@@ -288,6 +295,28 @@ export async function preparedReview(world: AgentWorld): Promise<Record<string, 
   fs.writeFileSync(path.join(world.repo.taskDir, 'analysis.md'), '# Analysis\n\nDone.\n');
   await world.task('begin-or-resume');
   return world.task('prepare', '--client', world.client);
+}
+
+/** A file an executor leaves out of its stage and writes in a later turn. */
+export const LEFT_OUT = { file: 'LEFT-OUT.md', after: 'late notes\n' };
+
+/**
+ * Task 01 begun and prepared for the world's client; `executor` completes the analysis (steps 0 and
+ * 1), then in a later turn writes LEFT_OUT with its client's own tool (`edit`).
+ */
+export async function lateTurnExecutor(world: AgentWorld) {
+  expect((await world.task('begin-or-resume')).status).toBe('running');
+  expect((await world.task('prepare', '--client', world.client)).status).toBe('running');
+  const complete = executorThatCompletes(world.client, world.baton);
+  const edit = editingTurns(world.client, world.repo.root, LEFT_OUT, 'LEFT-OUT.md written.');
+  return { edit, executor: (request: ModelRequest) => (request.step < 2 ? complete(request) : edit.turn(request, 2)) };
+}
+
+/** Every model script ran as written, and the later turn wrote LEFT_OUT with its client's tool. */
+export function expectLeftOut(world: AgentWorld, edit: { answer(): string }): void {
+  expect(world.server.scriptErrors).toEqual([]);
+  expect(edit.answer()).toMatch(editMade(world.client, LEFT_OUT));
+  expect(fs.readFileSync(path.join(world.repo.root, LEFT_OUT.file), 'utf8')).toBe(LEFT_OUT.after);
 }
 
 /** The reviewer's hand-over of an approved review of analysis.md, as its installed profile says. */

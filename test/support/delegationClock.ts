@@ -4,6 +4,7 @@ import type { LifecycleEvent } from '../../src/core/events.ts';
 import type { DelegationReceipt } from '../../src/core/types.ts';
 import { TASK_ID, memoryWorkspace, readRun } from './fixtures.ts';
 import type { Fixture } from './fixtures.ts';
+import { completeStage, nativeStart } from './engineEvents.ts';
 
 // One delegation driven through the engine on a clock the test moves by whole minutes: what the
 // tests of reconciliation by grace (test/core/reconcile) and by the client's evidence
@@ -46,15 +47,7 @@ export function clockedDelegation(fixture: Fixture) {
     async activated(childId = 'child-1') {
       await world.prepared();
       world.clock += 1;
-      const result = await world.apply({
-        intent: 'hook-start',
-        taskRef: 'auto',
-        client: 'claude-code',
-        nativeAgent: 'agent-infra-lifecycle-executor',
-        childId,
-        parentId: 'parent-1',
-        spawnMode: 'fresh',
-      });
+      const result = await world.apply(nativeStart({ childId }));
       expect(result.error).toBeNull();
     },
     /** Activated, then two minutes later the analysis completed, src/app.js changed. */
@@ -62,14 +55,7 @@ export function clockedDelegation(fixture: Fixture) {
       await world.activated();
       world.clock += 2;
       workspace.write('src/app.js', 'v2\n');
-      const result = await world.apply({
-        intent: 'complete-stage',
-        taskRef: TASK_ID,
-        stage: 'analysis',
-        round: 1,
-        artifact: 'analysis.md',
-        agent: 'claude-code',
-      });
+      const result = await world.apply(completeStage());
       expect(result.error).toBeNull();
     },
   };

@@ -150,3 +150,18 @@ export async function eventsThroughFailover(flow: FailoverFlow): Promise<Failove
   expect(fs.readFileSync(path.join(flow.taskDir, 'orchestration.json'), 'utf8')).toBe(previous);
   return { count, retries, sentDuringFailover, sentAfterFailover, stopped: failover.stopped, promoted: failover.promoted };
 }
+
+/**
+ * eventsThroughFailover, with `worker`'s output added to any error it throws, and what every
+ * failover has to show: another master promoted, and events sent both during the failover (by
+ * construction, not by luck of timing) and after it.
+ */
+export async function failoverWithEvents(flow: FailoverFlow, worker: { output(): string }): Promise<FailoverReport> {
+  const report = await eventsThroughFailover(flow).catch((error) => {
+    throw new Error(`${(error as Error).message}\nworker output:\n${worker.output()}`);
+  });
+  expect(report.promoted).not.toBe(report.stopped);
+  expect(report.sentDuringFailover).toBeGreaterThan(0);
+  expect(report.sentAfterFailover).toBeGreaterThanOrEqual(5);
+  return report;
+}

@@ -83,6 +83,26 @@ export const TOML_CORPUS: readonly CorpusEntry[] = [
   { name: 'empty file', text: '' },
 ];
 
+/**
+ * Case `index` of a project formatted as the corpus has it: Claude Code's settings (entry `index`),
+ * Codex's hooks file (five entries on) and project config, and guidance files whose line ends
+ * alternate between cases.
+ */
+export function corpusProject(index: number) {
+  const settings = JSON_CORPUS[index]!;
+  const codexHooks = JSON_CORPUS[(index + 5) % JSON_CORPUS.length]!;
+  const codexConfig = TOML_CORPUS[index % TOML_CORPUS.length]!;
+  const eol = index % 2 === 0 ? '\n' : '\r\n';
+  const files: Record<string, string> = {
+    '.claude/settings.json': settings.text,
+    '.codex/hooks.json': codexHooks.text,
+    '.codex/config.toml': codexConfig.text,
+    'CLAUDE.md': `# Mine${eol}${eol}Tabs, not spaces.`,
+    'AGENTS.md': `# Agents${eol}${eol}Run the tests.${eol}`,
+  };
+  return { settings, codexHooks, codexConfig, files };
+}
+
 /** Whether `inner` is what is left of `outer` with some stretches cut out (every byte of it kept, in order). */
 export function keptIn(inner: string, outer: string): boolean {
   let at = 0;

@@ -1,5 +1,9 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
+import { batonShimDir } from './agentClients.ts';
+import { git } from './gitRepo.ts';
 
 // A user's project as the adoption tests see it (docs/adopting.md): every file's bytes, apart from
 // git's directory and baton's task workspace, so that "byte-identical after uninstall" is one
@@ -51,4 +55,34 @@ export function writeUserClaudeSetup(root: string): void {
   fs.mkdirSync(path.join(root, '.claude'), { recursive: true });
   fs.writeFileSync(path.join(root, '.claude', 'settings.json'), USER_CLAUDE_SETTINGS);
   fs.writeFileSync(path.join(root, 'CLAUDE.md'), USER_CLAUDE_MD);
+}
+
+export type ProjectWorld = Readonly<{ work: string; root: string; env: NodeJS.ProcessEnv }>;
+
+/**
+ * For each test of the file, a fresh directory `work` (removed after it) holding a git repository
+ * `project` (`root`); in `env`, the clients' per-user homes below `work` and `baton` on PATH.
+ */
+export function useProjectPerTest(label: string, use: (made: ProjectWorld) => void): void {
+  let work: string | null = null;
+  beforeEach(() => {
+    work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `baton-${label}-`)));
+    const root = path.join(work, 'project');
+    fs.mkdirSync(root);
+    git(root, ['init', '-q']);
+    use({ work, root, env: { ...process.env, ...clientHomes(work) } });
+  });
+  afterEach(() => {
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+}
+
+/** The clients' per-user homes below `work`, and `baton` on PATH (a shim in `work/shims`). */
+export function clientHomes(work: string): NodeJS.ProcessEnv {
+  return {
+    CODEX_HOME: path.join(work, 'codex-home'),
+    CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
+    COPILOT_HOME: path.join(work, 'copilot-home'),
+    PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
+  };
 }

@@ -5,11 +5,38 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Redis } from 'ioredis';
+import { afterAll, beforeAll } from 'vitest';
 import { findRedisServer } from '../../src/redisServer/launch.ts';
 
 // Real Redis topologies for the team tests, each started by the test on free ports of 127.0.0.1
 // (never a fixed port) in a temp dir: a Redis Cluster (3 masters + 3 replicas), a Sentinel setup
 // (1 master, 1 replica, 3 sentinels), and a TLS server with a CA and certificate made by openssl.
+
+/** What a team test starts on its topology and stops after its last test: processes, then repositories. */
+export type TopologyUsers = {
+  repos: { cleanup(): void }[];
+  processes: { stop(signal?: NodeJS.Signals): Promise<unknown> }[];
+};
+
+/**
+ * One topology for the whole file: `start` makes it before the first test (`use` gets it); after the
+ * last, the processes the tests pushed are killed, then the repositories they pushed are removed (once
+ * nothing writes into them), then the topology stops.
+ */
+export function useTopology<T extends { stop(): Promise<void> }>(start: () => Promise<T>, use: (topology: T) => void): TopologyUsers {
+  let topology: T | null = null;
+  const users: TopologyUsers = { repos: [], processes: [] };
+  beforeAll(async () => {
+    topology = await start();
+    use(topology);
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all(users.processes.map((user) => user.stop('SIGKILL')));
+    for (const repo of users.repos) repo.cleanup();
+    await topology?.stop();
+  });
+  return users;
+}
 
 export type RedisNodeProcess = { port: number; dir: string; child: ChildProcess | null; stop(signal?: NodeJS.Signals): Promise<void> };
 

@@ -82,6 +82,15 @@ export function dashboardUrlOf(service: ServiceProcess): string {
   return found[1];
 }
 
+/** The queues the dashboard at `url` lists (its api/queues). */
+export async function dashboardQueues(url: string): Promise<{ name: string; displayName: string; counts: Record<string, number> }[]> {
+  return (
+    (await (await fetch(new URL('api/queues', url))).json()) as {
+      queues: { name: string; displayName: string; counts: Record<string, number> }[];
+    }
+  ).queues;
+}
+
 export const CHROMIUM = '/usr/bin/chromium';
 
 /** This machine: 127.0.0.0/8 (a test binds 127.0.0.2 as a non-loopback-name address), localhost, ::1. */

@@ -1,17 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TASK_ID, readRun } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
 import { driveLifecycle, nativePayload } from '../support/lifecycleDriver.ts';
-import { URL_PATTERN, dashboardUrlOf, startBaton } from '../support/services.ts';
-import type { ServiceProcess } from '../support/services.ts';
-import { eventsThroughFailover } from '../support/failoverFlow.ts';
-import { startRedisCluster } from '../support/redisTopologies.ts';
+import { URL_PATTERN, dashboardQueues, dashboardUrlOf, startBaton } from '../support/services.ts';
+import { failoverWithEvents } from '../support/failoverFlow.ts';
+import { startRedisCluster, useTopology } from '../support/redisTopologies.ts';
 import type { RedisClusterSetup } from '../support/redisTopologies.ts';
 import { connectFast } from '../../src/queue/connection.ts';
 import { queueNameFor } from '../../src/queue/keys.ts';
@@ -23,18 +21,7 @@ import { spooledFiles } from '../../src/queue/spool.ts';
 // and a master fails over while events flow without losing, repeating or reordering any.
 
 let cluster: RedisClusterSetup;
-const repos: GitRepo[] = [];
-const services: (WorkerProcess | ServiceProcess)[] = [];
-
-beforeAll(async () => {
-  cluster = await startRedisCluster();
-}, 90_000);
-
-afterAll(async () => {
-  await Promise.all(services.map((service) => service.stop('SIGKILL')));
-  for (const repo of repos) repo.cleanup();
-  await cluster?.stop();
-});
+const { repos, processes: services } = useTopology(startRedisCluster, (started) => (cluster = started));
 
 function newRepo(): GitRepo {
   const repo = gitRepoWithTask();
@@ -134,11 +121,9 @@ describe('Redis Cluster', () => {
     services.push(dashboard);
     const health = (await (await fetch(new URL('baton/health', dashboardUrlOf(dashboard)))).json()) as { queues: unknown[] };
     expect(health.queues).toEqual([{ name: queueNameFor(identity.id), root: identity.root, host: os.hostname(), checkout: identity.id }]);
-    const queues = (await (await fetch(new URL('api/queues', dashboardUrlOf(dashboard)))).json()) as {
-      queues: { displayName: string; counts: Record<string, number> }[];
-    };
-    expect(queues.queues.map((queue) => queue.displayName)).toEqual([`${identity.root} (${os.hostname()})`]);
-    expect(queues.queues[0]!.counts.completed).toBeGreaterThan(10);
+    const queues = await dashboardQueues(dashboardUrlOf(dashboard));
+    expect(queues.map((queue) => queue.displayName)).toEqual([`${identity.root} (${os.hostname()})`]);
+    expect(queues[0]!.counts.completed).toBeGreaterThan(10);
   }, 120_000);
 
   it('a master fails over while events flow: nothing lost, nothing applied twice, order kept', async () => {
@@ -148,20 +133,17 @@ describe('Redis Cluster', () => {
     const worker = await startWorkerProcess(['--repo', repo.root, '--lock-duration', '3000', '--stalled-interval', '1000'], { env });
     services.push(worker);
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root })).status).toBe('running');
-    const report = await eventsThroughFailover({
-      redisUrl: cluster.url,
-      prefix,
-      root: repo.root,
-      taskDir: repo.taskDir,
-      stopMaster: () => cluster.stopMasterOf(prefix),
-      promotedAfter: (stopped) => cluster.promotedAfter(prefix, stopped),
-    }).catch((error) => {
-      throw new Error(`${(error as Error).message}\nworker output:\n${worker.output()}`);
-    });
-    expect(report.promoted).not.toBe(report.stopped);
-    // By construction (test/support/failoverFlow.ts), not by luck of timing.
-    expect(report.sentDuringFailover).toBeGreaterThan(0);
-    expect(report.sentAfterFailover).toBeGreaterThanOrEqual(5);
+    const report = await failoverWithEvents(
+      {
+        redisUrl: cluster.url,
+        prefix,
+        root: repo.root,
+        taskDir: repo.taskDir,
+        stopMaster: () => cluster.stopMasterOf(prefix),
+        promotedAfter: (stopped) => cluster.promotedAfter(prefix, stopped),
+      },
+      worker,
+    );
     console.log(`cluster failover: ${JSON.stringify(report)}`);
     // The CLI keeps working against the promoted master.
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: repo.root })).status).toBe('running');

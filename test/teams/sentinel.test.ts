@@ -1,12 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TASK_ID, readRun, uniquePrefix } from '../support/fixtures.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
-import type { GitRepo } from '../support/gitRepo.ts';
 import { batonEnv, jsonOf, runBaton, startWorkerProcess } from '../support/processes.ts';
-import type { WorkerProcess } from '../support/processes.ts';
 import { driveLifecycle } from '../support/lifecycleDriver.ts';
-import { eventsThroughFailover } from '../support/failoverFlow.ts';
-import { startSentinels } from '../support/redisTopologies.ts';
+import { failoverWithEvents } from '../support/failoverFlow.ts';
+import { startSentinels, useTopology } from '../support/redisTopologies.ts';
 import type { SentinelSetup } from '../support/redisTopologies.ts';
 
 // baton behind Redis Sentinel (1 master, 1 replica, 3 sentinels on free ports), configured as
@@ -14,19 +12,7 @@ import type { SentinelSetup } from '../support/redisTopologies.ts';
 // master stops while events flow and the sentinels promote the replica.
 
 let sentinel: SentinelSetup;
-// Removed once the workers that write into them have stopped (in afterAll).
-const repos: GitRepo[] = [];
-const workers: WorkerProcess[] = [];
-
-beforeAll(async () => {
-  sentinel = await startSentinels();
-}, 90_000);
-
-afterAll(async () => {
-  await Promise.all(workers.map((worker) => worker.stop('SIGKILL')));
-  for (const repo of repos) repo.cleanup();
-  await sentinel?.stop();
-});
+const { repos, processes: workers } = useTopology(startSentinels, (started) => (sentinel = started));
 
 describe('Redis Sentinel', () => {
   it('runs a lifecycle, then fails over while events flow: nothing lost, nothing applied twice, order kept', async () => {
@@ -49,20 +35,17 @@ describe('Redis Sentinel', () => {
     });
     workers.push(secondWorker);
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: second.root })).status).toBe('running');
-    const report = await eventsThroughFailover({
-      redisUrl: sentinel.url,
-      prefix: env.BATON_PREFIX!,
-      root: second.root,
-      taskDir: second.taskDir,
-      stopMaster: () => sentinel.stopMaster(),
-      promotedAfter: (stopped) => sentinel.promotedAfter(stopped),
-    }).catch((error) => {
-      throw new Error(`${(error as Error).message}\nworker output:\n${secondWorker.output()}`);
-    });
-    expect(report.promoted).not.toBe(report.stopped);
-    // By construction (test/support/failoverFlow.ts), not by luck of timing.
-    expect(report.sentDuringFailover).toBeGreaterThan(0);
-    expect(report.sentAfterFailover).toBeGreaterThanOrEqual(5);
+    const report = await failoverWithEvents(
+      {
+        redisUrl: sentinel.url,
+        prefix: env.BATON_PREFIX!,
+        root: second.root,
+        taskDir: second.taskDir,
+        stopMaster: () => sentinel.stopMaster(),
+        promotedAfter: (stopped) => sentinel.promotedAfter(stopped),
+      },
+      secondWorker,
+    );
     console.log(`sentinel failover: ${JSON.stringify(report)}`);
     // CLI and worker keep working against the promoted master.
     expect(jsonOf(await runBaton(['task', '01', 'begin-or-resume'], { env, cwd: second.root })).status).toBe('running');

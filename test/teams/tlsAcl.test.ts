@@ -9,7 +9,7 @@ import type { GitRepo } from '../support/gitRepo.ts';
 import { PROJECT_ROOT, batonEnv, jsonOf, runBaton, runProcess, startWorkerProcess } from '../support/processes.ts';
 import type { WorkerProcess } from '../support/processes.ts';
 import { driveLifecycle, nativePayload } from '../support/lifecycleDriver.ts';
-import { URL_PATTERN, dashboardUrlOf, startBaton } from '../support/services.ts';
+import { URL_PATTERN, dashboardQueues, dashboardUrlOf, startBaton } from '../support/services.ts';
 import type { ServiceProcess } from '../support/services.ts';
 import { startTlsRedis, withNode } from '../support/redisTopologies.ts';
 import type { TlsSetup } from '../support/redisTopologies.ts';
@@ -81,11 +81,9 @@ describe('TLS and ACL', () => {
 
     const dashboard = await startBaton(['dashboard', '--port', '0'], { env, ready: URL_PATTERN });
     services.push(dashboard);
-    const queues = (await (await fetch(new URL('api/queues', dashboardUrlOf(dashboard)))).json()) as {
-      queues: { displayName: string; counts: Record<string, number> }[];
-    };
-    expect(queues.queues.map((queue) => queue.displayName)).toEqual([`${repo.root} (${os.hostname()})`]);
-    expect(queues.queues[0]!.counts.completed).toBeGreaterThan(10);
+    const queues = await dashboardQueues(dashboardUrlOf(dashboard));
+    expect(queues.map((queue) => queue.displayName)).toEqual([`${repo.root} (${os.hostname()})`]);
+    expect(queues[0]!.counts.completed).toBeGreaterThan(10);
   }, 120_000);
 
   it('the CA in NODE_EXTRA_CA_CERTS only, through the installed launcher (bin/baton): baton task and baton hook, which start without parsing it, still trust it', async () => {
