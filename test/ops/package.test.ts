@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { uniquePrefix } from '../support/fixtures.ts';
 import { UNTOUCHED, startForeignRedis } from '../support/foreignRedis.ts';
 import { startedWithCaCerts } from '../support/machineCaCerts.ts';
-import { JSON_CORPUS, TOML_CORPUS, keptIn, userBytesChanged } from '../support/formattingCorpus.ts';
+import { JSON_CORPUS, corpusProject, keptIn, userBytesChanged } from '../support/formattingCorpus.ts';
 import { git } from '../support/gitRepo.ts';
 import { nativePayload } from '../support/lifecycleDriver.ts';
 import { DENO_DIR, HOOK_WAITS_FOR_RESULT, PROJECT_ROOT, jsonOf, runProcess } from '../support/processes.ts';
@@ -204,21 +204,12 @@ describe('the npm package', () => {
   }, 120_000);
 
   // Issue 26, "Shown by": the formatting corpus through the installed `baton`, byte for byte.
-  JSON_CORPUS.forEach((entry, index) => {
-    const codexHooks = JSON_CORPUS[(index + 5) % JSON_CORPUS.length]!;
-    const codexConfig = TOML_CORPUS[index % TOML_CORPUS.length]!;
-    it(`keeps the user's formatting through init → uninstall: settings: ${entry.name}; hooks.json: ${codexHooks.name}; config.toml: ${codexConfig.name}`, async () => {
+  JSON_CORPUS.forEach((_, index) => {
+    const { settings, codexHooks, codexConfig, files } = corpusProject(index);
+    it(`keeps the user's formatting through init → uninstall: settings: ${settings.name}; hooks.json: ${codexHooks.name}; config.toml: ${codexConfig.name}`, async () => {
       const project = path.join(work, `formatted-${index}`);
       fs.mkdirSync(project);
       git(project, ['init', '-q']);
-      const eol = index % 2 === 0 ? '\n' : '\r\n';
-      const files: Record<string, string> = {
-        '.claude/settings.json': entry.text,
-        '.codex/hooks.json': codexHooks.text,
-        '.codex/config.toml': codexConfig.text,
-        'CLAUDE.md': `# Mine${eol}${eol}Tabs, not spaces.`,
-        'AGENTS.md': `# Agents${eol}${eol}Run the tests.${eol}`,
-      };
       for (const [file, text] of Object.entries(files)) {
         fs.mkdirSync(path.dirname(path.join(project, file)), { recursive: true });
         fs.writeFileSync(path.join(project, file), text);
