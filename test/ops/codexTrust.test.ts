@@ -18,7 +18,7 @@ import { completeStageFlags } from '../support/engineEvents.ts';
 // untrusted project's hooks and its .codex/config.toml without a word. Codex itself says which
 // hooks it will run (its app-server's `hooks/list`, what its /hooks screen shows), and `codex
 // sandbox` runs a command in the sandbox a session would use. Before --trust: no hook of the project
-// listed, and the sandbox refuses Redis's socket and .agents/; after: baton's three hooks listed as
+// listed, and the sandbox refuses Redis's socket and .agents/; after: baton's five hooks (its session's start and stop for a headless reviewer, docs/clients.md) listed as
 // trusted, the socket reachable and .agents/ writable. The user's config.toml keeps everything else.
 // Loopback only: Codex runs in a private network namespace where `unshare` allows it.
 
@@ -116,7 +116,7 @@ trusted_hash = "sha256:000000000000000000000000000000000000000000000000000000000
 `;
 
 describe('baton install-hooks codex with the real Codex', () => {
-  it('without --trust says Codex will skip the hooks (and Codex lists none); --trust makes Codex list all three as trusted and opens the sandbox for baton', async () => {
+  it('without --trust says Codex will skip the hooks (and Codex lists none); --trust makes Codex list all five as trusted and opens the sandbox for baton', async () => {
     fs.writeFileSync(path.join(codexHome, 'config.toml'), USER_CONFIG);
     // A hook of the user's in front of baton's PreToolUse group: baton's key is pre_tool_use:1:0.
     fs.mkdirSync(path.join(repo.root, '.codex'));
@@ -129,7 +129,7 @@ describe('baton install-hooks codex with the real Codex', () => {
     const plain = await runBaton(['install-hooks', 'codex', '--repo', repo.root], { env });
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.stdout).toContain(
-      `note: Codex skips a project's hooks and its .codex/config.toml without a word until they are trusted (the project is not trusted and 3 of baton's hooks are not trusted in ${path.join(codexHome, 'config.toml')}). Run 'baton install-hooks codex --trust'`,
+      `note: Codex skips a project's hooks and its .codex/config.toml without a word until they are trusted (the project is not trusted and 5 of baton's hooks are not trusted in ${path.join(codexHome, 'config.toml')}). Run 'baton install-hooks codex --trust'`,
     );
     expect(plain.stdout).toMatch(/created\s+\.codex\/config\.toml/);
     expect(plain.stdout).toMatch(/updated\s+\.codex\/hooks\.json/);
@@ -148,7 +148,7 @@ describe('baton install-hooks codex with the real Codex', () => {
     const config = parse(configText) as any;
     expect(config.model).toBe('gpt-5-codex');
     expect(config.projects).toEqual({ '/srv/other': { trust_level: 'trusted' }, [repo.root]: { trust_level: 'trusted' } });
-    expect(Object.keys(config.hooks.state)).toHaveLength(4);
+    expect(Object.keys(config.hooks.state)).toHaveLength(6);
 
     const listed = await codexHooks(repo.root);
     // The user's own hook stays as the user left it (untrusted): --trust trusts only baton's.
@@ -157,11 +157,13 @@ describe('baton install-hooks codex with the real Codex', () => {
     const project = listed.hooks.filter((hook) => hook.source === 'project' && hook.command !== 'echo mine');
     expect(project.map((hook) => [hook.key.slice(repo.root.length), hook.eventName, hook.trustStatus]).sort()).toEqual([
       ['/.codex/hooks.json:pre_tool_use:1:0', 'preToolUse', 'trusted'],
+      ['/.codex/hooks.json:session_start:0:0', 'sessionStart', 'trusted'],
+      ['/.codex/hooks.json:stop:0:0', 'stop', 'trusted'],
       ['/.codex/hooks.json:subagent_start:0:0', 'subagentStart', 'trusted'],
       ['/.codex/hooks.json:subagent_stop:0:0', 'subagentStop', 'trusted'],
     ]);
     for (const hook of project) {
-      expect(hook.command).toMatch(/^baton hook codex --event (pre-tool|subagent-start|subagent-stop)$/);
+      expect(hook.command).toMatch(/^baton hook codex --event (pre-tool|subagent-start|subagent-stop|session-start|session-stop)$/);
       expect(config.hooks.state[hook.key]).toEqual({ trusted_hash: hook.currentHash });
     }
     expect(listed.warnings.join('\n')).not.toContain('trusted project');
