@@ -131,6 +131,21 @@ function installedBatonCommand(version: ClientVersion, repoRoot: string): string
   return command.slice(0, command.lastIndexOf(' hook '));
 }
 
+/**
+ * Replaces the world's Claude Code hooks of `event` with recorders that answer nothing (`true`): what
+ * the client does when baton does not intervene, observed (`matcher` as in settings.json).
+ */
+export function observeOnly(world: AgentWorld, event: string, matchers: readonly string[]): void {
+  if (world.client !== 'claude-code') throw new Error('observeOnly: Claude Code settings only');
+  const settingsFile = path.join(world.repo.root, SETTINGS_FILES[world.client]);
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, unknown[]> };
+  settings.hooks[event] = matchers.map((matcher) => ({
+    matcher,
+    hooks: [{ type: 'command', command: `sh '${RECORD_HOOK}' '${world.recordDir}' ${event} -- true` }],
+  }));
+  fs.writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
+}
+
 export type RecordedHook = {
   event: string;
   at: number;
