@@ -90,6 +90,8 @@ export type InstallContext = Readonly<{
   realRoot: string;
   /** Real paths of the git directory and of agent-infra's `.agents/` (resolved when read). */
   readonly gitDir: string;
+  /** The real path of the common git directory: gitDir, or in a linked worktree its main repository's (objects, refs). */
+  readonly commonDir: string;
   readonly agentsDir: string;
   /** The real path of the merged settings file, and baton's entries in it. */
   settingsFile: string;

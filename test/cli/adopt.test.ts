@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { guidanceOwner } from '../../src/install/guidance.ts';
 import { parseTypedTaskFrontmatter } from '../../src/core/frontmatter.ts';
-import { batonShimDir } from '../support/agentClients.ts';
+import { userEnvIn } from '../support/agentClients.ts';
 import { git } from '../support/gitRepo.ts';
 import { runBaton } from '../support/processes.ts';
 import { dirOutsideAnyRepository } from '../support/fixtures.ts';
@@ -27,13 +27,7 @@ beforeEach(() => {
   fs.mkdirSync(root);
   git(root, ['init', '-q']);
   // The clients' per-user files live in the test's own homes; `baton` is on PATH.
-  env = {
-    ...process.env,
-    CODEX_HOME: path.join(work, 'codex-home'),
-    CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
-    COPILOT_HOME: path.join(work, 'copilot-home'),
-    PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
-  };
+  env = userEnvIn(work);
 });
 afterEach(() => fs.rmSync(work, { recursive: true, force: true }));
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { batonShimDir } from '../support/agentClients.ts';
+import { userEnvIn } from '../support/agentClients.ts';
 import { JSON_CORPUS, TOML_CORPUS, keptIn, userBytesChanged } from '../support/formattingCorpus.ts';
 import { git } from '../support/gitRepo.ts';
 import { projectDirs, projectFiles } from '../support/projectFiles.ts';
@@ -24,13 +24,7 @@ beforeEach(() => {
   root = path.join(work, 'project');
   fs.mkdirSync(root);
   git(root, ['init', '-q']);
-  env = {
-    ...process.env,
-    CODEX_HOME: path.join(work, 'codex-home'),
-    CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
-    COPILOT_HOME: path.join(work, 'copilot-home'),
-    PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
-  };
+  env = userEnvIn(work);
 });
 afterEach(() => fs.rmSync(work, { recursive: true, force: true }));
 

@@ -16,17 +16,29 @@ import {
 
 const PROJECT_CONFIG = '.codex/config.toml';
 
+/** The main checkout's git root as it writes it: in a linked worktree `.git` is a file there. */
+const MAIN_GIT_ROOT = '../.git';
+
 /**
  * The directories baton needs writable, as `.codex/config.toml` names them: relative to the file's
- * own directory, as Codex resolves them, so the file is the same on every machine; the git directory
- * of a checkout whose `.git` is a file (a linked worktree) lies elsewhere and stays absolute.
+ * own directory, as Codex resolves them, so the file is the same on every machine. A linked
+ * worktree's git directory lies elsewhere and stays absolute, with the common git directory beside
+ * it: a `git commit` there writes both (the index in the one, objects and refs in the other;
+ * measured with Codex 0.171's sandbox, either alone fails). There the main checkout's `"../.git"`
+ * (committed with the file) names a file, and Codex's sandbox then fails every command ("failed to
+ * inspect synthetic bubblewrap mount target …/.git/…: Not a directory"): it is replaced.
  */
-function writableRoots(context: InstallContext): { roots: string[]; absolute: string[]; machineSpecific: string | null } {
+function writableRoots(context: InstallContext): { roots: string[]; replaced: string[]; machineSpecific: string[] } {
   const configDir = path.join(context.realRoot, path.dirname(PROJECT_CONFIG));
-  const absolute = [context.agentsDir, context.gitDir];
+  const linked = context.commonDir !== context.gitDir;
+  const absolute = linked ? [context.agentsDir, context.commonDir, context.gitDir] : [context.agentsDir, context.gitDir];
   const inside = (dir: string) => !path.relative(context.realRoot, dir).startsWith('..');
   const roots = absolute.map((dir) => (inside(dir) ? path.relative(configDir, dir) : dir));
-  return { roots, absolute, machineSpecific: inside(context.gitDir) ? null : context.gitDir };
+  return {
+    roots,
+    replaced: linked ? [...absolute, MAIN_GIT_ROOT] : absolute,
+    machineSpecific: absolute.filter((dir) => !inside(dir)),
+  };
 }
 
 function trustEntries(context: InstallContext) {
@@ -57,11 +69,11 @@ export const installer: ClientInstaller = {
     const notices: string[] = [];
     if (context.options.sandboxConfig !== false) {
       const current = context.readText(path.join(context.repoRoot, PROJECT_CONFIG), PROJECT_CONFIG);
-      const { roots, absolute, machineSpecific } = writableRoots(context);
-      files.push(context.planFile(PROJECT_CONFIG, withSandboxSettings(current, roots, PROJECT_CONFIG, absolute)));
-      if (machineSpecific !== null) {
+      const { roots, replaced, machineSpecific } = writableRoots(context);
+      files.push(context.planFile(PROJECT_CONFIG, withSandboxSettings(current, roots, PROJECT_CONFIG, replaced)));
+      if (machineSpecific.length > 0) {
         notices.push(
-          `${PROJECT_CONFIG} names this checkout's git directory, ${machineSpecific}, which is outside it (a linked worktree): that entry is machine-specific`,
+          `${PROJECT_CONFIG} names this checkout's git directories, ${machineSpecific.join(' and ')}, which are outside it (a linked worktree): those entries are machine-specific and this worktree's own; in another worktree run 'baton init' there (a "../.git" there makes Codex's sandbox fail every command)`,
         );
       }
     }
@@ -75,7 +87,7 @@ export const installer: ClientInstaller = {
     {
       path: PROJECT_CONFIG,
       without: (text) =>
-        withoutSandboxSettings(text, [...writableRoots(context).roots, ...writableRoots(context).absolute], PROJECT_CONFIG),
+        withoutSandboxSettings(text, [...writableRoots(context).roots, ...writableRoots(context).replaced], PROJECT_CONFIG),
     },
   ],
   trustProblems,
