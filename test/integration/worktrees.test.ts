@@ -222,6 +222,72 @@ describe('baton runs in a repository with linked worktrees', () => {
   });
 });
 
+describe('baton runs --worktrees', () => {
+  it('lists the runs of every checkout of the repository, grouped by checkout, each with its branch (text and --json)', async () => {
+    const main = harness.repository('worktrees-runs-all');
+    const a = harness.worktree(main, 'listed-a');
+    const detached = harness.worktree(main, 'listed-d', null);
+    await harness.startWorker(['--repo', main.repo.root], { env: main.env });
+    for (const at of [main.repo, a]) expect((await task(main.env, at, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    const text = await runBaton(['runs', '--worktrees'], { env: main.env, cwd: a.root });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(
+      `repository ${main.repo.root}: 3 checkouts, each with its own runs\n\n== ${main.repo.root} (branch main · main checkout)\n`,
+    );
+    const sections = text.stdout.split(/^== /m).slice(1);
+    expect(sections.map((section) => section.split('\n')[0])).toEqual([
+      `${main.repo.root} (branch main · main checkout)`,
+      `${a.root} (branch listed-a · linked worktree)`,
+      `${detached.root} (detached HEAD · linked worktree)`,
+    ]);
+    expect(sections[0]).toContain(TASK_ID);
+    expect(sections[1]).toContain(TASK_ID);
+    expect(sections[2]).toContain('no runs');
+    const listed = JSON.parse((await runBaton(['runs', '--worktrees', '--json'], { env: main.env, cwd: main.repo.root })).stdout);
+    expect(
+      listed.worktrees.map((group: any) => [group.root, group.branch, group.mainCheckout, group.runs.map((row: any) => row.taskId)]),
+    ).toEqual([
+      [main.repo.root, 'main', true, [TASK_ID]],
+      [a.root, 'listed-a', false, [TASK_ID]],
+      [detached.root, null, false, []],
+    ]);
+  });
+});
+
+describe("the dashboard's runs list with linked worktrees", () => {
+  it("groups a repository's worktrees under it (/api/runs and /runs), each with its branch", async () => {
+    const main = harness.repository('worktrees-dashboard');
+    const a = harness.worktree(main, 'board-a');
+    const worker = await harness.startWorker(['--repo', main.repo.root, '--dashboard', '--port', '0'], { env: main.env });
+    for (const at of [main.repo, a]) expect((await task(main.env, at, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    const url = /dashboard: (http:\/\/\S+)/.exec(worker.output())?.[1];
+    expect(url, worker.output()).toBeDefined();
+    const api = async () =>
+      ((await (await fetch(new URL('/api/runs', url))).json()) as { repositories: Array<Record<string, unknown>> }).repositories;
+    await expect.poll(async () => (await api()).length, { timeout: 15_000 }).toBe(2);
+    expect(
+      (await api())
+        .map(({ root, branch, mainRepository }) => ({ root, branch, mainRepository }))
+        .sort((x, y) => String(x.root).localeCompare(String(y.root))),
+    ).toEqual([
+      { root: main.repo.root, branch: 'main', mainRepository: null },
+      { root: a.root, branch: 'board-a', mainRepository: main.repo.root },
+    ]);
+    const page = await (await fetch(new URL('/runs', url))).text();
+    const group = page.slice(page.indexOf(`data-repository-group="${main.repo.root}"`));
+    expect(group).toContain('2 checkouts, each with its own runs');
+    const [first, second] = [
+      group.indexOf(`data-repository="${repoIdentity(main.repo.root).id}"`),
+      group.indexOf(`data-repository="${repoIdentity(a.root).id}"`),
+    ];
+    expect(first).toBeGreaterThan(0);
+    expect(second).toBeGreaterThan(first);
+    expect(group.slice(second)).toContain(
+      `<span data-branch>branch board-a</span> · <span data-worktree-of>linked worktree of ${main.repo.root}</span>`,
+    );
+  });
+});
+
 describe('baton hook in a worktree that cannot be served', () => {
   it('a worktree whose main repository is gone: the hook says so and what to do, and creates nothing', async () => {
     const main = harness.repository('worktrees-gone');
