@@ -5,6 +5,7 @@ import path from 'node:path';
 import { parse } from '@decimalturn/toml-patch';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { userEnvIn } from '../support/agentClients.ts';
+import { claudeGlobalConfigFile } from '../../src/clients/claude-code/trust.ts';
 import { freshGitRepo, git, linkedWorktree } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
 import { runBaton, runProcess } from '../support/processes.ts';
@@ -81,7 +82,8 @@ describe('baton init and baton uninstall with linked worktrees', () => {
   });
 
   it('Codex: in a linked worktree the main checkout\'s "../.git" breaks the sandbox; baton init there names the worktree\'s git dirs and commits work', async () => {
-    expect((await baton(main.root, ['init', ...CLIENTS, '--trust'])).code).toBe(0);
+    // No trust from the main checkout: what the clients read in a worktree comes from its own `--trust`.
+    expect((await baton(main.root, ['init', ...CLIENTS])).code).toBe(0);
     git(main.root, ['add', '-A']);
     git(main.root, ['commit', '-qm', 'baton init']);
     const a = linkedWorktree(main, 'a');
@@ -93,6 +95,10 @@ describe('baton init and baton uninstall with linked worktrees', () => {
     expect(trusted.code, trusted.stderr).toBe(0);
     expect(trusted.stdout).toMatch(/updated\s+\.codex\/config\.toml/);
     expect(trusted.stderr + trusted.stdout).toContain("names this checkout's git directories");
+    // Claude Code keys a worktree's workspace trust by its main repository (docs/clients.md "Linked worktrees").
+    const claudeConfig = JSON.parse(fs.readFileSync(claudeGlobalConfigFile(env), 'utf8'));
+    expect(claudeConfig.projects[main.root]).toMatchObject({ hasTrustDialogAccepted: true });
+    expect(trusted.stdout + trusted.stderr).toContain("Codex runs the hooks of the main checkout's .codex/hooks.json in a linked worktree");
     const common = fs.realpathSync(path.join(main.root, '.git'));
     expect(codexRoots(a.root)).toEqual(['../.agents', common, path.join(common, 'worktrees', path.basename(a.root))]);
     expect(git(a.root, ['status', '--short', '--untracked-files=no'])).toBe(' M .codex/config.toml\n');

@@ -77,6 +77,13 @@ export const installer: ClientInstaller = {
         );
       }
     }
+    if (context.commonDir !== context.gitDir) {
+      // Measured with Codex 0.171 (app-server hooks/list, codex exec): in a linked worktree it runs
+      // the main checkout's .codex/hooks.json, keyed and trusted by that path.
+      notices.push(
+        `Codex runs the hooks of the main checkout's .codex/hooks.json in a linked worktree, not this worktree's: install and trust them in ${context.trustRoot} too (baton init --client codex --trust there)`,
+      );
+    }
     if (!context.trust) return { files, notices: [...notices, ...trustProblems(context)] };
     const userConfig = path.join(codexHome(context.env), 'config.toml');
     const userText = context.readText(userConfig, userConfig);
