@@ -3,7 +3,10 @@ import path from 'node:path';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { runFilePath } from '../../src/core/taskLayout.ts';
 import type { OrchestrationRun } from '../../src/core/types.ts';
+import { Redis } from 'ioredis';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
+import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { parseRepositoryEntry, repositoriesKey } from '../../src/queue/keys.ts';
 import { doStageWork, queueFor } from '../chaos/support.ts';
 import type { StageNext } from '../chaos/support.ts';
 import { TASK_ID, TASK_ID_2 } from '../support/fixtures.ts';
@@ -160,7 +163,57 @@ describe('baton worker --repo MAIN and a worktree removed with queued events', (
   });
 });
 
+describe('baton worker --repo MAIN started after a worktree with queued events was pruned', () => {
+  it('reports the events that waited in the queue of a worktree pruned while no worker ran; they stay queued', async () => {
+    const main = harness.repository('worktrees-pruned-unserved', { env: { BATON_HOOK_BUDGET_MS: '2000' } });
+    const at = harness.worktree(main, 'unserved');
+    // No worker: the hook queues its event and says so.
+    const started = await runBaton(['hook', 'codex'], {
+      env: main.env,
+      cwd: at.root,
+      input: nativePayload('codex', 'SubagentStart', 'executor', 'c-unserved', at.root),
+    });
+    expect(started.code, started.stderr).toBe(0);
+    // The worker to start is the main checkout's, which serves its worktrees.
+    expect(started.stderr).toContain(`applied when one starts: baton worker --repo ${main.repo.root}\n`);
+    const queue = queueFor(inject('redisUrl'), main.prefix, at.root);
+    try {
+      expect(await queue.getWaitingCount()).toBe(1);
+      // The registry records the worktree with its main repository: how the worker finds it once it is gone.
+      const redis = new Redis(redisOptionsFromUrl(inject('redisUrl')));
+      try {
+        const entry = await redis.hget(repositoriesKey(main.prefix), repoIdentity(at.root).id);
+        expect(parseRepositoryEntry(entry!)).toMatchObject({ root: at.root, main: main.repo.root });
+      } finally {
+        redis.disconnect();
+      }
+      git(main.repo.root, ['worktree', 'remove', '--force', at.root]);
+      git(main.repo.root, ['worktree', 'prune']);
+      const worker = await harness.startWorker(['--repo', main.repo.root], { env: main.env });
+      await expect
+        .poll(() => worker.output(), { timeout: 15_000 })
+        .toContain(
+          `${at.root}: a linked worktree of ${main.repo.root} that is gone (removed or pruned before a worker served it); queue ${queue.name} holds 1 event(s) that nothing can apply (their work tree is gone); they stay in Redis, see the dashboard`,
+        );
+      expect(await queue.getWaitingCount()).toBe(1);
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
 describe('baton worker --discover and linked worktrees', () => {
+  it('follows the linked worktrees of a main checkout it discovered, within its allowed roots, before their first event', async () => {
+    const main = harness.repository('worktrees-discover-follow');
+    const worker = await harness.startWorker(['--discover', '--allow-root', path.dirname(main.repo.root)], { env: main.env });
+    expect((await task(main.env, main.repo, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    expect(worker.output()).toContain(`serving ${main.repo.root} `);
+    const at = harness.worktree(main, 'followed');
+    await expect.poll(() => worker.output(), { timeout: 15_000 }).toContain(`serving ${at.root} `);
+    expect((await task(main.env, at, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    expect(runOf(at).status).toBe('running');
+  });
+
   it('serves a worktree under an allowed root from its first baton task, apart from its main checkout', async () => {
     const main = harness.repository('worktrees-discover');
     const at = harness.worktree(main, 'found');
