@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from '@decimalturn/toml-patch';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { userEnvIn } from '../support/agentClients.ts';
 import { claudeGlobalConfigFile } from '../../src/clients/claude-code/trust.ts';
 import { freshGitRepo, git, linkedWorktree } from '../support/gitRepo.ts';
@@ -133,5 +133,20 @@ describe('baton init and baton uninstall with linked worktrees', () => {
     expect(mainUninstall.code, mainUninstall.stderr).toBe(0);
     expect(fs.existsSync(path.join(main.root, '.claude', 'settings.json'))).toBe(false);
     expect(fs.existsSync(path.join(b.root, '.claude', 'settings.json'))).toBe(true);
+  });
+
+  it("baton new --worktree: the new worktree's Codex sandbox roots name its own git directories, and the note says so", async () => {
+    expect((await baton(main.root, ['init', '--client', 'codex'])).code).toBe(0);
+    git(main.root, ['add', '-A']);
+    git(main.root, ['commit', '-qm', 'baton init']);
+    const dir = `${main.root}-fix-sandbox`;
+    onTestFinished(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const created = await baton(main.root, ['new', 'Sandbox roots', '--worktree', 'fix/sandbox', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const common = fs.realpathSync(path.join(main.root, '.git'));
+    const own = path.join(common, 'worktrees', path.basename(dir));
+    expect(codexRoots(dir)).toEqual(['../.agents', common, own]);
+    expect(JSON.parse(created.stdout).notes[0]).toContain(`names its own git directories (${common} and ${own})`);
+    expect(codexRoots(main.root)).toEqual(['../.agents', '../.git']);
   });
 });

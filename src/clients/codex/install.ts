@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { parse } from '@decimalturn/toml-patch';
 import type { ClientInstaller, InstallContext } from '../installer.ts';
 import {
   codexHome,
@@ -28,7 +29,11 @@ const MAIN_GIT_ROOT = '../.git';
  * (committed with the file) names a file, and Codex's sandbox then fails every command ("failed to
  * inspect synthetic bubblewrap mount target …/.git/…: Not a directory"): it is replaced.
  */
-function writableRoots(context: InstallContext): { roots: string[]; replaced: string[]; machineSpecific: string[] } {
+function writableRoots(context: Pick<InstallContext, 'realRoot' | 'agentsDir' | 'gitDir' | 'commonDir'>): {
+  roots: string[];
+  replaced: string[];
+  machineSpecific: string[];
+} {
   const configDir = path.join(context.realRoot, path.dirname(PROJECT_CONFIG));
   const linked = context.commonDir !== context.gitDir;
   const absolute = linked ? [context.agentsDir, context.commonDir, context.gitDir] : [context.agentsDir, context.gitDir];
@@ -39,6 +44,30 @@ function writableRoots(context: InstallContext): { roots: string[]; replaced: st
     replaced: linked ? [...absolute, MAIN_GIT_ROOT] : absolute,
     machineSpecific: absolute.filter((dir) => !inside(dir)),
   };
+}
+
+export const CODEX_PROJECT_CONFIG = PROJECT_CONFIG;
+
+/**
+ * A linked worktree's `.codex/config.toml` (`text`) with its own git directories as sandbox roots,
+ * when it has the main checkout's `"../.git"` (the committed file, as `git worktree add` checked it
+ * out: Codex's sandbox fails every command with it there); null when there is nothing to change.
+ */
+export function worktreeSandboxConfig(
+  text: string,
+  dirs: Pick<InstallContext, 'realRoot' | 'agentsDir' | 'gitDir' | 'commonDir'>,
+): string | null {
+  if (dirs.commonDir === dirs.gitDir) return null;
+  let current: unknown;
+  try {
+    current = (parse(text) as { sandbox_workspace_write?: { writable_roots?: unknown } }).sandbox_workspace_write?.writable_roots;
+  } catch {
+    return null; // not ours to repair: Codex reports it
+  }
+  if (!Array.isArray(current) || !current.includes(MAIN_GIT_ROOT)) return null;
+  const { roots, replaced } = writableRoots(dirs);
+  const updated = withSandboxSettings(text, roots, PROJECT_CONFIG, replaced);
+  return updated === text ? null : updated;
 }
 
 function trustEntries(context: InstallContext) {
