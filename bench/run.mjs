@@ -32,6 +32,8 @@ const BENCHMARKS = [
   },
   // One worker's reconciliation scan over N checkouts against reading their run files.
   { name: 'reconcileScan', script: 'reconcileScan.mjs', args: quick ? ['--checkouts', '64', '--rounds', '3'] : [] },
+  // N linked worktrees × one worker (issue 42) against N independent repositories, same run.
+  { name: 'worktrees', script: 'worktrees.mjs', args: quick ? ['--sizes', '1,4', '--rounds', '5'] : [] },
   // Needs Chromium (/usr/bin/chromium or $CHROMIUM).
   { name: 'runview', script: 'runview.mjs', args: quick ? ['--events', '150', '--blocks', '2', '--warmup', '10'] : [], optional: true },
 ];
@@ -178,6 +180,22 @@ if (scan) {
     mark(scan.ratioToFloor <= 1.5 && scan.coreShareAtDefaultGraces < 1),
     'reconcileScan.md',
     scan.machine.date,
+  ]);
+}
+const worktrees = read('worktrees');
+if (worktrees) {
+  const largest = Math.max(...worktrees.results.map((result) => result.checkouts));
+  const at = (layout) => worktrees.results.find((result) => result.layout === layout && result.checkouts === largest);
+  const [wt, base] = [at('worktrees'), at('independent')];
+  const ratio = worktrees.ratios.find((entry) => entry.checkouts === largest);
+  const own = (connections) => connections.count - connections.spares;
+  rows.push([
+    `${largest} worktrees × one worker (\`--repo MAIN\`), all busy at once`,
+    'an idle worktree costs no connection; enqueue → applied as N independent repositories (ratio ≈ 1)',
+    `connections idle ${own(wt.idleConnections)} (baseline ${own(base.idleConnections)}), busy ${own(wt.busyConnections)} (${own(base.busyConnections)}), spares apart; p50 ${wt.enqueueToAppliedMs.p50} ms (${ratio.p50}×), p99 ${wt.enqueueToAppliedMs.p99} ms (${ratio.p99}×)`,
+    '—',
+    'worktrees.md',
+    worktrees.machine.date,
   ]);
 }
 const runview = read('runview');

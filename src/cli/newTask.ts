@@ -12,6 +12,7 @@ import { GITIGNORE_FILE, ignoresWorkspace } from '../install/gitignore.ts';
 import { readText } from '../install/plan.ts';
 import { installedBatonCommand } from '../install/uninstall.ts';
 import { parseCommand } from './options.ts';
+import { prepareWorktreeFiles } from '../install/worktree.ts';
 
 // `baton new "<title>"` (docs/adopting.md "baton new"): a task in agent-infra's layout, ready for an
 // agent to run through its lifecycle: `.agents/workspace/active/<TASK-id>/task.md` and its short id
@@ -95,7 +96,9 @@ export async function run(argv: string[]): Promise<number> {
     process.stderr.write(`baton new: cannot write ${task.taskId} (${(error as Error).message}). Nothing was written\n`);
     return 1;
   }
-  const notes = notesFor(root.root);
+  // A new worktree checked out the committed files; Codex's sandbox roots need its own git directories.
+  const prepared = worktree ? prepareWorktreeFiles(worktree.dir) : null;
+  const notes = [...(prepared ? [prepared] : []), ...notesFor(root.root)];
   if (options.json) {
     printJson({
       taskId: task.taskId,

@@ -39,14 +39,19 @@ export type CheckoutSummary = Readonly<{
   otherCheckouts: readonly CheckoutBranch[];
 }>;
 
+/** Every checkout of the repository `real` is a checkout of: its main checkout first, then its linked worktrees whose work tree is there. */
+function repositoryCheckouts(real: string): string[] {
+  return [
+    mainRepositoryOf(real) ?? real,
+    ...linkedWorktreesOf(commonDirOf(gitDirOf(real))).flatMap((worktree) => (worktree.root ? [worktree.root] : [])),
+  ];
+}
+
 export function checkoutSummary(repoRoot: string): CheckoutSummary {
   const real = fs.realpathSync.native(repoRoot);
   const record = checkoutRecord(real);
   const main = mainRepositoryOf(real);
-  const checkouts = [
-    main ?? real,
-    ...linkedWorktreesOf(commonDirOf(gitDirOf(real))).flatMap((worktree) => (worktree.root ? [worktree.root] : [])),
-  ];
+  const checkouts = repositoryCheckouts(real);
   return {
     id: record.id,
     queue: queueNameFor(record.id),
@@ -69,6 +74,32 @@ export function formatCheckout(checkout: CheckoutSummary): string {
   return `${text}the repository's other checkouts, each with its own runs (baton runs --repo DIR):\n${others}`;
 }
 
+/** One checkout of the repository with its own runs (`baton runs --worktrees`). */
+export type CheckoutRuns = Readonly<{ root: string; branch: string | null; mainCheckout: boolean; runs: RunRow[] }>;
+
+/** The runs of every checkout of the repository `repoRoot` belongs to, grouped by checkout (main checkout first). */
+export async function repositoryRuns(repoRoot: string, filter: { status?: string; search?: string }): Promise<CheckoutRuns[]> {
+  const real = fs.realpathSync.native(repoRoot);
+  return Promise.all(
+    repositoryCheckouts(real).map(async (root, index) => ({
+      root,
+      branch: branchOf(root),
+      mainCheckout: index === 0 && mainRepositoryOf(root) === null,
+      runs: filterRuns(await listRuns(root, undefined, { graces: readEndpoint(root)?.graces }), filter),
+    })),
+  );
+}
+
+export function formatRepositoryRuns(groups: readonly CheckoutRuns[]): string {
+  const main = groups.find((group) => group.mainCheckout)?.root ?? groups[0]?.root ?? '';
+  const parts = groups.map((group) => {
+    const kind = group.mainCheckout ? 'main checkout' : 'linked worktree';
+    const body = group.runs.length === 0 ? 'no runs\n' : formatRunsTable(group.runs);
+    return `== ${group.root} (${branchText(group.branch)} · ${kind})\n${body}`;
+  });
+  return `repository ${main}: ${groups.length} checkout${groups.length === 1 ? '' : 's'}, each with its own runs\n\n${parts.join('\n')}`;
+}
+
 /** Cursor home, the frame, then clear whatever the previous (longer) frame left below it. */
 export function watchFrame(root: string, rows: readonly RunRow[], at: Date, checkout?: CheckoutSummary): string {
   const table = rows.length === 0 ? noRuns(root) : formatRunsTable(rows);
@@ -81,7 +112,15 @@ function noRuns(root: string): string {
   return `no orchestration runs in ${root} yet. ${FIRST_RUN_HINT}\n`;
 }
 
-type RunsOptions = { json?: boolean; repo?: string; watch?: boolean; interval: number; status?: string; search?: string };
+type RunsOptions = {
+  json?: boolean;
+  repo?: string;
+  watch?: boolean;
+  interval: number;
+  status?: string;
+  search?: string;
+  worktrees?: boolean;
+};
 
 export async function run(argv: string[]): Promise<number> {
   const program = new Command('baton runs')
@@ -90,6 +129,10 @@ export async function run(argv: string[]): Promise<number> {
     .option('--repo <dir>', 'repository (default: the nearest ancestor of the working directory holding .git)')
     .addOption(new Option('--status <status>', 'only runs with this status').choices(RUN_ROW_STATUSES))
     .option('--search <ref>', 'only runs whose task id contains this, or whose short id is this')
+    .option(
+      '--worktrees',
+      'every checkout of the repository (its main checkout and linked worktrees), each with its branch and its own runs',
+    )
     .option('--watch', 'redraw the table in place until Ctrl-C')
     .option('--interval <ms>', 'how often --watch redraws', milliseconds, 1_000);
   const exit = parseCommand(program, argv, { redis: 'baton runs reads the run files directly; it does not use Redis' });
@@ -107,6 +150,17 @@ export async function run(argv: string[]): Promise<number> {
       search: options.search,
     });
   const checkout = checkoutSummary(root.root);
+  if (options.worktrees) {
+    if (options.watch) {
+      process.stderr.write('baton runs: --worktrees and --watch cannot be combined\n');
+      return 1;
+    }
+    const groups = await repositoryRuns(root.root, { status: options.status, search: options.search });
+    process.stdout.write(
+      options.json ? `${JSON.stringify({ repo: root.root, checkout, worktrees: groups }, null, 2)}\n` : formatRepositoryRuns(groups),
+    );
+    return 0;
+  }
   if (options.watch) return watch(root.root, rowsNow, options.interval, checkout);
   const rows = await rowsNow();
   if (options.json) {

@@ -43,6 +43,11 @@ export type ClientHook = Readonly<{
    * (Copilot CLI's `permissionDecision: "deny"`); left out, a refusal exits 2 with the reason on stderr.
    */
   denial?(reason: string): string;
+  /**
+   * Where the client puts the worktree it makes for one child (`isolation`), relative to the main
+   * repository's root, by the child's id; left out, the client makes none.
+   */
+  childWorktree?(childId: string): readonly string[];
 }>;
 
 /**

@@ -86,10 +86,18 @@ export type InstalledHook = Readonly<{
 
 export type InstallContext = Readonly<{
   repoRoot: string;
-  /** The repository's real path (what clients key their trust by). */
+  /** The checkout's real path. */
   realRoot: string;
+  /**
+   * The path Claude Code keys a workspace's trust by: realRoot, or for a linked worktree its main
+   * repository's real path (measured with Claude Code 2.1.337: the trust of the worktree's own path
+   * is not read there; its `baton task` commands then need approval).
+   */
+  trustRoot: string;
   /** Real paths of the git directory and of agent-infra's `.agents/` (resolved when read). */
   readonly gitDir: string;
+  /** The real path of the common git directory: gitDir, or in a linked worktree its main repository's (objects, refs). */
+  readonly commonDir: string;
   readonly agentsDir: string;
   /** The real path of the merged settings file, and baton's entries in it. */
   settingsFile: string;

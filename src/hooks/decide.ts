@@ -184,6 +184,22 @@ export function decideHook(client: ClientId, payload: HookPayload, eventOption?:
   return { kind: 'event', idParts, event };
 }
 
+/**
+ * Why a lifecycle spawn with `isolation` is refused, and what to do instead. Claude Code 2.1.337 makes
+ * the `"worktree"` one after PreToolUse, at `.claude/worktrees/agent-<agent_id>` on a new branch
+ * `worktree-agent-<agent_id>` from HEAD, and runs the child there (SubagentStart/Stop and the
+ * child's tool hooks carry that cwd): a checkout without the task (`.agents/workspace/` is not
+ * committed) or this checkout's uncommitted work, whose changes stay on that branch, outside the
+ * checkout the next stages run in. `"remote"` runs it on another machine.
+ */
+export function isolationRefusal(isolation: string, nativeAgent: string): string {
+  const where =
+    isolation === 'worktree'
+      ? "Claude Code would run it in a new worktree made from HEAD (.claude/worktrees/agent-<id>), which has neither the task's .agents/workspace/ nor this checkout's uncommitted changes, and its changes would stay on that worktree's branch, outside the checkout the next stages run in"
+      : `isolation '${isolation}' would run it outside this checkout, where baton cannot measure its changes`;
+  return `baton: DELEGATION_ISOLATION_FORBIDDEN: ${nativeAgent} with isolation '${isolation}': ${where}. Spawn it without isolation; to run agents side by side, give each task its own worktree (baton new --worktree <branch>) and start the agent there.`;
+}
+
 /** An id for this hook invocation, where the payload has nothing that tells invocations apart. */
 function invocationIdentity(options: DecideOptions): string {
   return `invocation:${options.invocationId ?? randomId()}`;
@@ -217,13 +233,11 @@ function decideSpawn(client: ClientId, payload: HookPayload, options: DecideOpti
       reason: `baton: DELEGATION_FORK_FORBIDDEN: spawn mode 'fork' is not fresh: ${fork}. Spawn ${nativeAgent} fresh${tool.freshHint ?? ''}.`,
     };
   }
-  // Claude Code's `isolation` (a worktree, a remote machine), refused whatever tool carries it.
+  // Claude Code's `isolation` (a worktree, a remote machine), refused whatever tool carries it
+  // (docs/clients.md "Worktree isolation": what the real client does with it, observed).
   const isolation = text(input.isolation);
   if (isolation && isolation !== 'none') {
-    return {
-      kind: 'spawn-refused',
-      reason: `baton: DELEGATION_ISOLATION_FORBIDDEN: isolation '${isolation}' would run ${nativeAgent} outside this repository's workspace, where baton cannot measure its changes. Spawn it without isolation.`,
-    };
+    return { kind: 'spawn-refused', reason: isolationRefusal(isolation, nativeAgent) };
   }
   // Claude Code's agent teams: a teammate is its own session, messaged and reused across tasks, not a
   // fresh subagent whose one stage baton measures (docs/clients.md "Agent teams").

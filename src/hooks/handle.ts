@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { ClientHook } from '../clients/hook.ts';
 import { clientAdapter } from '../clients/registry.ts';
 import { checkoutProblem, repositoryOf } from '../base/repoRoot.ts';
@@ -85,6 +86,11 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
     return blocked(report.finish(decision.kind === 'spawn-check' ? 2 : 1), adapter.hook);
   }
   const { root } = repository;
+  const isolated = decision.kind === 'event' ? isolationWorktree(adapter.hook, root, repository.main, decision.event) : null;
+  if (isolated) {
+    report.say(`${isolated}\n`);
+    return report.finish(1, adapter.hook);
+  }
   const problem = checkoutProblem(root);
   if (problem) {
     report.say(`baton hook: ${problem}; the event was not recorded\n`);
@@ -124,6 +130,24 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
   if (outcome.stdout) report.say(`baton: ${outcome.stdout}`);
   if (outcome.stderr) report.notice(outcome.stderr);
   return report.finish(outcome.exitCode, adapter.hook);
+}
+
+/**
+ * A lifecycle subagent's start or stop from the worktree its client made for it alone (Claude Code's
+ * `isolation: "worktree"`: `ClientHook.childWorktree`, docs/clients.md "Worktree isolation"),
+ * which its PreToolUse hook should have refused (not installed there, or it failed): not a task's
+ * checkout, so the event is not queued there; why, for the user. Null for any other checkout (a whole
+ * session in `claude --worktree` runs in a worktree of its own, named otherwise).
+ */
+function isolationWorktree(
+  hook: ClientHook,
+  root: string,
+  main: string | null,
+  event: { intent: string; childId?: string },
+): string | null {
+  if (!hook.childWorktree || !main || !event.childId || (event.intent !== 'hook-start' && event.intent !== 'hook-stop')) return null;
+  if (root !== path.join(main, ...hook.childWorktree(event.childId))) return null;
+  return `baton: DELEGATION_ISOLATION_FORBIDDEN: subagent ${event.childId} runs in the worktree the client made for it (${root}), not in the task's checkout ${main}: its stage cannot be measured there and the event was not recorded. Its spawn should have been refused at PreToolUse (check that baton's PreToolUse hook is installed: baton doctor). Stop it and spawn it without isolation.`;
 }
 
 /**

@@ -5,7 +5,7 @@ import type { InstallClient } from '../clients/installer.ts';
 import type { FilePart, InstallContext, PlannedFile } from '../clients/installer.ts';
 import { AGENT_INFRA_SHIM_ENV } from '../base/agentInfraShim.ts';
 import { shimDir } from '../base/batonDir.ts';
-import { gitDirOf } from '../base/repoRoot.ts';
+import { commonDirOf, gitDirOf, mainRepositoryOf } from '../base/repoRoot.ts';
 import { writeFileAtomic } from '../base/atomicFile.ts';
 import { AGENTS_PATH } from '../core/taskLayout.ts';
 import { SKILL_NAMES, guidanceOwner, stageSkill } from './guidance.ts';
@@ -158,8 +158,12 @@ export function installContext(
   return {
     repoRoot,
     realRoot,
+    trustRoot: fs.realpathSync(mainRepositoryOf(realRoot) ?? realRoot),
     get gitDir() {
       return fs.realpathSync(gitDirOf(repoRoot));
+    },
+    get commonDir() {
+      return fs.realpathSync(commonDirOf(fs.realpathSync(gitDirOf(repoRoot))));
     },
     get agentsDir() {
       return path.join(realRoot, AGENTS_PATH);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomHex } from '../base/digest.ts';
 import { checkoutFile } from '../base/batonDir.ts';
-import { checkoutProblem } from '../base/repoRoot.ts';
+import { checkoutProblem, mainRepositoryOf } from '../base/repoRoot.ts';
 
 // Which checkout this is, as opposed to which path it sits at. Two machines (dev containers,
 // identical home layouts) often have a checkout at the same path and the same host name; a queue
@@ -176,7 +176,13 @@ function reconcile(file: string, realRoot: string, recorded: CheckoutRecord): Ch
 }
 
 /** Which checkout (id), where it is on this machine (root), and which machine says so (host). */
-export type RepoIdentity = Readonly<{ id: string; root: string; host: string }>;
+export type RepoIdentity = Readonly<{
+  id: string;
+  root: string;
+  host: string;
+  /** A linked worktree's main repository root (what the repository registry records beside it). */
+  main?: string;
+}>;
 
 /**
  * The identity a job carries (docs/architecture.md "Job envelope"): the checkout's random id, never
@@ -185,5 +191,6 @@ export type RepoIdentity = Readonly<{ id: string; root: string; host: string }>;
  */
 export function repoIdentity(root: string): RepoIdentity {
   const real = fs.realpathSync.native(root);
-  return { id: checkoutRecord(real).id, root: real, host: os.hostname() };
+  const main = mainRepositoryOf(real);
+  return { id: checkoutRecord(real).id, root: real, host: os.hostname(), ...(main ? { main } : {}) };
 }

@@ -10,6 +10,7 @@ import { completedOutcome, fieldsToRecord, outcomeFromJobFields, resultSchema, w
 import type { JobOutcome } from './outcome.ts';
 import { WITHDRAW_SCRIPT, withdrawKeysAndArgs, withdrawalKind, withdrawalOf } from './withdraw.ts';
 import type { Withdrawal } from './withdraw.ts';
+import { mainRepositoryOf } from '../base/repoRoot.ts';
 
 // The caller's side of a repository queue: enqueue an envelope, find out whether a worker serves
 // the repository, wait for the worker's result, and withdraw a job nobody took. Hooks use it on
@@ -76,7 +77,11 @@ export class RepositoryQueueClient {
     // completion), register the repository, and add the job as Queue.add would.
     const pipeline = this.#redis.pipeline();
     pipeline.xrevrange(eventsStreamKey(this.#prefix, this.queueName), '+', '-', 'COUNT', 1);
-    pipeline.hset(repositoriesKey(this.#prefix), this.#repo.id, repositoryEntryValue(this.#repo));
+    pipeline.hset(
+      repositoriesKey(this.#prefix),
+      this.#repo.id,
+      repositoryEntryValue({ ...this.#repo, main: mainRepositoryOf(this.#repo.root) }),
+    );
     addPlainJob(this.#redis, pipeline, {
       prefix: this.#prefix,
       queueName: this.queueName,

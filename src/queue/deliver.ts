@@ -3,6 +3,7 @@ import type { JobEnvelope } from './envelope.ts';
 import type { HookQueue } from './hookTransport.ts';
 import type { QueueConfig } from './keys.ts';
 import type { JobOutcome } from './outcome.ts';
+import { mainRepositoryOf } from '../base/repoRoot.ts';
 
 // How a hook hands its event to the repository's queue without ever holding the agent
 // (docs/architecture.md "Queue semantics": hooks never hang an agent): within a time budget, over
@@ -91,7 +92,7 @@ export async function deliver(envelope: JobEnvelope, args: DeliveryTarget, optio
       if (!(await withDeadline(queue.workerAvailable(), budgetLeft(), silent))) {
         return await unanswered(
           `no worker serves ${repo.root}, so the ${envelope.intent} event ${envelope.eventId} was not applied`,
-          `no worker serves ${repo.root}; ${envelope.intent} event queued as ${envelope.eventId} and applied when one starts: baton worker --repo ${repo.root}`,
+          `no worker serves ${repo.root}; ${envelope.intent} event queued as ${envelope.eventId} and applied when one starts: baton worker --repo ${mainRepositoryOf(repo.root) ?? repo.root}`,
         );
       }
       if (!options.waitForResult) return { exitCode: 0, stdout: '', stderr: '', fate: 'queued' };

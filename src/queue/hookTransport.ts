@@ -12,6 +12,7 @@ import type { JobOutcome } from './outcome.ts';
 import { RedisReplyError, RespClient, rawRedisTarget } from './resp.ts';
 import type { RespArg, RespReply, RespTarget } from './resp.ts';
 import type { Withdrawal } from './withdraw.ts';
+import { mainRepositoryOf } from '../base/repoRoot.ts';
 
 // The hook's side of a repository queue over the raw RESP client (resp.ts): what
 // RepositoryQueueClient (client.ts) does for enqueue / worker check / wait, without loading ioredis,
@@ -89,7 +90,12 @@ export class RawQueueClient implements HookQueue {
     const now = Date.now();
     const replies = await this.#redis.pipeline([
       ['XREVRANGE', eventsStreamKey(this.#prefix, this.queueName), '+', '-', 'COUNT', 1],
-      ['HSET', repositoriesKey(this.#prefix), this.#repo.id, repositoryEntryValue(this.#repo)],
+      [
+        'HSET',
+        repositoriesKey(this.#prefix),
+        this.#repo.id,
+        repositoryEntryValue({ ...this.#repo, main: mainRepositoryOf(this.#repo.root) }),
+      ],
       job.meta,
       job.evalsha,
       ...this.#workerCheck(now),

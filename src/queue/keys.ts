@@ -93,28 +93,35 @@ export function discoveryRootsKey(prefix: string): string {
 
 /**
  * Every repository that has had a job: field = the checkout id, value = JSON
- * `{ root, host }`, which machine and path the queue belongs to (older entries: the bare root).
+ * `{ root, host }`, which machine and path the queue belongs to (older entries: the bare root), and
+ * for a linked worktree `main`, its main repository's root: what lets the worker of that repository
+ * find the queue of a worktree pruned before any worker served it (workers/worktrees.ts).
  */
 export function repositoriesKey(prefix: string): string {
   return `${prefix}:baton:repos`;
 }
 
-export type RepositoryEntry = Readonly<{ root: string; host: string | null }>;
+export type RepositoryEntry = Readonly<{ root: string; host: string | null; main: string | null }>;
 
-export function repositoryEntryValue(repo: Readonly<{ root: string; host?: string }>): string {
-  return JSON.stringify({ root: repo.root, host: repo.host ?? null });
+export function repositoryEntryValue(repo: Readonly<{ root: string; host?: string; main?: string | null }>): string {
+  return JSON.stringify({ root: repo.root, host: repo.host ?? null, ...(repo.main ? { main: repo.main } : {}) });
 }
 
 export function parseRepositoryEntry(value: string): RepositoryEntry {
   if (value.startsWith('{')) {
     try {
-      const parsed = JSON.parse(value) as { root?: unknown; host?: unknown };
-      if (typeof parsed.root === 'string') return { root: parsed.root, host: typeof parsed.host === 'string' ? parsed.host : null };
+      const parsed = JSON.parse(value) as { root?: unknown; host?: unknown; main?: unknown };
+      if (typeof parsed.root === 'string')
+        return {
+          root: parsed.root,
+          host: typeof parsed.host === 'string' ? parsed.host : null,
+          main: typeof parsed.main === 'string' ? parsed.main : null,
+        };
     } catch {
       // not ours: fall through
     }
   }
-  return { root: value, host: null };
+  return { root: value, host: null, main: null };
 }
 
 /** Redis Cluster keeps a multi-key script's keys in one slot only when the prefix has a hash tag. */

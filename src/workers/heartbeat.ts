@@ -32,7 +32,11 @@ export async function announce(scope: WorkerScope, entries: readonly Serving[], 
   pipeline.zrangebyscore(workersKey(prefix), now, '+inf', 'WITHSCORES');
   for (const { queueName, repository } of entries) {
     pipeline.zadd(heartbeatKey(prefix, queueName), now, workerId).zrange(heartbeatKey(prefix, queueName), '0', '-1', 'WITHSCORES');
-    pipeline.hset(repositoriesKey(prefix), repository.id, repositoryEntryValue({ root: repository.root, host: scope.hostName }));
+    pipeline.hset(
+      repositoriesKey(prefix),
+      repository.id,
+      repositoryEntryValue({ root: repository.root, host: scope.hostName, main: repository.main }),
+    );
   }
   // The queue-wide limit of one job, once per queue here rather than before each consumer (queueLimit.ts).
   for (const { queueName } of entries) limits?.write(pipeline, queueName);

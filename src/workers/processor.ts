@@ -17,12 +17,26 @@ import type { LifecycleEvent } from '../core/events.ts';
 export type ServedRepository = Readonly<{
   id: string;
   root: string;
+  /** A linked worktree's main repository root (the registry records it beside the root). */
+  main?: string;
   fingerprinter: WorkspaceFingerprinter;
   journal: EventJournal;
 }>;
 
-export function servedRepository(id: string, root: string, fingerprinter: WorkspaceFingerprinter, stateDir: string): ServedRepository {
-  return { id, root, fingerprinter, journal: new EventJournal(batonEntryIn(stateDir, 'journal'), workspaceDir(root)) };
+export function servedRepository(
+  id: string,
+  root: string,
+  fingerprinter: WorkspaceFingerprinter,
+  stateDir: string,
+  main?: string,
+): ServedRepository {
+  return {
+    id,
+    root,
+    ...(main ? { main } : {}),
+    fingerprinter,
+    journal: new EventJournal(batonEntryIn(stateDir, 'journal'), workspaceDir(root)),
+  };
 }
 
 export type ProcessedJob = Readonly<{ envelope: JobEnvelope; result: OrchestrationResult; replayed: boolean }>;

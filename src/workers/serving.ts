@@ -90,7 +90,13 @@ export class ServedCheckouts {
   /** Serves a checkout (nothing when it is served already or the process is stopping). */
   async serve(identity: RepoIdentity): Promise<void> {
     if (this.#entries.has(identity.id) || this.#scope.closing()) return;
-    const repository = servedRepository(identity.id, identity.root, this.#options.createFingerprinter(), batonDir(identity.root));
+    const repository = servedRepository(
+      identity.id,
+      identity.root,
+      this.#options.createFingerprinter(),
+      batonDir(identity.root),
+      identity.main,
+    );
     // Hooks and `baton task` of this repository find this Redis and prefix there (docs/hooks.md "Which Redis").
     try {
       recordEndpoint(identity.root, this.#options.queue, new Date(), this.#options.graces);

@@ -174,7 +174,7 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
       worktrees.add(repo);
     }
     await worktrees.follow();
-    if (discoverRoots.length > 0) await discover(scope, checkouts, discoverRoots);
+    if (discoverRoots.length > 0) await discover(scope, checkouts, discoverRoots, worktrees);
     await drainSpools(scope, checkouts, consumers);
   } catch (error) {
     for (const timer of timers) clearInterval(timer);
@@ -186,7 +186,8 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
   pruneJournals(checkouts.repositories(), retention);
 
   every(options.spoolPollMs ?? 1_000, () => drainSpools(scope, checkouts, consumers));
-  if (discoverRoots.length > 0) every(options.discoverPollMs ?? 2_000, () => discover(scope, checkouts, discoverRoots), 'discover');
+  if (discoverRoots.length > 0)
+    every(options.discoverPollMs ?? 2_000, () => discover(scope, checkouts, discoverRoots, worktrees), 'discover');
   every(scanIntervalMs(graces), reconciliationScan(scope, checkouts, consumers, graces), 'reconcile-scan');
   every(JOURNAL_PRUNE_INTERVAL_MS, () => pruneJournals(checkouts.repositories(), retention));
   log(`worker ${workerId} connected to ${redactRedisUrl(options.queue.redisUrl)} (prefix ${prefix})`);

@@ -16,7 +16,8 @@ import {
   spawnedIds,
   waitForChildren,
 } from '../support/agentScripts.ts';
-import { preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
+import { observeOnly, preparedReview, recordedPayloads, reviewHandOver, worldFor } from '../support/agentWorld.ts';
+import { git } from '../support/gitRepo.ts';
 
 // With the real clients (the newest of each): what the clients do beyond the
 // hand-written payloads, and what baton recorded.
@@ -198,8 +199,57 @@ describe.concurrent('real clients: hook semantics', { timeout: 240_000 }, () => 
       executor: executorThatCompletes('claude-code', w.baton),
     });
     expect(w.server.byRole('executor')).toEqual([]);
-    expect(w.server.byRole('parent').at(-1)!.toolResults.join('\n')).toContain('DELEGATION_ISOLATION_FORBIDDEN');
+    const refused = w.server.byRole('parent').at(-1)!.toolResults.join('\n');
+    expect(refused).toContain('DELEGATION_ISOLATION_FORBIDDEN');
+    expect(refused).toContain(
+      'Spawn it without isolation; to run agents side by side, give each task its own worktree (baton new --worktree',
+    );
     expect(w.runFile().pendingDelegation).toMatchObject({ status: 'prepared' });
     expect(fs.existsSync(path.join(w.repo.root, '.claude', 'worktrees'))).toBe(false);
+  });
+
+  // What the refusal rests on (docs/clients.md "Worktree isolation"): with the spawn let through
+  // (the PreToolUse hook only records), where Claude Code makes the worktree and what the hooks carry.
+  it(`${claude!.label}: Agent isolation "worktree" runs the child in .claude/worktrees/agent-<agent_id> made from HEAD, without the task; SubagentStart/Stop and the child's tool hooks carry that cwd`, async (context) => {
+    const w = await worldFor(context, claude!, { record: true });
+    observeOnly(w, 'PreToolUse', ['Task|Agent', 'Bash']);
+    observeOnly(w, 'PostToolUse', ['Task|Agent']);
+    expect((await w.task('begin-or-resume')).status).toBe('running');
+    expect((await w.task('prepare', '--client', 'claude-code')).status).toBe('running');
+    const head = git(w.repo.root, ['rev-parse', 'HEAD']).trim();
+    const probe = 'pwd; git rev-parse --abbrev-ref HEAD; ls .agents/workspace || echo NO-TASK-HERE; echo x > src/child.ts';
+    await w.run(
+      'Spawn the executor in a worktree.',
+      {
+        parent: parentThatSpawns('claude-code', spawn('claude-code', EXECUTOR, 'Run analyze-task for task 01.', { isolation: 'worktree' })),
+        executor: (request) => (request.step === 0 ? { toolCalls: [shell('claude-code', probe)] } : { text: 'done' }),
+      },
+      90_000,
+      { extraArgs: ACCEPT_EDITS['claude-code'] },
+    );
+    const hooks = recordedPayloads(w);
+    const start = hooks.find((hook) => hook.event === 'SubagentStart')!.payload;
+    const agentId = start.agent_id as string;
+    const worktree = path.join(w.repo.root, '.claude', 'worktrees', `agent-${agentId}`);
+    // Made after PreToolUse, before SubagentStart, on a new branch from HEAD (main's uncommitted files are not there).
+    expect(git(w.repo.root, ['worktree', 'list', '--porcelain'])).toContain(
+      `worktree ${worktree}\nHEAD ${head}\nbranch refs/heads/worktree-agent-${agentId}\n`,
+    );
+    const cwdOf = (event: string, tool?: string) =>
+      hooks.filter((hook) => hook.event === event && (!tool || hook.payload.tool_name === tool)).map((hook) => hook.payload.cwd);
+    expect(cwdOf('PreToolUse', 'Agent')).toEqual([w.repo.root]);
+    expect(cwdOf('SubagentStart')).toEqual([worktree]);
+    expect(hooks.find((hook) => hook.payload.tool_name === 'Bash')!.payload).toMatchObject({ cwd: worktree, agent_id: agentId });
+    expect(cwdOf('SubagentStop')).toEqual([worktree]);
+    expect(hooks.find((hook) => hook.event === 'PostToolUse')!.payload).toMatchObject({
+      cwd: w.repo.root,
+      tool_response: { agentId, worktreePath: worktree, worktreeBranch: `worktree-agent-${agentId}` },
+    });
+    const probed = w.server.byRole('executor')[1]!.toolResults.join('\n');
+    expect(probed).toContain(`${worktree}\nworktree-agent-${agentId}\n`);
+    expect(probed).toContain('NO-TASK-HERE');
+    // The child's write stays in its worktree; the task's checkout never sees it.
+    expect(fs.existsSync(path.join(worktree, 'src', 'child.ts'))).toBe(true);
+    expect(fs.existsSync(path.join(w.repo.root, 'src', 'child.ts'))).toBe(false);
   });
 });

@@ -193,7 +193,15 @@ describe('decideHook', () => {
     expect(worktree).toEqual({
       kind: 'spawn-refused',
       reason:
-        "baton: DELEGATION_ISOLATION_FORBIDDEN: isolation 'worktree' would run agent-infra-lifecycle-executor outside this repository's workspace, where baton cannot measure its changes. Spawn it without isolation.",
+        "baton: DELEGATION_ISOLATION_FORBIDDEN: agent-infra-lifecycle-executor with isolation 'worktree': Claude Code would run it in a new worktree made from HEAD (.claude/worktrees/agent-<id>), which has neither the task's .agents/workspace/ nor this checkout's uncommitted changes, and its changes would stay on that worktree's branch, outside the checkout the next stages run in. Spawn it without isolation; to run agents side by side, give each task its own worktree (baton new --worktree <branch>) and start the agent there.",
+    });
+    const remote = decideHook(
+      'claude-code',
+      payload({ ...pre, tool_name: 'Agent', tool_input: { ...pre.tool_input, isolation: 'remote' } }),
+    );
+    expect(remote).toMatchObject({
+      kind: 'spawn-refused',
+      reason: expect.stringContaining("isolation 'remote' would run it outside this checkout"),
     });
   });
 

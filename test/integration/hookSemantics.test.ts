@@ -15,7 +15,7 @@ import { preToolUsePayload } from '../support/hookPayloads.ts';
 import { jsonOf, runBaton } from '../support/processes.ts';
 import { useWorkerHarness } from '../support/workerHarness.ts';
 import type { CliRun, WorkerProcess } from '../support/processes.ts';
-import { doStageWork } from '../chaos/support.ts';
+import { doStageWork, queueFor } from '../chaos/support.ts';
 import type { StageNext } from '../chaos/support.ts';
 
 // Hook semantics with the real clients' behaviour (docs/hooks.md), through `baton hook` processes,
@@ -283,6 +283,50 @@ describe('linked worktrees', () => {
       expect(run().pendingDelegation).toMatchObject({ status: 'prepared' });
     } finally {
       git(repo.root, ['worktree', 'remove', '--force', linked]);
+    }
+  });
+});
+
+describe("Claude Code's worktree of one subagent (isolation: worktree)", () => {
+  it('a lifecycle SubagentStart or SubagentStop from <main>/.claude/worktrees/agent-<agent_id> is refused with why and not queued', async () => {
+    await setUp('isolation-worktree');
+    await task('begin-or-resume');
+    await task('prepare', '--client', 'claude-code');
+    // As Claude Code makes it when the spawn gets through (docs/clients.md "Worktree isolation").
+    const isolated = path.join(repo.root, '.claude', 'worktrees', 'agent-a1b2c3');
+    git(repo.root, ['worktree', 'add', '-q', '-b', 'worktree-agent-a1b2c3', isolated]);
+    try {
+      for (const phase of ['SubagentStart', 'SubagentStop'] as const) {
+        const ran = await runBaton(['hook', 'claude-code'], {
+          env,
+          cwd: isolated,
+          input: nativePayload('claude-code', phase, 'executor', 'a1b2c3', isolated),
+        });
+        expect(ran).toMatchObject({ code: 1, stdout: '' });
+        expect(ran.stderr).toContain(
+          `baton: DELEGATION_ISOLATION_FORBIDDEN: subagent a1b2c3 runs in the worktree the client made for it (${isolated}), not in the task's checkout ${repo.root}`,
+        );
+      }
+      // Nothing queued for that worktree, and the task's delegation is as it was.
+      const queue = queueFor(redisUrl, env.BATON_PREFIX!, isolated);
+      try {
+        expect(await queue.getJobCountByTypes('waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized')).toBe(0);
+      } finally {
+        await queue.close();
+      }
+      expect(run().pendingDelegation).toMatchObject({ status: 'prepared' });
+      // A worktree of a whole session (`claude --worktree`, named otherwise) is a checkout like any other.
+      const session = path.join(repo.root, '.claude', 'worktrees', 'my-feature');
+      git(repo.root, ['worktree', 'add', '-q', '-b', 'my-feature', session]);
+      const ordinary = await runBaton(['hook', 'claude-code'], {
+        env,
+        cwd: session,
+        input: nativePayload('claude-code', 'SubagentStart', 'executor', 'a1b2c3', session),
+      });
+      expect(ordinary.stderr).not.toContain('DELEGATION_ISOLATION_FORBIDDEN');
+    } finally {
+      fs.rmSync(path.join(repo.root, '.claude', 'worktrees'), { recursive: true, force: true });
+      git(repo.root, ['worktree', 'prune']);
     }
   });
 });

@@ -3,7 +3,10 @@ import path from 'node:path';
 import { describe, expect, inject, it, onTestFinished } from 'vitest';
 import { runFilePath } from '../../src/core/taskLayout.ts';
 import type { OrchestrationRun } from '../../src/core/types.ts';
+import { Redis } from 'ioredis';
 import { repoIdentity } from '../../src/queue/checkoutId.ts';
+import { redisOptionsFromUrl } from '../../src/queue/connection.ts';
+import { parseRepositoryEntry, repositoriesKey } from '../../src/queue/keys.ts';
 import { doStageWork, queueFor } from '../chaos/support.ts';
 import type { StageNext } from '../chaos/support.ts';
 import { TASK_ID, TASK_ID_2 } from '../support/fixtures.ts';
@@ -160,7 +163,57 @@ describe('baton worker --repo MAIN and a worktree removed with queued events', (
   });
 });
 
+describe('baton worker --repo MAIN started after a worktree with queued events was pruned', () => {
+  it('reports the events that waited in the queue of a worktree pruned while no worker ran; they stay queued', async () => {
+    const main = harness.repository('worktrees-pruned-unserved', { env: { BATON_HOOK_BUDGET_MS: '2000' } });
+    const at = harness.worktree(main, 'unserved');
+    // No worker: the hook queues its event and says so.
+    const started = await runBaton(['hook', 'codex'], {
+      env: main.env,
+      cwd: at.root,
+      input: nativePayload('codex', 'SubagentStart', 'executor', 'c-unserved', at.root),
+    });
+    expect(started.code, started.stderr).toBe(0);
+    // The worker to start is the main checkout's, which serves its worktrees.
+    expect(started.stderr).toContain(`applied when one starts: baton worker --repo ${main.repo.root}\n`);
+    const queue = queueFor(inject('redisUrl'), main.prefix, at.root);
+    try {
+      expect(await queue.getWaitingCount()).toBe(1);
+      // The registry records the worktree with its main repository: how the worker finds it once it is gone.
+      const redis = new Redis(redisOptionsFromUrl(inject('redisUrl')));
+      try {
+        const entry = await redis.hget(repositoriesKey(main.prefix), repoIdentity(at.root).id);
+        expect(parseRepositoryEntry(entry!)).toMatchObject({ root: at.root, main: main.repo.root });
+      } finally {
+        redis.disconnect();
+      }
+      git(main.repo.root, ['worktree', 'remove', '--force', at.root]);
+      git(main.repo.root, ['worktree', 'prune']);
+      const worker = await harness.startWorker(['--repo', main.repo.root], { env: main.env });
+      await expect
+        .poll(() => worker.output(), { timeout: 15_000 })
+        .toContain(
+          `${at.root}: a linked worktree of ${main.repo.root} that is gone (removed or pruned before a worker served it); queue ${queue.name} holds 1 event(s) that nothing can apply (their work tree is gone); they stay in Redis, see the dashboard`,
+        );
+      expect(await queue.getWaitingCount()).toBe(1);
+    } finally {
+      await queue.close();
+    }
+  });
+});
+
 describe('baton worker --discover and linked worktrees', () => {
+  it('follows the linked worktrees of a main checkout it discovered, within its allowed roots, before their first event', async () => {
+    const main = harness.repository('worktrees-discover-follow');
+    const worker = await harness.startWorker(['--discover', '--allow-root', path.dirname(main.repo.root)], { env: main.env });
+    expect((await task(main.env, main.repo, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    expect(worker.output()).toContain(`serving ${main.repo.root} `);
+    const at = harness.worktree(main, 'followed');
+    await expect.poll(() => worker.output(), { timeout: 15_000 }).toContain(`serving ${at.root} `);
+    expect((await task(main.env, at, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    expect(runOf(at).status).toBe('running');
+  });
+
   it('serves a worktree under an allowed root from its first baton task, apart from its main checkout', async () => {
     const main = harness.repository('worktrees-discover');
     const at = harness.worktree(main, 'found');
@@ -219,6 +272,72 @@ describe('baton runs in a repository with linked worktrees', () => {
       { root: detached.root, branch: null },
       { root: at.root, branch: 'listed' },
     ]);
+  });
+});
+
+describe('baton runs --worktrees', () => {
+  it('lists the runs of every checkout of the repository, grouped by checkout, each with its branch (text and --json)', async () => {
+    const main = harness.repository('worktrees-runs-all');
+    const a = harness.worktree(main, 'listed-a');
+    const detached = harness.worktree(main, 'listed-d', null);
+    await harness.startWorker(['--repo', main.repo.root], { env: main.env });
+    for (const at of [main.repo, a]) expect((await task(main.env, at, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    const text = await runBaton(['runs', '--worktrees'], { env: main.env, cwd: a.root });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(
+      `repository ${main.repo.root}: 3 checkouts, each with its own runs\n\n== ${main.repo.root} (branch main · main checkout)\n`,
+    );
+    const sections = text.stdout.split(/^== /m).slice(1);
+    expect(sections.map((section) => section.split('\n')[0])).toEqual([
+      `${main.repo.root} (branch main · main checkout)`,
+      `${a.root} (branch listed-a · linked worktree)`,
+      `${detached.root} (detached HEAD · linked worktree)`,
+    ]);
+    expect(sections[0]).toContain(TASK_ID);
+    expect(sections[1]).toContain(TASK_ID);
+    expect(sections[2]).toContain('no runs');
+    const listed = JSON.parse((await runBaton(['runs', '--worktrees', '--json'], { env: main.env, cwd: main.repo.root })).stdout);
+    expect(
+      listed.worktrees.map((group: any) => [group.root, group.branch, group.mainCheckout, group.runs.map((row: any) => row.taskId)]),
+    ).toEqual([
+      [main.repo.root, 'main', true, [TASK_ID]],
+      [a.root, 'listed-a', false, [TASK_ID]],
+      [detached.root, null, false, []],
+    ]);
+  });
+});
+
+describe("the dashboard's runs list with linked worktrees", () => {
+  it("groups a repository's worktrees under it (/api/runs and /runs), each with its branch", async () => {
+    const main = harness.repository('worktrees-dashboard');
+    const a = harness.worktree(main, 'board-a');
+    const worker = await harness.startWorker(['--repo', main.repo.root, '--dashboard', '--port', '0'], { env: main.env });
+    for (const at of [main.repo, a]) expect((await task(main.env, at, TASK_ID, 'begin-or-resume')).status).toBe('running');
+    const url = /dashboard: (http:\/\/\S+)/.exec(worker.output())?.[1];
+    expect(url, worker.output()).toBeDefined();
+    const api = async () =>
+      ((await (await fetch(new URL('/api/runs', url))).json()) as { repositories: Array<Record<string, unknown>> }).repositories;
+    await expect.poll(async () => (await api()).length, { timeout: 15_000 }).toBe(2);
+    expect(
+      (await api())
+        .map(({ root, branch, mainRepository }) => ({ root, branch, mainRepository }))
+        .sort((x, y) => String(x.root).localeCompare(String(y.root))),
+    ).toEqual([
+      { root: main.repo.root, branch: 'main', mainRepository: null },
+      { root: a.root, branch: 'board-a', mainRepository: main.repo.root },
+    ]);
+    const page = await (await fetch(new URL('/runs', url))).text();
+    const group = page.slice(page.indexOf(`data-repository-group="${main.repo.root}"`));
+    expect(group).toContain('2 checkouts, each with its own runs');
+    const [first, second] = [
+      group.indexOf(`data-repository="${repoIdentity(main.repo.root).id}"`),
+      group.indexOf(`data-repository="${repoIdentity(a.root).id}"`),
+    ];
+    expect(first).toBeGreaterThan(0);
+    expect(second).toBeGreaterThan(first);
+    expect(group.slice(second)).toContain(
+      `<span data-branch>branch board-a</span> · <span data-worktree-of>linked worktree of ${main.repo.root}</span>`,
+    );
   });
 });
 

@@ -121,6 +121,20 @@ export function batonShimDir(root: string): string {
   return dir;
 }
 
+/**
+ * A user's environment for `baton init` and the clients' per-user files, all under `work`: the
+ * clients' homes (CODEX_HOME, CLAUDE_CONFIG_DIR, COPILOT_HOME) and `baton` first on PATH.
+ */
+export function userEnvIn(work: string): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    CODEX_HOME: path.join(work, 'codex-home'),
+    CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
+    COPILOT_HOME: path.join(work, 'copilot-home'),
+    PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
+  };
+}
+
 /** Variables that turn off everything in the clients that would reach out. */
 export const QUIET_ENV: Readonly<Record<string, string>> = {
   DISABLE_TELEMETRY: '1',

@@ -7,7 +7,7 @@ import { approvedReview } from '../../src/demo/driver.ts';
 import { agentName, editMade, editingTurns, executorThatCompletes, waitingOutChildren } from './agentScripts.ts';
 import type { ClientHome, ClientName, ClientRun, ClientVersion } from './agentClients.ts';
 import { uniquePrefix } from './fixtures.ts';
-import { freshGitRepo, gitRepoWithTask } from './gitRepo.ts';
+import { freshGitRepo, git, gitRepoWithTask, linkedWorktree } from './gitRepo.ts';
 import type { GitRepo } from './gitRepo.ts';
 import { startModelServer } from './modelServer.ts';
 import type { ModelRequest, ModelServer, Script } from './modelServer.ts';
@@ -132,6 +132,21 @@ function installedBatonCommand(version: ClientVersion, repoRoot: string): string
   return command.slice(0, command.lastIndexOf(' hook '));
 }
 
+/**
+ * Replaces the world's Claude Code hooks of `event` with recorders that answer nothing (`true`): what
+ * the client does when baton does not intervene, observed (`matcher` as in settings.json).
+ */
+export function observeOnly(world: AgentWorld, event: string, matchers: readonly string[]): void {
+  if (world.client !== 'claude-code') throw new Error('observeOnly: Claude Code settings only');
+  const settingsFile = path.join(world.repo.root, SETTINGS_FILES[world.client]);
+  const settings = JSON.parse(fs.readFileSync(settingsFile, 'utf8')) as { hooks: Record<string, unknown[]> };
+  settings.hooks[event] = matchers.map((matcher) => ({
+    matcher,
+    hooks: [{ type: 'command', command: `sh '${RECORD_HOOK}' '${world.recordDir}' ${event} -- true` }],
+  }));
+  fs.writeFileSync(settingsFile, `${JSON.stringify(settings, null, 2)}\n`);
+}
+
 export type RecordedHook = {
   event: string;
   at: number;
@@ -241,21 +256,8 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
       return jsonOf(await runBaton(['task', '01', ...args], { cwd: repo.root, env: processEnv(), timeoutMs: 30_000 }));
     },
     async run(prompt, script, timeoutMs = 60_000, runOptions = {}) {
-      // A Codex parent waits for its children however long they take (see waitingOutChildren).
-      server.setScript(version.client === 'codex' && script.parent ? { ...script, parent: waitingOutChildren(script.parent) } : script);
       const agentEnv = options.agentKnowsRedis === false ? { PATH: env.PATH! } : env;
-      const common = {
-        version,
-        home,
-        cwd: repo.root,
-        prompt,
-        server,
-        env: agentEnv,
-        timeoutMs,
-        signal: runOptions.signal,
-        extraArgs: runOptions.extraArgs,
-      };
-      return version.client === 'claude-code' ? runClaude(common) : version.client === 'codex' ? runCodex(common) : runCopilot(common);
+      return runScripted({ version, home, server, cwd: repo.root, env: agentEnv }, prompt, script, timeoutMs, runOptions);
     },
     runFile() {
       return JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as Record<string, any>;
@@ -281,6 +283,66 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
 export function expectCleanRun(world: AgentWorld, run: ClientRun): void {
   expect(world.server.scriptErrors).toEqual([]);
   expect(run.code, `${run.stderr}\n${run.stdout.slice(-3000)}`).toBe(0);
+}
+
+/** Runs the client headless in `at.cwd` with `prompt`, its model server answering from `script`. */
+function runScripted(
+  at: { version: ClientVersion; home: ClientHome; server: ModelServer; cwd: string; env: Record<string, string> },
+  prompt: string,
+  script: Script,
+  timeoutMs: number,
+  runOptions: { signal?: AbortSignal; extraArgs?: readonly string[] },
+): Promise<ClientRun & { events: any[] }> {
+  // A Codex parent waits for its children however long they take (see waitingOutChildren).
+  at.server.setScript(at.version.client === 'codex' && script.parent ? { ...script, parent: waitingOutChildren(script.parent) } : script);
+  const common = { ...at, prompt, timeoutMs, signal: runOptions.signal, extraArgs: runOptions.extraArgs };
+  return at.version.client === 'claude-code' ? runClaude(common) : at.version.client === 'codex' ? runCodex(common) : runCopilot(common);
+}
+
+/**
+ * A linked worktree of the world's repository driven by its own client, set up as a user would:
+ * `baton install-hooks <client> --trust` in the main checkout (the client's own model server and
+ * home), its files committed, then `git worktree add` (a task 01 of its own). The world's one worker
+ * (`--repo` the main checkout) serves it. `worktreeInstall`: also run install-hooks in the worktree.
+ */
+export type WorktreeAgent = Pick<AgentWorld, 'version' | 'repo' | 'server' | 'home' | 'baton' | 'run' | 'task' | 'runFile'>;
+
+export async function worktreeAgent(
+  world: AgentWorld,
+  name: string,
+  version: ClientVersion,
+  options: { worktreeInstall?: boolean } = {},
+): Promise<WorktreeAgent> {
+  const server = await startModelServer();
+  const home = makeClientHome(version, server);
+  const env = { ...process.env, ...world.env };
+  const install = async (root: string) => {
+    const installed = await runBaton(['install-hooks', version.client, '--trust'], { cwd: root, env: { ...env, ...home.env } });
+    if (installed.code !== 0) throw new Error(`install-hooks failed: ${installed.stderr}`);
+  };
+  await install(world.repo.root);
+  git(world.repo.root, ['add', '-A']);
+  git(world.repo.root, ['commit', '-qm', `baton install-hooks ${version.client}`]);
+  const repo = linkedWorktree(world.repo, name);
+  if (options.worktreeInstall) await install(repo.root);
+  const previous = world.cleanup;
+  world.cleanup = async () => {
+    await previous();
+    await server.close();
+    fs.rmSync(home.dir, { recursive: true, force: true });
+    repo.cleanup();
+  };
+  return {
+    version,
+    repo,
+    server,
+    home,
+    baton: installedBatonCommand(version, repo.root),
+    run: (prompt, script, timeoutMs = 60_000, runOptions = {}) =>
+      runScripted({ version, home, server, cwd: repo.root, env: world.env }, prompt, script, timeoutMs, runOptions),
+    task: async (...args) => jsonOf(await runBaton(['task', '01', ...args], { cwd: repo.root, env, timeoutMs: 30_000 })),
+    runFile: () => JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as Record<string, any>,
+  };
 }
 
 /** A fresh world for one test, cleaned up when the test ends (tests run concurrently). */

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
-import { batonShimDir } from './agentClients.ts';
+import { userEnvIn } from './agentClients.ts';
 import { git } from './gitRepo.ts';
 
 // A user's project as the adoption tests see it (docs/adopting.md): every file's bytes, apart from
@@ -70,19 +70,9 @@ export function useProjectPerTest(label: string, use: (made: ProjectWorld) => vo
     const root = path.join(work, 'project');
     fs.mkdirSync(root);
     git(root, ['init', '-q']);
-    use({ work, root, env: { ...process.env, ...clientHomes(work) } });
+    use({ work, root, env: userEnvIn(work) });
   });
   afterEach(() => {
     if (work) fs.rmSync(work, { recursive: true, force: true });
   });
-}
-
-/** The clients' per-user homes below `work`, and `baton` on PATH (a shim in `work/shims`). */
-export function clientHomes(work: string): NodeJS.ProcessEnv {
-  return {
-    CODEX_HOME: path.join(work, 'codex-home'),
-    CLAUDE_CONFIG_DIR: path.join(work, 'claude-home'),
-    COPILOT_HOME: path.join(work, 'copilot-home'),
-    PATH: `${batonShimDir(path.join(work, 'shims'))}:${process.env.PATH}`,
-  };
 }

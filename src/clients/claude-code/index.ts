@@ -37,6 +37,9 @@ export const claudeCode = {
     // PostToolUse names the task, whose id is the subagent's agent_id (docs/clients.md).
     goneTools: [{ name: 'taskstop', childIdFields: ['task_id', 'shell_id'] }],
     notice: systemMessageNotice,
+    // `isolation: "worktree"` (refused at PreToolUse): `<main>/.claude/worktrees/agent-<agent_id>`,
+    // observed with 2.1.337 (docs/clients.md "Worktree isolation").
+    childWorktree: (childId: string) => ['.claude', 'worktrees', `agent-${childId}`],
   },
   install: {
     hooks: [

@@ -43,7 +43,7 @@ function withoutBatonPermission(settings: HookSettings): HookSettings {
 
 function trustProblems(context: InstallContext): string[] {
   const globalConfig = claudeGlobalConfigFile(context.env);
-  if (claudeWorkspaceTrusted(context.readText(globalConfig, globalConfig), context.realRoot, globalConfig)) return [];
+  if (claudeWorkspaceTrusted(context.readText(globalConfig, globalConfig), context.trustRoot, globalConfig)) return [];
   return [
     `Claude Code ignores this repository's permissions.allow until the workspace is trusted (not yet, in ${globalConfig}), so 'claude -p' refuses the agents' 'baton task' commands. Accept the trust dialog of an interactive 'claude' here once, or run '${context.trustCommand}' (while Claude Code is not running)`,
   ];
@@ -58,7 +58,11 @@ export const installer: ClientInstaller = {
     const globalText = context.readText(globalConfig, globalConfig);
     return {
       files: [
-        context.userFile(globalConfig, globalText, withClaudeWorkspaceTrust(globalText, context.realRoot, globalConfig, context.patchJson)),
+        context.userFile(
+          globalConfig,
+          globalText,
+          withClaudeWorkspaceTrust(globalText, context.trustRoot, globalConfig, context.patchJson),
+        ),
       ],
       notices: [],
     };

@@ -19,6 +19,7 @@ import { runFilePath, taskFilePath } from '../../core/taskLayout.ts';
 import type { RunFiles } from '../../core/taskLayout.ts';
 import type { OrchestrationRun, TaskState } from '../../core/types.ts';
 import { batonDir } from '../../base/batonDir.ts';
+import { branchOf, mainRepositoryOf } from '../../base/repoRoot.ts';
 import { DEFAULT_GRACES, delegationClock } from '../../core/orchestration/index.ts';
 import { readEndpoint } from '../../queue/endpoint.ts';
 import { boardJobPath, boardQueuePath } from '../repositories.ts';
@@ -29,7 +30,39 @@ import { profileRunReadOptions, readRepositoryProfile } from '../../core/profile
 // in detail (stages, receipt timeline, the bull-board page of each job), and cheap signatures of the
 // files behind them, so a watched page is re-rendered only when they changed.
 
-export type RepositoryRuns = Readonly<{ id: string; root: string; machine: string; queue: string; readable: boolean; runs: RunRow[] }>;
+export type RepositoryRuns = Readonly<{
+  id: string;
+  root: string;
+  machine: string;
+  queue: string;
+  readable: boolean;
+  /** The checkout's branch (null: a detached HEAD, or not readable from here). */
+  branch: string | null;
+  /** The main repository's root when the checkout is a linked worktree (docs/architecture.md "Worktrees"). */
+  mainRepository: string | null;
+  runs: RunRow[];
+}>;
+
+/** A repository and its checkouts on one machine: the main checkout first (when the dashboard knows it), then its worktrees. */
+export type RepositoryGroup = Readonly<{ root: string; machine: string; checkouts: readonly RepositoryRuns[] }>;
+
+/** The checkouts grouped by repository (a linked worktree under its main repository), in first-seen order. */
+export function repositoryGroups(data: readonly RepositoryRuns[]): RepositoryGroup[] {
+  const groups = new Map<string, { root: string; machine: string; checkouts: RepositoryRuns[] }>();
+  for (const checkout of data) {
+    const root = checkout.mainRepository ?? checkout.root;
+    const key = `${checkout.machine}\u0000${root}`;
+    const group = groups.get(key) ?? { root, machine: checkout.machine, checkouts: [] };
+    group.checkouts.push(checkout);
+    groups.set(key, group);
+  }
+  return [...groups.values()].map((group) => ({
+    ...group,
+    checkouts: group.checkouts.sort(
+      (a, b) => Number(a.mainRepository !== null) - Number(b.mainRepository !== null) || a.root.localeCompare(b.root),
+    ),
+  }));
+}
 
 export type RunDetail = Readonly<{
   repository: Readonly<{ id: string; root: string; machine: string; queue: string }>;
@@ -61,7 +94,10 @@ export async function repositoryRuns(
     repositories.map(async (repo) => {
       const readable = isReadable(repo.root);
       const runs = readable ? filterRuns(await listRuns(repo.root, undefined, { graces: readEndpoint(repo.root)?.graces }), filter) : [];
-      return { id: repo.id, root: repo.root, machine: repo.machine, queue: repo.queue.name, readable, runs };
+      const where = readable
+        ? { branch: branchOf(repo.root), mainRepository: mainRepositoryOf(repo.root) }
+        : { branch: null, mainRepository: null };
+      return { id: repo.id, root: repo.root, machine: repo.machine, queue: repo.queue.name, readable, ...where, runs };
     }),
   );
 }

@@ -21,6 +21,7 @@ th { background:#eef1f6; font-weight:600; font-size:12.5px; color:#39414f; }
 .s-running { background:var(--run); } .s-paused { background:var(--pause); } .s-completed { background:var(--done); } .s-corrupt, .s-failed, .s-aborted { background:var(--bad); }
 .s-prepared { background:#6b7385; } .s-activated { background:#7b50c7; } .s-stage-completed { background:#0f7b8a; } .s-sealed { background:#3d6fb6; } .s-consumed { background:var(--done); }
 .repo { margin:18px 0 6px; } .repo .path { font-weight:600; }
+.repository-group { margin:18px 0 6px; } .repository-group .worktree { margin-left:18px; }
 form.filters { display:flex; gap:10px; align-items:center; margin:6px 0 10px; }
 form.filters input, form.filters select { padding:5px 8px; border:1px solid var(--line); border-radius:4px; font:inherit; }
 .pipeline { display:grid; grid-template-columns: repeat(7, minmax(150px, 1fr)); gap:8px; }

@@ -2,6 +2,7 @@ import { html } from 'hono/html';
 import { FIRST_RUN_HINT, RUN_ROW_STATUSES } from '../../runs/runList.ts';
 import type { RunRow } from '../../runs/runList.ts';
 import type { StageView, TimelineStep } from '../../runs/runView.ts';
+import { repositoryGroups } from './data.ts';
 import type { RepositoryRuns, RunDetail } from './data.ts';
 import type { Escaped } from './layout.ts';
 
@@ -52,9 +53,24 @@ export function runsTables(data: readonly RepositoryRuns[], filtered = false): E
   if (data.length === 0) {
     return html`<p class="muted" data-empty>No repository yet: a repository appears once a hook or a command has queued an event for it.</p><p data-hint>${FIRST_RUN_HINT}</p>`;
   }
-  return html`${data.map(
-    (repo) => html`<section class="repo" data-repository="${repo.id}">
-  <h2><span class="path">${repo.root}</span> <span class="muted">on ${repo.machine} · queue ${repo.queue}</span></h2>
+  return html`${repositoryGroups(data).map((group) =>
+    group.checkouts.length === 1 && group.checkouts[0]!.mainRepository === null
+      ? checkoutSection(group.checkouts[0]!, filtered)
+      : html`<div class="repository-group" data-repository-group="${group.root}">
+  <p class="muted" data-group-heading>Repository <span class="path">${group.root}</span> on ${group.machine}: ${group.checkouts.length} checkout${group.checkouts.length === 1 ? '' : 's'}, each with its own runs</p>
+  ${group.checkouts.map((checkout) => checkoutSection(checkout, filtered))}
+</div>`,
+  )}`;
+}
+
+/** One checkout's runs: its path, machine, queue and branch (and, for a linked worktree, whose). */
+function checkoutSection(repo: RepositoryRuns, filtered: boolean): Escaped {
+  const branch = repo.readable
+    ? html` · <span data-branch>${repo.branch === null ? 'detached HEAD' : html`branch ${repo.branch}`}</span>`
+    : '';
+  const worktree = repo.mainRepository ? html` · <span data-worktree-of>linked worktree of ${repo.mainRepository}</span>` : '';
+  return html`<section class="repo${repo.mainRepository ? ' worktree' : ''}" data-repository="${repo.id}">
+  <h2><span class="path">${repo.root}</span> <span class="muted">on ${repo.machine} · queue ${repo.queue}${branch}${worktree}</span></h2>
   ${
     !repo.readable
       ? html`<p class="muted">The task files of this repository are not readable from here.</p>`
@@ -64,8 +80,7 @@ export function runsTables(data: readonly RepositoryRuns[], filtered = false): E
     ${repo.runs.map((row) => runRow(repo, row))}
   </tbody></table>`
   }
-</section>`,
-  )}`;
+</section>`;
 }
 
 function runRow(repo: RepositoryRuns, row: RunRow): Escaped {
