@@ -24,8 +24,8 @@ export type RuleLevel = RuleFile & { readonly base: string };
  * basename only, and a pattern with one against the path relative to the file's directory. Most
  * path patterns name a fixed directory (`/dist`, `.agents/workspace/`, `logs/*`): they can only match
  * entries of that one directory. Everywhere else only the bare-name patterns can match, so entries
- * are tested by name alone, against `nameIg` (the bare-name patterns, in their order), with verdicts
- * cached by name across directories and captures.
+ * are tested by name alone, against `nameIg` (the bare-name patterns, in their order), with
+ * directories' verdicts cached by name across directories and captures.
  */
 export type RuleFile = {
   /** Distinct per compiled content (a rule stack's key is made of these). */
@@ -34,7 +34,7 @@ export type RuleFile = {
   readonly ig: Ignore;
   /** Only bare-name patterns (null if there are none). */
   readonly nameIg: Ignore | null;
-  /** name (with '/' for directories) → verdict of nameIg. */
+  /** Directory name (with its '/') → verdict of nameIg (files are matched without a cache). */
   readonly nameVerdicts: Map<string, Verdict>;
   /** Directories (relative to the file's) where some path pattern can match an entry. */
   readonly pathDirs: ReadonlySet<string>;
@@ -203,10 +203,15 @@ export function isExcluded(m: DirMatcher, dirRel: string, name: string, isDir: b
 function test(m: LevelMatcher, dirRel: string, name: string, isDir: boolean): Verdict {
   const level = m.level;
   if (m.byName) {
-    const key = isDir ? `${name}/` : name;
+    const ig = level.basenameOnly ? level.ig : (level.nameIg as Ignore);
+    // Files are matched directly: their names rarely repeat, and a cache miss plus insert costs more
+    // than the match (100,000 distinct names against 3 patterns: ~30 ms matched, ~80 ms through the
+    // cache). Directory names repeat (src/, lib/, test/) and are few: cached.
+    if (!isDir) return testWithoutParents(ig, name);
+    const key = `${name}/`;
     let v = level.nameVerdicts.get(key);
     if (v === undefined) {
-      const r = testWithoutParents(level.basenameOnly ? level.ig : (level.nameIg as Ignore), key);
+      const r = testWithoutParents(ig, key);
       v = r.ignored ? IGNORED : r.unignored ? UNIGNORED : NEUTRAL;
       if (level.nameVerdicts.size > 100_000) level.nameVerdicts.clear();
       level.nameVerdicts.set(key, v);

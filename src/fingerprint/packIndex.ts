@@ -182,12 +182,24 @@ type Key = [number, number, number, number, number];
 function keyOf(oid: string): Key | null {
   if (oid.length !== 40) return null;
   const k: Key = [0, 0, 0, 0, 0];
+  // From the hex digits' char codes, not parseInt of slices: this runs for every object a capture asks about.
   for (let w = 0; w < 5; w++) {
-    const v = Number.parseInt(oid.slice(w * 8, w * 8 + 8), 16);
-    if (Number.isNaN(v)) return null;
+    let v = 0;
+    for (let i = w * 8; i < w * 8 + 8; i++) {
+      const d = hexDigit(oid.charCodeAt(i));
+      if (d < 0) return null;
+      v = v * 16 + d;
+    }
     k[w] = v;
   }
   return k;
+}
+
+/** The value of a hex digit's char code (either case), -1 for anything else. */
+function hexDigit(c: number): number {
+  if (c >= 0x30 && c <= 0x39) return c - 0x30;
+  const l = c | 0x20;
+  return l >= 0x61 && l <= 0x66 ? l - 0x57 : -1;
 }
 
 function lookup(idx: PackIdx, key: Key): number {

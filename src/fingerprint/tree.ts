@@ -43,14 +43,41 @@ export function compareCodePoints(a: string, b: string): number {
 
 /** git's tree order (base_name_compare): bytewise, a directory compared as if its name ended in '/'. */
 export function compareTreeEntries(a: TreeEntry, b: TreeEntry): number {
-  const ka = a.mode === MODE_TREE ? `${a.name}/` : a.name;
-  const kb = b.mode === MODE_TREE ? `${b.name}/` : b.name;
-  return compareCodePoints(ka, kb);
+  // compareCodePoints(`${a.name}/`, `${b.name}/`) for directories, without building those strings:
+  // a cold 100,000-file capture sorts ~10,000 trees.
+  const x = a.name;
+  const y = b.name;
+  const n = Math.min(x.length, y.length);
+  for (let i = 0; i < n; i++) {
+    const cx = x.charCodeAt(i);
+    const cy = y.charCodeAt(i);
+    if (cx !== cy) return codePointOrder(cx) - codePointOrder(cy);
+  }
+  // One name is a prefix of the other. Next comes the longer name's character, or '/' after a
+  // directory's name, or the end (-1). A name has no '/', so two equal ones mean equal keys.
+  const cx = x.length > n ? x.charCodeAt(n) : a.mode === MODE_TREE ? 0x2f : -1;
+  const cy = y.length > n ? y.charCodeAt(n) : b.mode === MODE_TREE ? 0x2f : -1;
+  if (cx === cy) return 0;
+  if (cx === -1) return -1;
+  if (cy === -1) return 1;
+  return codePointOrder(cx) - codePointOrder(cy);
 }
 
-/** Sorts in place into git's order. */
+/** A UTF-16 code unit's rank in code point order (as in compareCodePoints). */
+function codePointOrder(c: number): number {
+  return c >= 0xd800 ? (c >= 0xe000 ? c - 0x800 : c + 0x2000) : c;
+}
+
+/**
+ * Sorts in place into git's order. A listing usually arrives in that order already (byte order of
+ * names, which differs only for a directory whose name is a prefix of another entry's): checked
+ * first, with one comparison per entry.
+ */
 export function sortTreeEntries(entries: TreeEntry[]): TreeEntry[] {
-  return entries.sort(compareTreeEntries);
+  for (let i = 1; i < entries.length; i++) {
+    if (compareTreeEntries(entries[i - 1] as TreeEntry, entries[i] as TreeEntry) > 0) return entries.sort(compareTreeEntries);
+  }
+  return entries;
 }
 
 /**

@@ -7,7 +7,14 @@ import { createFingerprinter } from '../../src/fingerprint/index.ts';
 import { readIndex } from '../../src/fingerprint/indexFile.ts';
 import { hashObject, ObjectDatabase } from '../../src/fingerprint/objects.ts';
 import { PackIndexSet } from '../../src/fingerprint/packIndex.ts';
-import { compareCodePoints, parseTree, serializeTreeWrapped, sortTreeEntries } from '../../src/fingerprint/tree.ts';
+import {
+  compareCodePoints,
+  compareTreeEntries,
+  parseTree,
+  serializeTreeWrapped,
+  sortTreeEntries,
+  type TreeEntry,
+} from '../../src/fingerprint/tree.ts';
 import { cleanup, GIT_ENV, git, gitFingerprint, makeDeltifiedRepo, makeRepo, writeFiles } from './helpers.ts';
 
 afterAll(cleanup);
@@ -73,6 +80,21 @@ describe('tree format', () => {
     expect(parseTree(serializeTreeWrapped(entries, false))).toEqual(entries);
     expect(entries.map((e) => e.name)).toEqual(['foo-bar', 'foo.c', 'foo', 'é', '\uff01', '😀']);
     expect(compareCodePoints('\uff01', '😀')).toBeLessThan(0); // UTF-16 order would say the opposite
+  });
+
+  it('compares entries as their names with a "/" after directories (compareTreeEntries builds no string)', () => {
+    const names = ['a', 'a.b', 'a-b', 'a/', 'ab', 'a0', 'b', 'é', '\uff01', '😀', 'x😀', 'x\uff01', ''];
+    const entries: TreeEntry[] = [];
+    for (const name of names.filter((n) => n && !n.includes('/'))) {
+      entries.push({ name, mode: '100644', oid: '' }, { name, mode: '40000', oid: '' });
+    }
+    const key = (e: TreeEntry): string => (e.mode === '40000' ? `${e.name}/` : e.name);
+    for (const a of entries) {
+      for (const b of entries)
+        expect(Math.sign(compareTreeEntries(a, b)), `${key(a)} vs ${key(b)}`).toBe(Math.sign(compareCodePoints(key(a), key(b))));
+    }
+    const shuffled = [...entries].reverse();
+    expect(sortTreeEntries(shuffled).map(key)).toEqual([...entries].sort((a, b) => compareCodePoints(key(a), key(b))).map(key));
   });
 });
 
