@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import './zodEnglish.ts';
 import { DELEGATION_ROLES, DELEGATION_STAGES, RECONCILIATION_KINDS } from './types.ts';
 import { KNOWN_CLIENT_IDS } from './clients.ts';
+import { USAGE_RECORD_FORMATS } from '../clients/facts.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
 import { EVENT_FLAG_SPECS, requiredFlags } from './intents.ts';
 import type { LifecycleIntent } from './intents.ts';
@@ -51,6 +52,10 @@ export const lifecycleEventSchema = z
       nativeAgent: z.optional(text),
       childId: text,
       exitCode: z.optional(integer),
+      // baton (hooks only): the client's own record of the child's requests, which the worker reads the
+      // stage's cost from at the seal (docs/run-view.md "What a stage cost"); the hook never opens it.
+      usageRecord: z.optional(text),
+      usageFormat: z.optional(z.enum(USAGE_RECORD_FORMATS)),
     }),
     // Internal (PreToolUse hook only): claim the prepared delegation for one spawning tool call.
     z.strictObject({

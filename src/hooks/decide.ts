@@ -1,4 +1,4 @@
-import type { GoneTool, SpawnTool } from '../clients/hook.ts';
+import type { GoneTool, SpawnTool, UsageRecord } from '../clients/hook.ts';
 import { CLIENT_ADAPTERS } from '../clients/registry.ts';
 import type { ClientId } from '../clients/registry.ts';
 import type { LifecycleEvent } from '../core/events.ts';
@@ -98,7 +98,11 @@ export function decideHook(client: ClientId, payload: HookPayload, eventOption?:
   if (!childId) return { kind: 'error', message: 'Managed lifecycle hook event has no child identity (agent_id)' };
   const idParts = [client, phase, text(payload.session_id), childId, nativeAgent, turnIdentity(payload, options)];
   if (phase === 'stop') {
-    return { kind: 'event', idParts, event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId } };
+    return {
+      kind: 'event',
+      idParts,
+      event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId, ...usageRecordOf(client, payload) },
+    };
   }
   const parentId = firstText(payload.parent_id, payload.parent_session_id, payload.session_id);
   if (!parentId) return { kind: 'error', message: 'Managed lifecycle hook event has no parent identity (session_id)' };
@@ -117,6 +121,20 @@ export function decideHook(client: ClientId, payload: HookPayload, eventOption?:
     ...(fallbackReason ? { fallbackReason } : {}),
   };
   return { kind: 'event', idParts, event };
+}
+
+const USAGE_RECORDS: ReadonlyMap<string, UsageRecord> = new Map(
+  CLIENT_ADAPTERS.flatMap((client) => (client.hook.usageRecord ? [[client.id, client.hook.usageRecord] as const] : [])),
+);
+
+/**
+ * Where the stop payload names the child's own record of its requests (ClientHook.usageRecord): only
+ * its path goes into the event, the worker reads it (the hook stays fast). Not part of the event id.
+ */
+function usageRecordOf(client: ClientId, payload: HookPayload): { usageRecord?: string; usageFormat?: UsageRecord['format'] } {
+  const spec = USAGE_RECORDS.get(client);
+  const file = spec ? firstText(...spec.fields.map((field) => payload[field])) : '';
+  return spec && file ? { usageRecord: file, usageFormat: spec.format } : {};
 }
 
 /** An id for this hook invocation, where the payload has nothing that tells invocations apart. */

@@ -7,6 +7,7 @@ import { parseEnvelope } from '../queue/envelopeSchema.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { READ_ONLY_INTENTS } from '../core/intents.ts';
 import { EventJournal } from './journal.ts';
+import { stopCostOf } from './stageCost.ts';
 import type { OrchestrationResult, WorkspaceFingerprinter } from '../core/types.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 
@@ -63,8 +64,14 @@ export async function processJobData(repository: ServedRepository, data: unknown
     );
   }
   try {
+    // A stop's cost, from the client's record it names (read here, at the edge: the engine gets the figures).
+    const stopCost = await stopCostOf(event);
     const outcome = await withTransientRetry(() => {
-      const prepared = prepareEvent(event, { repoRoot: repository.root, fingerprinter: repository.fingerprinter });
+      const prepared = prepareEvent(event, {
+        repoRoot: repository.root,
+        fingerprinter: repository.fingerprinter,
+        ...(stopCost ? { stopCost } : {}),
+      });
       return repository.journal.apply(envelope.eventId, prepared.apply, envelope.intent, prepared.target());
     });
     return { envelope, ...outcome };

@@ -60,7 +60,38 @@ describe('decideHook', () => {
       client: 'claude-code',
       nativeAgent: 'agent-infra-lifecycle-reviewer',
       childId: 'claude-child',
+      // baton: the child's own record, which the worker reads the stage's cost from.
+      usageRecord: '/a.jsonl',
+      usageFormat: 'claude-code-transcript',
     });
+  });
+
+  it('a stop names the child’s own record of its requests (ClientHook.usageRecord), outside the event id', () => {
+    const codexStop = { ...claudeStop, turn_id: 'turn-1', agent_transcript_path: '/r/rollout-child.jsonl' };
+    const codex = decideHook('codex', payload(codexStop));
+    expect(codex.kind === 'event' && codex.event).toMatchObject({ usageRecord: '/r/rollout-child.jsonl', usageFormat: 'codex-rollout' });
+    // An --ephemeral Codex session sends null: nothing is named, and the seal notes it.
+    const ephemeral = decideHook('codex', payload({ ...codexStop, agent_transcript_path: null }));
+    expect(ephemeral.kind === 'event' && 'usageRecord' in ephemeral.event).toBe(false);
+    // Claude Code's transcript_path is the parent's: never taken for the child's.
+    const noAgentRecord = decideHook('claude-code', payload({ ...claudeStop, agent_transcript_path: undefined }));
+    expect(noAgentRecord.kind === 'event' && 'usageRecord' in noAgentRecord.event).toBe(false);
+    const elsewhere = decideHook('codex', payload({ ...codexStop, agent_transcript_path: '/elsewhere.jsonl' }));
+    expect(codex.kind === 'event' && elsewhere.kind === 'event' && nativeEventId(codex, null) === nativeEventId(elsewhere, null)).toBe(
+      true,
+    );
+    // Copilot CLI's session events file (transcriptPath, camelCase).
+    const copilot = decideHook(
+      'copilot-cli',
+      copilotPayload({
+        hook_event_name: 'subagentStop',
+        agentId: 'c1',
+        agentName: 'agent-infra-lifecycle-executor',
+        sessionId: 's',
+        transcriptPath: '/s/events.jsonl',
+      }),
+    );
+    expect(copilot.kind === 'event' && copilot.event).toMatchObject({ usageRecord: '/s/events.jsonl', usageFormat: 'copilot-events' });
   });
 
   it('event ids carry the turn: Codex turn_id, else one id per hook invocation (Claude Code resumes repeat every id)', () => {

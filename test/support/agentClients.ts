@@ -266,6 +266,8 @@ export type ClientOptions = {
   timeoutMs?: number;
   extraArgs?: readonly string[];
   signal?: AbortSignal;
+  /** Codex: keep its session rollouts in $CODEX_HOME/sessions (the tests run it `--ephemeral` otherwise). */
+  keepSessions?: boolean;
 };
 
 export const CLAUDE_MODEL = 'claude-sonnet-4-5';
@@ -357,7 +359,8 @@ async function runWithArgs(options: ClientOptions, args: readonly string[]): Pro
 }
 
 export function runCodex(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
-  return runWithArgs(options, ['exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt]);
+  const ephemeral = options.keepSessions ? [] : ['--ephemeral'];
+  return runWithArgs(options, ['exec', '--json', ...ephemeral, ...(options.extraArgs ?? []), options.prompt]);
 }
 
 // ---------------------------------------------------------------------------------------------

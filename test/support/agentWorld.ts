@@ -72,6 +72,8 @@ export type WorldOptions = {
   adopt?: { title: string; description?: string };
   /** Extra arguments of the `baton worker` the world starts (`--stop-grace 3s`). */
   workerArgs?: readonly string[];
+  /** Codex keeps its session rollouts (the record baton reads a stage's cost from); otherwise it runs `--ephemeral`. */
+  keepSessions?: boolean;
 };
 
 const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.sh');
@@ -245,6 +247,7 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
         timeoutMs,
         signal: runOptions.signal,
         extraArgs: runOptions.extraArgs,
+        keepSessions: options.keepSessions,
       };
       return version.client === 'claude-code' ? runClaude(common) : version.client === 'codex' ? runCodex(common) : runCopilot(common);
     },

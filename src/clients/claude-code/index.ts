@@ -36,6 +36,8 @@ export const claudeCode = {
     // TaskStop of a background subagent sends no SubagentStop (anthropics/claude-code#92716); its
     // PostToolUse names the task, whose id is the subagent's agent_id (docs/clients.md).
     goneTools: [{ name: 'taskstop', childIdFields: ['task_id', 'shell_id'] }],
+    // SubagentStop's `agent_transcript_path` is the subagent's own transcript (`transcript_path` is the parent's).
+    usageRecord: { fields: ['agent_transcript_path'], format: 'claude-code-transcript' },
     notice: systemMessageNotice,
   },
   install: {

@@ -32,6 +32,8 @@ export const codex = {
       { name: 'collaborationspawn_agent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' },
       { name: 'collaboration.spawn_agent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' },
     ],
+    // SubagentStop's `agent_transcript_path` is the child thread's rollout (null for an `--ephemeral` session).
+    usageRecord: { fields: ['agent_transcript_path'], format: 'codex-rollout' },
     notice: systemMessageNotice,
   },
   install: {
