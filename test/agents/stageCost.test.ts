@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { clientVersions } from '../support/agentClients.ts';
 import type { ClientName, ClientVersion } from '../support/agentClients.ts';
@@ -5,6 +7,7 @@ import { EXECUTOR, REVIEWER, executorThatCompletes, parentThatSpawns, shell, spa
 import { reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Role, Turn, Usage } from '../support/modelServer.ts';
+import { runBaton } from '../support/processes.ts';
 
 // A stage's cost on its receipt (docs/run-view.md "What a stage cost"), with the real clients: the
 // scripted model server reports a usage of its own making in every response of the executor and of
@@ -56,7 +59,7 @@ function expectedCost(version: ClientVersion, w: AgentWorld, role: Role) {
 describe.concurrent.each(cases)('$label', { timeout: 180_000 }, (version: ClientVersion) => {
   const { client } = version;
 
-  it('sealed receipts: tokens, requests, model and wall time of each child, as the model server reported them', async (context) => {
+  it('sealed receipts: tokens, requests, model and wall time of each child, as the model server reported them; baton cost sums and prices them', async (context) => {
     const w = await worldFor(context, version, { keepSessions: true });
     expect((await w.task('begin-or-resume')).status).toBe('running');
     await w.task('prepare', '--client', client);
@@ -92,5 +95,24 @@ describe.concurrent.each(cases)('$label', { timeout: 180_000 }, (version: Client
       // The child's own first and last entries enclose its requests (same clock, ms resolution).
       expect(receipt.cost.wallMs).toBeGreaterThanOrEqual(Math.max(...at) - Math.min(...at) - 2);
     }
+
+    // baton cost: the same figures per role and model, priced by the user's table only.
+    const model = executor.models[0]!.model!;
+    const prices = { currency: 'USD', perMillionTokens: { [model]: { input: 3, output: 15, cacheRead: 0.3, cacheCreation: 3.75 } } };
+    fs.writeFileSync(path.join(w.repo.root, '.agents', 'baton.json'), JSON.stringify({ profile: 'agent-infra-0.9.2', prices }));
+    const printed = await runBaton(['cost', '01', '--json'], { cwd: w.repo.root, env: { ...process.env, ...w.env } });
+    expect(printed.code, printed.stderr).toBe(0);
+    const shown = JSON.parse(printed.stdout);
+    expect(shown.byRole.map((entry: any) => [entry.role, entry.figures.requests, entry.figures.tokens])).toEqual([
+      ['executor', receipts[0]!.cost.requests, receipts[0]!.cost.tokens],
+      ['reviewer', receipts[1]!.cost.requests, receipts[1]!.cost.tokens],
+    ]);
+    const tokens = shown.total.tokens;
+    expect(shown.currency).toBe('USD');
+    expect(shown.total.price).toBeCloseTo(
+      (tokens.input * 3 + tokens.output * 15 + tokens.cacheRead * 0.3 + tokens.cacheCreation * 3.75) / 1e6,
+      12,
+    );
+    expect(shown.failedReviews.receipts).toBe(0);
   });
 });
