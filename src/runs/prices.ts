@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import * as z from 'zod/mini';
 import '../core/zodEnglish.ts';
 import { profileFile } from '../core/profiles/file.ts';
+import { nodeRunFiles } from '../core/taskLayout.ts';
 import { describeSchemaError } from '../core/runSchema.ts';
 import type { TokenCounts } from '../core/stageCost.ts';
 
@@ -31,13 +31,14 @@ export type PriceTable = z.infer<typeof priceTableSchema>;
 export type PriceRead = { ok: true; prices: PriceTable | null } | { ok: false; message: string };
 
 /** The repository's price table; none (`prices: null`) when the record has no `prices`; an invalid one says why. */
-export function readPriceTable(repoRoot: string): PriceRead {
+export function readPriceTable(repoRoot: string, readText: (file: string) => string | null = nodeRunFiles.readText): PriceRead {
   const file = profileFile(repoRoot);
   let value: unknown;
   try {
-    value = JSON.parse(fs.readFileSync(file, 'utf8'));
+    const text = readText(file);
+    if (text === null) return { ok: true, prices: null };
+    value = JSON.parse(text);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { ok: true, prices: null };
     return { ok: false, message: `${file}: ${(error as Error).message}` };
   }
   const prices = typeof value === 'object' && value !== null ? (value as { prices?: unknown }).prices : undefined;

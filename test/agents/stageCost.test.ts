@@ -8,6 +8,8 @@ import { reviewHandOver, worldFor } from '../support/agentWorld.ts';
 import type { AgentWorld } from '../support/agentWorld.ts';
 import type { ModelRequest, Role, Turn, Usage } from '../support/modelServer.ts';
 import { runBaton } from '../support/processes.ts';
+import { URL_PATTERN, dashboardUrlOf, startBaton } from '../support/services.ts';
+import { repoIdentity } from '../../src/queue/checkoutId.ts';
 
 // A stage's cost on its receipt (docs/run-view.md "What a stage cost"), with the real clients: the
 // scripted model server reports a usage of its own making in every response of the executor and of
@@ -114,5 +116,24 @@ describe.concurrent.each(cases)('$label', { timeout: 180_000 }, (version: Client
       12,
     );
     expect(shown.failedReviews.receipts).toBe(0);
+
+    // baton runs, the run page and its JSON: the same total.
+    const listed = await runBaton(['runs', '--json'], { cwd: w.repo.root, env: { ...process.env, ...w.env } });
+    expect(JSON.parse(listed.stdout).runs[0].cost).toMatchObject({ requests: shown.total.requests, unrecorded: 0, currency: 'USD' });
+    const dashboard = await startBaton(['dashboard', '--port', '0'], {
+      env: { ...process.env, ...w.env },
+      cwd: w.repo.root,
+      ready: URL_PATTERN,
+    });
+    context.onTestFinished(async () => {
+      await dashboard.stop('SIGKILL');
+    });
+    const base = dashboardUrlOf(dashboard);
+    const checkout = repoIdentity(w.repo.root).id;
+    const detail = (await (await fetch(new URL(`api/runs/${checkout}/${receipts[0]!.taskId}`, base))).json()) as Record<string, any>;
+    expect(detail.cost.total).toEqual(shown.total);
+    const page = await (await fetch(new URL(`runs/${checkout}/${receipts[0]!.taskId}`, base))).text();
+    expect(page).toContain('data-cost-table');
+    expect(page).toContain(`${shown.total.requests} requests`);
   });
 });
