@@ -10,6 +10,7 @@ import { EventJournal } from './journal.ts';
 import { stopCostOf } from './stageCost.ts';
 import type { OrchestrationResult, WorkspaceFingerprinter } from '../core/types.ts';
 import type { LifecycleEvent } from '../core/events.ts';
+import type { StageCost } from '../core/stageCost.ts';
 
 // What the worker does with one job of one repository: validate, refuse what is not ours, apply
 // through the engine exactly once (journal), retry transient faults in place, and pause the run
@@ -26,7 +27,13 @@ export function servedRepository(id: string, root: string, fingerprinter: Worksp
   return { id, root, fingerprinter, journal: new EventJournal(batonEntryIn(stateDir, 'journal'), workspaceDir(root)) };
 }
 
-export type ProcessedJob = Readonly<{ envelope: JobEnvelope; result: OrchestrationResult; replayed: boolean }>;
+export type ProcessedJob = Readonly<{
+  envelope: JobEnvelope;
+  result: OrchestrationResult;
+  replayed: boolean;
+  /** The cost this job sealed a receipt with (for /metrics, counted once: the seal, not a later turn). */
+  sealedCost?: Readonly<{ role: string; cost: StageCost }>;
+}>;
 
 /** Filesystem errors worth another try in place (BullMQ-level retries would reorder the queue). */
 const TRANSIENT_CODES = new Set(['EBUSY', 'EAGAIN', 'EMFILE', 'ENFILE', 'EINTR', 'ETIMEDOUT']);
@@ -74,7 +81,11 @@ export async function processJobData(repository: ServedRepository, data: unknown
       });
       return repository.journal.apply(envelope.eventId, prepared.apply, envelope.intent, prepared.target());
     });
-    return { envelope, ...outcome };
+    // The engine stored the very figures it was given on the receipt it sealed now; a later turn's stop
+    // leaves the receipt's earlier figures (another object) in place.
+    const sealed = outcome.result.run?.pendingDelegation;
+    const sealedCost = stopCost && !outcome.replayed && sealed?.cost === stopCost ? { role: sealed.role, cost: stopCost } : undefined;
+    return { envelope, ...outcome, ...(sealedCost ? { sealedCost } : {}) };
   } catch (error) {
     await pauseAfterFailure(repository, event, envelope, error);
     throw error;

@@ -135,5 +135,17 @@ describe.concurrent.each(cases)('$label', { timeout: 180_000 }, (version: Client
     const page = await (await fetch(new URL(`runs/${checkout}/${receipts[0]!.taskId}`, base))).text();
     expect(page).toContain('data-cost-table');
     expect(page).toContain(`${shown.total.requests} requests`);
+
+    // /metrics: the tokens and requests of each seal, by role and model.
+    const metrics = await (await fetch(new URL('metrics', base))).text();
+    const sample = (name: string, labels: string) =>
+      Number(new RegExp(`^${name}\\{[^}]*${labels}[^}]*\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? Number.NaN);
+    for (const receipt of receipts) {
+      const [{ model, requests, input, output }] = receipt.cost.models;
+      const of = `role="${receipt.role}",model="${model}"`;
+      expect(sample('baton_stage_requests_total', of), `${receipt.role} requests in\n${metrics}`).toBe(requests);
+      expect(sample('baton_stage_tokens_total', `${of},kind="input"`)).toBe(input);
+      expect(sample('baton_stage_tokens_total', `${of},kind="output"`)).toBe(output);
+    }
   });
 });
