@@ -8,6 +8,7 @@ import type { JobEnvelope } from '../queue/envelope.ts';
 import { READ_ONLY_INTENTS } from '../core/intents.ts';
 import { EventJournal } from './journal.ts';
 import { stopCostOf } from './stageCost.ts';
+import type { SpanAttributes, SpanHandle } from './jobSpans.ts';
 import type { OrchestrationResult, WorkspaceFingerprinter } from '../core/types.ts';
 import type { LifecycleEvent } from '../core/events.ts';
 import type { StageCost } from '../core/stageCost.ts';
@@ -58,7 +59,63 @@ async function withTransientRetry<T>(work: () => Promise<T>): Promise<T> {
 export const EVENT_FAILED_CODE = 'BATON_EVENT_FAILED';
 export const CHECKOUT_MISMATCH_CODE = 'BATON_CHECKOUT_MISMATCH';
 
-export async function processJobData(repository: ServedRepository, data: unknown): Promise<ProcessedJob> {
+export async function processJobData(repository: ServedRepository, data: unknown, span?: SpanHandle): Promise<ProcessedJob> {
+  try {
+    const processed = await processJob(repository, data, span);
+    span?.set(spanOutcome(processed));
+    if (sealedNow(processed)) span?.rename('baton.seal');
+    span?.end();
+    return processed;
+  } catch (error) {
+    span?.end(error);
+    throw error;
+  }
+}
+
+const SEALING_INTENTS: ReadonlySet<string> = new Set(['hook-stop', 'reconcile', 'child-gone']);
+
+/** The job sealed its receipt (a stop, a reconciliation or the client's report; a later turn of a sealed child too). */
+function sealedNow({ envelope, result }: ProcessedJob): boolean {
+  return SEALING_INTENTS.has(envelope.intent) && result.changed && result.run?.pendingDelegation?.status === 'sealed';
+}
+
+/** What a job's span says of it once applied: its task, the receipt it left, the result. */
+function spanOutcome({ result, replayed }: ProcessedJob): SpanAttributes {
+  const receipt = result.run?.pendingDelegation ?? result.run?.receipts.at(-1);
+  return {
+    'baton.task': result.taskId,
+    'baton.stage': receipt?.stage,
+    'baton.round': receipt?.round,
+    'baton.role': receipt?.role,
+    'baton.receipt.status': receipt?.status,
+    'baton.result': result.status,
+    'baton.changed': result.changed,
+    'baton.replayed': replayed,
+    'baton.error_code': result.error?.code,
+  };
+}
+
+/** The fingerprints of a job, each capture and diff a span of its own. */
+function tracedFingerprinter(fingerprinter: WorkspaceFingerprinter, span: SpanHandle | undefined): WorkspaceFingerprinter {
+  if (!span) return fingerprinter;
+  const traced = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const child = span.child(name);
+    try {
+      const value = await work();
+      child.end();
+      return value;
+    } catch (error) {
+      child.end(error);
+      throw error;
+    }
+  };
+  return {
+    capture: (root) => traced('baton.fingerprint.capture', () => fingerprinter.capture(root)),
+    diff: (root, before, after) => traced('baton.fingerprint.diff', () => fingerprinter.diff(root, before, after)),
+  };
+}
+
+async function processJob(repository: ServedRepository, data: unknown, span: SpanHandle | undefined): Promise<ProcessedJob> {
   const check = parseEnvelope(data);
   if (!check.ok) throw new UnrecoverableError(`${check.message}; nothing was changed`);
   const { envelope, event } = check;
@@ -72,11 +129,22 @@ export async function processJobData(repository: ServedRepository, data: unknown
   }
   try {
     // A stop's cost, from the client's record it names (read here, at the edge: the engine gets the figures).
+    const recordSpan =
+      event.intent === 'hook-stop' && event.usageRecord
+        ? span?.child('baton.usage_record', { 'baton.usage_record.format': event.usageFormat })
+        : undefined;
     const stopCost = await stopCostOf(event);
+    recordSpan?.set({
+      'baton.usage_record.read': stopCost?.read,
+      'baton.usage_record.requests': stopCost?.requests,
+      'baton.usage_record.note': stopCost?.note,
+    });
+    recordSpan?.end();
+    const fingerprinter = tracedFingerprinter(repository.fingerprinter, span);
     const outcome = await withTransientRetry(() => {
       const prepared = prepareEvent(event, {
         repoRoot: repository.root,
-        fingerprinter: repository.fingerprinter,
+        fingerprinter,
         ...(stopCost ? { stopCost } : {}),
       });
       return repository.journal.apply(envelope.eventId, prepared.apply, envelope.intent, prepared.target());
