@@ -7,7 +7,8 @@ import { UNTOUCHED, startForeignRedis } from '../support/foreignRedis.ts';
 import type { ForeignRedis } from '../support/foreignRedis.ts';
 import { gitRepoWithTask } from '../support/gitRepo.ts';
 import type { GitRepo } from '../support/gitRepo.ts';
-import { TASK_ID, nativePayload } from '../support/lifecycleDriver.ts';
+import { TASK_ID } from '../support/fixtures.ts';
+import { nativePayload } from '../support/lifecycleDriver.ts';
 import { jsonOf, runBaton } from '../support/processes.ts';
 
 // Issue 44, "One rule for which Redis every command uses" (docs/usage.md "Which Redis"): with no
