@@ -33,7 +33,15 @@ export type GoneTool = Readonly<{ name: string; childIdFields: readonly string[]
  * Where a stop payload names the client's own record of the child's model requests (its token usage
  * and models), and that record's format: the worker reads it at the seal, never the hook.
  */
-export type UsageRecord = Readonly<{ fields: readonly string[]; format: UsageRecordFormat }>;
+export type UsageRecord = Readonly<{
+  fields: readonly string[];
+  format: UsageRecordFormat;
+  /**
+   * The record of a child the payload names only by its id (the PostToolUse of a gone tool), from
+   * the payload's other fields; left out, such a seal records no cost.
+   */
+  ofChild?(payload: Readonly<Record<string, unknown>>, childId: string): string | undefined;
+}>;
 
 export type ClientHook = Readonly<{
   spawnTools: readonly SpawnTool[];

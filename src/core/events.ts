@@ -82,7 +82,16 @@ export const lifecycleEventSchema = z
       graceMs: positiveInteger,
     }),
     // Internal (hooks only): the client reported a child gone without a stop (orchestration/gone.ts).
-    z.strictObject({ intent: z.literal('child-gone'), taskRef: z.literal('auto'), client, childId: text, evidence: text }),
+    z.strictObject({
+      intent: z.literal('child-gone'),
+      taskRef: z.literal('auto'),
+      client,
+      childId: text,
+      evidence: text,
+      // baton: the gone child's own record, when the client's payload leads to it (as on hook-stop).
+      usageRecord: z.optional(text),
+      usageFormat: z.optional(z.enum(USAGE_RECORD_FORMATS)),
+    }),
     z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
     z.strictObject({
       intent: z.literal('complete-stage'),

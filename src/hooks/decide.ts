@@ -137,6 +137,17 @@ function usageRecordOf(client: ClientId, payload: HookPayload): { usageRecord?: 
   return spec && file ? { usageRecord: file, usageFormat: spec.format } : {};
 }
 
+/** The record of a child the client reports gone, derived from the payload (UsageRecord.ofChild). */
+function goneUsageRecordOf(
+  client: ClientId,
+  payload: HookPayload,
+  childId: string,
+): { usageRecord?: string; usageFormat?: UsageRecord['format'] } {
+  const spec = USAGE_RECORDS.get(client);
+  const file = spec?.ofChild?.(payload, childId);
+  return spec && file ? { usageRecord: file, usageFormat: spec.format } : {};
+}
+
 /** An id for this hook invocation, where the payload has nothing that tells invocations apart. */
 function invocationIdentity(options: DecideOptions): string {
   return `invocation:${options.invocationId ?? randomId()}`;
@@ -214,6 +225,6 @@ function decideGone(client: ClientId, payload: HookPayload, options: DecideOptio
   return {
     kind: 'event',
     idParts: [client, 'gone', text(payload.session_id), childId, callId],
-    event: { intent: 'child-gone', taskRef: 'auto', client, childId, evidence: toolName },
+    event: { intent: 'child-gone', taskRef: 'auto', client, childId, evidence: toolName, ...goneUsageRecordOf(client, payload, childId) },
   };
 }

@@ -21,9 +21,13 @@ export const USAGE_RECORD_LIMIT = 256 * 1024 * 1024;
 export const USAGE_RECORD_WAIT_MS = 3_000;
 const REREAD_MS = 25;
 
-/** The cost of the stage a stop event ends, read from the record it names; undefined for any other event. */
+/**
+ * The cost of the stage a stop (or the client's report of a child gone) ends, read from the record
+ * it names; undefined for any other event.
+ */
 export async function stopCostOf(event: LifecycleEvent): Promise<StageCost | undefined> {
-  if (event.intent !== 'hook-stop' || event.usageRecord === undefined || event.usageFormat === undefined) return undefined;
+  if ((event.intent !== 'hook-stop' && event.intent !== 'child-gone') || event.usageRecord === undefined || event.usageFormat === undefined)
+    return undefined;
   const { usageRecord: file, usageFormat: format } = event;
   // The path comes from the client's payload: only an absolute path to a JSON-lines file is opened.
   if (!path.isAbsolute(file) || !file.endsWith('.jsonl')) return unrecordedCost(format, file, 'not an absolute path to a .jsonl record');

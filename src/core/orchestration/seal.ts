@@ -15,7 +15,7 @@ import type { StageCost } from '../stageCost.ts';
 type SealEvent = { childId: string; exitCode: number; afterFingerprint: string; changedPaths: readonly string[] };
 
 /** Why a seal has no cost read from the client's record. */
-const NO_STOP_RECORD = 'sealed without a SubagentStop: no record of the child was named';
+const NO_STOP_RECORD = 'sealed without a SubagentStop, and nothing named a record of the child';
 const NO_EXPLICIT_RECORD = 'an explicit hook-stop names no record of the child';
 
 /**
@@ -77,6 +77,7 @@ export async function sealMeasured(
   task: Resolved,
   run: OrchestrationRun,
   receipt: DelegationReceipt,
+  cost: StageCost = unrecordedCost(null, null, NO_STOP_RECORD),
 ): Promise<OrchestrationResult> {
   let change: { afterFingerprint: string; changedPaths: string[] };
   try {
@@ -84,14 +85,7 @@ export async function sealMeasured(
   } catch (error) {
     return pauseRun(ctx, task, run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
   }
-  return sealLoaded(
-    ctx,
-    task,
-    run,
-    receipt,
-    { childId: receipt.childId ?? '', exitCode: 0, ...change },
-    unrecordedCost(null, null, NO_STOP_RECORD),
-  );
+  return sealLoaded(ctx, task, run, receipt, { childId: receipt.childId ?? '', exitCode: 0, ...change }, cost);
 }
 
 /**
