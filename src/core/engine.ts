@@ -128,6 +128,7 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
         spawnMode: event.spawnMode,
         actualModel: event.actualModel ?? null,
         modelFallbackReason: event.fallbackReason ?? null,
+        ...(event.usageRecord && event.usageFormat ? { usageRecord: { format: event.usageFormat, file: event.usageRecord } } : {}),
       };
       return isAutoHookStart(event)
         ? orchestration.activateMatching(ctx, event.client, activation)

@@ -44,6 +44,9 @@ export const lifecycleEventSchema = z
       spawnMode: text,
       actualModel: z.optional(text),
       fallbackReason: z.optional(text),
+      // baton (hooks only): the child's record of its requests, kept on the receipt for a seal without a stop.
+      usageRecord: z.optional(text),
+      usageFormat: z.optional(z.enum(USAGE_RECORD_FORMATS)),
     }),
     z.strictObject({
       intent: z.literal('hook-stop'),
@@ -80,6 +83,10 @@ export const lifecycleEventSchema = z
       /** The receipt timestamp the clock ran from; a receipt that moved on since has another, and nothing happens. */
       since: text,
       graceMs: positiveInteger,
+      // baton: the record the receipt names (SubagentStart's) and its child, for the cost of a seal without a stop.
+      childId: z.optional(text),
+      usageRecord: z.optional(text),
+      usageFormat: z.optional(z.enum(USAGE_RECORD_FORMATS)),
     }),
     // Internal (hooks only): the client reported a child gone without a stop (orchestration/gone.ts).
     z.strictObject({

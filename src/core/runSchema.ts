@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import './zodEnglish.ts';
 import { DELEGATION_ROLES, DELEGATION_STAGES, RECEIPT_STATUSES, RECONCILIATION_KINDS } from './types.ts';
 import type { DelegationReceipt, OrchestrationRun } from './types.ts';
-import { stageCostSchema } from './stageCost.ts';
+import { stageCostSchema, usageRecordRefSchema } from './stageCost.ts';
 
 // Validation of `orchestration.json` (schema v1). agent-infra 0.9.2 read the file with a bare
 // JSON.parse; baton validates it so one corrupt file is reported instead of crashing a scan
@@ -49,6 +49,7 @@ export const delegationReceiptSchema = z.looseObject({
   childStoppedAt: z.optional(nullableString),
   // baton addition: the stage's cost by the client's record (absent in 0.9.2 files).
   cost: z.optional(stageCostSchema),
+  usageRecord: z.optional(usageRecordRefSchema),
 });
 
 export const orchestrationRunSchema = z.looseObject({

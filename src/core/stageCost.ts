@@ -13,6 +13,11 @@ import type { UsageRecordFormat } from '../clients/facts.ts';
 /** Tokens in the Anthropic API's terms: `input` excludes the cached input (`cacheRead`) and the input written to the cache. */
 export type TokenCounts = Readonly<{ input: number; output: number; cacheRead: number; cacheCreation: number }>;
 
+/** A client's record of one child's requests: its format and file (on the receipt from SubagentStart). */
+export type UsageRecordRef = Readonly<{ format: UsageRecordFormat; file: string }>;
+
+export const usageRecordRefSchema = z.looseObject({ format: z.enum(USAGE_RECORD_FORMATS), file: z.string() });
+
 export type ModelCost = TokenCounts & Readonly<{ model: string; requests: number }>;
 
 export type StageCost = Readonly<{

@@ -1,4 +1,4 @@
-import type { StageCost } from './stageCost.ts';
+import type { StageCost, UsageRecordRef } from './stageCost.ts';
 import type { ErrorCode } from './errorCodes.ts';
 // Shared vocabulary of the lifecycle engine (docs/lifecycle.md §6–§8). Types only: no behaviour here.
 
@@ -60,6 +60,8 @@ export type DelegationReceipt = Readonly<{
    * (src/core/stageCost.ts; docs/run-view.md "What a stage cost"). Absent on receipts sealed before it.
    */
   cost?: StageCost;
+  /** baton addition: where the child's client records its requests, from SubagentStart (read by a seal without a stop). */
+  usageRecord?: UsageRecordRef;
 }>;
 
 export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;

@@ -119,6 +119,7 @@ export function decideHook(client: ClientId, payload: HookPayload, eventOption?:
     spawnMode: firstText(payload.spawn_mode) || 'fresh',
     ...(model ? { actualModel: model } : {}),
     ...(fallbackReason ? { fallbackReason } : {}),
+    ...goneUsageRecordOf(client, payload, childId),
   };
   return { kind: 'event', idParts, event };
 }
@@ -137,7 +138,7 @@ function usageRecordOf(client: ClientId, payload: HookPayload): { usageRecord?: 
   return spec && file ? { usageRecord: file, usageFormat: spec.format } : {};
 }
 
-/** The record of a child the client reports gone, derived from the payload (UsageRecord.ofChild). */
+/** The record of a child its payload names only by its id (SubagentStart, a gone tool's PostToolUse: UsageRecord.ofChild). */
 function goneUsageRecordOf(
   client: ClientId,
   payload: HookPayload,

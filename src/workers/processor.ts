@@ -130,7 +130,7 @@ async function processJob(repository: ServedRepository, data: unknown, span: Spa
   try {
     // A stop's cost, from the client's record it names (read here, at the edge: the engine gets the figures).
     const recordSpan =
-      (event.intent === 'hook-stop' || event.intent === 'child-gone') && event.usageRecord
+      'usageRecord' in event && event.usageRecord && event.intent !== 'hook-start'
         ? span?.child('baton.usage_record', { 'baton.usage_record.format': event.usageFormat })
         : undefined;
     const stopCost = await stopCostOf(event);

@@ -26,9 +26,14 @@ const REREAD_MS = 25;
  * it names; undefined for any other event.
  */
 export async function stopCostOf(event: LifecycleEvent): Promise<StageCost | undefined> {
-  if ((event.intent !== 'hook-stop' && event.intent !== 'child-gone') || event.usageRecord === undefined || event.usageFormat === undefined)
+  if (
+    (event.intent !== 'hook-stop' && event.intent !== 'child-gone' && event.intent !== 'reconcile') ||
+    event.usageRecord === undefined ||
+    event.usageFormat === undefined
+  )
     return undefined;
   const { usageRecord: file, usageFormat: format } = event;
+  const childId = event.childId ?? '';
   // The path comes from the client's payload: only an absolute path to a JSON-lines file is opened.
   if (!path.isAbsolute(file) || !file.endsWith('.jsonl')) return unrecordedCost(format, file, 'not an absolute path to a .jsonl record');
   const deadline = Date.now() + USAGE_RECORD_WAIT_MS;
@@ -50,12 +55,12 @@ export async function stopCostOf(event: LifecycleEvent): Promise<StageCost | und
       const why = code === 'ENOENT' ? 'no such file on the worker’s machine' : `unreadable (${code ?? String(error)})`;
       return unrecordedCost(format, file, why);
     }
-    if (usageRecordComplete(format, text, event.childId) || Date.now() >= deadline) break;
+    if (usageRecordComplete(format, text, childId) || Date.now() >= deadline) break;
     await new Promise((resolve) => setTimeout(resolve, REREAD_MS));
   }
   try {
-    const cost = readUsageRecord(format, text, file, event.childId);
-    if (usageRecordComplete(format, text, event.childId)) return cost;
+    const cost = readUsageRecord(format, text, file, childId);
+    if (usageRecordComplete(format, text, childId)) return cost;
     const late = `the record showed no end of the child within ${USAGE_RECORD_WAIT_MS / 1000} s: what it held then is counted`;
     return { ...cost, note: cost.note ? `${cost.note}; ${late}` : late };
   } catch (error) {

@@ -52,6 +52,9 @@ describe('decideHook', () => {
       childId: 'claude-child',
       parentId: 'claude-parent',
       spawnMode: 'fresh',
+      // baton: the subagent's transcript beside the session's, kept on the receipt for a seal without a stop.
+      usageRecord: '/t/subagents/agent-claude-child.jsonl',
+      usageFormat: 'claude-code-transcript',
     });
     const stop = decideHook('claude-code', payload(claudeStop));
     expect(stop.kind === 'event' && stop.event).toEqual({
@@ -92,6 +95,15 @@ describe('decideHook', () => {
       }),
     );
     expect(copilot.kind === 'event' && copilot.event).toMatchObject({ usageRecord: '/s/events.jsonl', usageFormat: 'copilot-events' });
+    // SubagentStart: Codex's transcript_path is the child's rollout only when named by the child's thread id.
+    const codexStart = { ...claudeStart, agent_id: 'thread-9', turn_id: 't' };
+    const named = decideHook('codex', payload({ ...codexStart, transcript_path: '/s/rollout-2026-thread-9.jsonl' }));
+    expect(named.kind === 'event' && named.event).toMatchObject({
+      usageRecord: '/s/rollout-2026-thread-9.jsonl',
+      usageFormat: 'codex-rollout',
+    });
+    const parents = decideHook('codex', payload({ ...codexStart, transcript_path: '/s/rollout-2026-parent.jsonl' }));
+    expect(parents.kind === 'event' && 'usageRecord' in parents.event).toBe(false);
   });
 
   it('event ids carry the turn: Codex turn_id, else one id per hook invocation (Claude Code resumes repeat every id)', () => {

@@ -9,6 +9,12 @@ import type { Profile } from '../installer.ts';
 
 const LIFECYCLE_AGENTS = '^agent-infra-lifecycle-(executor|reviewer)$';
 
+/** The child thread's rollout as SubagentStart names it: a rollout file named by the child's thread id, never another's. */
+function childRollout(payload: Readonly<Record<string, unknown>>, childId: string): string | undefined {
+  const file = payload.transcript_path;
+  return typeof file === 'string' && file.endsWith(`-${childId}.jsonl`) ? file : undefined;
+}
+
 export const codex = {
   id: 'codex',
   displayName: 'Codex',
@@ -33,7 +39,8 @@ export const codex = {
       { name: 'collaboration.spawn_agent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' },
     ],
     // SubagentStop's `agent_transcript_path` is the child thread's rollout (null for an `--ephemeral` session).
-    usageRecord: { fields: ['agent_transcript_path'], format: 'codex-rollout' },
+    // SubagentStart's `transcript_path` is the child's rollout (kept on the receipt for a seal without a stop).
+    usageRecord: { fields: ['agent_transcript_path'], format: 'codex-rollout', ofChild: childRollout },
     notice: systemMessageNotice,
   },
   install: {

@@ -64,7 +64,11 @@ export const copilotCli = {
     // its required `name` only labels the child (not a teammate), so nothing of it is refused.
     spawnTools: [{ name: 'task' }],
     // subagentStop's `transcriptPath` is the session's events.jsonl; the child's usage records carry its agentId.
-    usageRecord: { fields: ['transcript_path'], format: 'copilot-events' },
+    usageRecord: {
+      fields: ['transcript_path'],
+      format: 'copilot-events',
+      ofChild: (payload) => (typeof payload.transcript_path === 'string' ? payload.transcript_path : undefined),
+    },
     payload: copilotPayload,
     // Copilot honours a deny on stdout with exit 0 and shows the model the reason; exit 2 blocks too,
     // but the model is told only "hook exited with code 2" (docs/clients.md "Copilot CLI").
