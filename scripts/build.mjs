@@ -24,7 +24,7 @@
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { lazyCommonJsImports } from './lazyImports.mjs';
@@ -109,6 +109,32 @@ const zodEnglishOnly = {
       resolveDir: path.dirname(args.path),
       loader: 'js',
     }));
+  },
+};
+
+/**
+ * The OpenTelemetry packages (the worker's traces, src/workers/otel.ts) from their ES module builds
+ * (`module` in their package.json) rather than CommonJS: their resource detectors load the
+ * machine-id readers with `import()`, which in the CommonJS build would become lazily imported
+ * CommonJS chunks (refused above, scripts/lazyImports.mjs); as ES modules they are sound chunks.
+ */
+const openTelemetryEsm = {
+  name: 'opentelemetry-esm',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^@opentelemetry\/[^/]+$/ }, (args) => {
+      for (let dir = args.resolveDir; ; dir = path.dirname(dir)) {
+        const manifest = path.join(dir, 'node_modules', args.path, 'package.json');
+        let fields;
+        try {
+          fields = JSON.parse(readFileSync(manifest, 'utf8'));
+        } catch {
+          if (path.dirname(dir) === dir) return undefined;
+          continue;
+        }
+        // A package with an exports map (the API) gives esbuild its ES module build itself.
+        return fields.module && !fields.exports ? { path: path.join(path.dirname(manifest), fields.module) } : undefined;
+      }
+    });
   },
 };
 
@@ -197,7 +223,7 @@ try {
     splitting: true,
     outExtension: { '.js': '.mjs' },
     chunkNames: 'chunks/[name]-[hash]',
-    plugins: [zodEnglishOnly],
+    plugins: [zodEnglishOnly, openTelemetryEsm],
   });
   const lazyCommonJs = lazyCommonJsImports(main.metafile);
   if (lazyCommonJs.length > 0) {

@@ -12,6 +12,7 @@ const COMMANDS: Record<string, () => Promise<CommandModule>> = {
   fingerprint: () => import('./fingerprint.ts'),
   dashboard: () => import('./dashboard.ts'),
   runs: () => import('./runs.ts'),
+  cost: () => import('./cost.ts'),
   'install-hooks': () => import('./installHooks.ts'),
   init: () => import('./init.ts'),
   uninstall: () => import('./uninstall.ts'),
@@ -40,6 +41,7 @@ ${line(`hook ${clients} [--event NAME]`, 'native hook: payload on stdin')}
                                                     starts a private redis-server when none answers
   dashboard [--port N] [--host H] [--token T]       queue dashboard over every repository in Redis
   runs [--json] [--watch]                           every run of the repository, one line each
+  cost [<task>] [--json]                            what a run cost: tokens, models, time per stage and role
 ${line(`install-hooks ${clients}`, 'wire one client (the part of init that writes its hooks)')}
   demo [--keep-open]                                a complete lifecycle in a temporary repository
 

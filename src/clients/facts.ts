@@ -25,3 +25,12 @@ export type ClientFacts<Id extends string = string> = Readonly<{
   /** Agent names `complete-stage --agent` accepts from this client's subagents, the usual one first. */
   stageAgents: readonly [string, ...string[]];
 }>;
+
+/**
+ * The formats of the clients' own records of a child's model requests, which the worker reads a
+ * stage's cost from at its seal (src/core/usageRecords.ts; docs/run-view.md "What a stage cost"):
+ * Claude Code's subagent transcript, Codex's session rollout of the child thread, Copilot CLI's
+ * session events (the child's entries carry its `agentId`).
+ */
+export const USAGE_RECORD_FORMATS = ['claude-code-transcript', 'codex-rollout', 'copilot-events'] as const;
+export type UsageRecordFormat = (typeof USAGE_RECORD_FORMATS)[number];

@@ -1,6 +1,8 @@
 // What `baton hook` reads of an agent client: its subagent-spawning tools and how each forks, and
 // the format of what a hook says to the user. Loaded on every hook event: data and pure functions.
 
+import type { UsageRecordFormat } from './facts.ts';
+
 /**
  * A subagent-spawning tool as PreToolUse names it (compared lower-cased), and what its input means
  * for forking (docs/hooks.md "Spawn claim (PreToolUse)"): the fork fields themselves
@@ -27,8 +29,24 @@ export type SpawnTool = Readonly<{
  */
 export type GoneTool = Readonly<{ name: string; childIdFields: readonly string[] }>;
 
+/**
+ * Where a stop payload names the client's own record of the child's model requests (its token usage
+ * and models), and that record's format: the worker reads it at the seal, never the hook.
+ */
+export type UsageRecord = Readonly<{
+  fields: readonly string[];
+  format: UsageRecordFormat;
+  /**
+   * The record of a child the payload names only by its id (the PostToolUse of a gone tool), from
+   * the payload's other fields; left out, such a seal records no cost.
+   */
+  ofChild?(payload: Readonly<Record<string, unknown>>, childId: string): string | undefined;
+}>;
+
 export type ClientHook = Readonly<{
   spawnTools: readonly SpawnTool[];
+  /** The child's own record of its requests, named by its SubagentStop payload (none: a stage's cost is not recorded). */
+  usageRecord?: UsageRecord;
   /** Its tools that end a child without a stop (none: the graces alone settle a child that vanished). */
   goneTools?: readonly GoneTool[];
   /** The stdout line of a hook that recorded its event and has something to tell the user (exit 0). */

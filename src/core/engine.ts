@@ -9,6 +9,7 @@ import { profileRules } from './profile.ts';
 import type { ProfileName } from './profile.ts';
 import { ProfileError, readRepositoryProfile } from './profiles/file.ts';
 import { failed } from './results.ts';
+import type { StageCost } from './stageCost.ts';
 
 // The engine's one entry point: apply one lifecycle event to one repository. Everything the outcome
 // depends on besides the files is injected (clock, id source, fingerprints), and the outcome is the
@@ -24,6 +25,11 @@ export type EngineDeps = Readonly<{
   readRun?: (taskDir: string) => RunRead;
   /** The lifecycle profile; defaults to the one the repository records (`.agents/baton.json`, src/core/profile.ts). */
   profile?: ProfileName;
+  /**
+   * For a stop (hook-stop): what the stage cost by the client's own record, read by the caller from
+   * the file the stop named (src/workers/stageCost.ts): a fact, so the engine opens no client file.
+   */
+  stopCost?: StageCost;
 }>;
 
 export type EngineOutcome = Readonly<{ result: OrchestrationResult; writes: RunWrite[] }>;
@@ -63,6 +69,7 @@ export function prepareEvent(event: LifecycleEvent, deps: EngineDeps): PreparedE
     tx: new RunTransaction(deps.readRun ?? ((taskDir) => readRunFile(taskDir, { laterUpstream: rules.laterUpstreamRuns }))),
     warnings: [],
     rules,
+    ...(deps.stopCost ? { stopCost: deps.stopCost } : {}),
   };
   return {
     target: () => (event.taskRef === 'auto' ? nativeEventTarget(ctx, event) : undefined),
@@ -121,6 +128,7 @@ function dispatch(ctx: orchestration.OrchestrationContext, event: LifecycleEvent
         spawnMode: event.spawnMode,
         actualModel: event.actualModel ?? null,
         modelFallbackReason: event.fallbackReason ?? null,
+        ...(event.usageRecord && event.usageFormat ? { usageRecord: { format: event.usageFormat, file: event.usageRecord } } : {}),
       };
       return isAutoHookStart(event)
         ? orchestration.activateMatching(ctx, event.client, activation)

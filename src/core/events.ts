@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import './zodEnglish.ts';
 import { DELEGATION_ROLES, DELEGATION_STAGES, RECONCILIATION_KINDS } from './types.ts';
 import { KNOWN_CLIENT_IDS } from './clients.ts';
+import { USAGE_RECORD_FORMATS } from '../clients/facts.ts';
 import { MAX_ARTIFACT_BYTES } from './stageArtifact.ts';
 import { EVENT_FLAG_SPECS, requiredFlags } from './intents.ts';
 import type { LifecycleIntent } from './intents.ts';
@@ -43,6 +44,9 @@ export const lifecycleEventSchema = z
       spawnMode: text,
       actualModel: z.optional(text),
       fallbackReason: z.optional(text),
+      // baton (hooks only): the child's record of its requests, kept on the receipt for a seal without a stop.
+      usageRecord: z.optional(text),
+      usageFormat: z.optional(z.enum(USAGE_RECORD_FORMATS)),
     }),
     z.strictObject({
       intent: z.literal('hook-stop'),
@@ -51,6 +55,10 @@ export const lifecycleEventSchema = z
       nativeAgent: z.optional(text),
       childId: text,
       exitCode: z.optional(integer),
+      // baton (hooks only): the client's own record of the child's requests, which the worker reads the
+      // stage's cost from at the seal (docs/run-view.md "What a stage cost"); the hook never opens it.
+      usageRecord: z.optional(text),
+      usageFormat: z.optional(z.enum(USAGE_RECORD_FORMATS)),
     }),
     // Internal (PreToolUse hook only): claim the prepared delegation for one spawning tool call.
     z.strictObject({
@@ -75,9 +83,22 @@ export const lifecycleEventSchema = z
       /** The receipt timestamp the clock ran from; a receipt that moved on since has another, and nothing happens. */
       since: text,
       graceMs: positiveInteger,
+      // baton: the record the receipt names (SubagentStart's) and its child, for the cost of a seal without a stop.
+      childId: z.optional(text),
+      usageRecord: z.optional(text),
+      usageFormat: z.optional(z.enum(USAGE_RECORD_FORMATS)),
     }),
     // Internal (hooks only): the client reported a child gone without a stop (orchestration/gone.ts).
-    z.strictObject({ intent: z.literal('child-gone'), taskRef: z.literal('auto'), client, childId: text, evidence: text }),
+    z.strictObject({
+      intent: z.literal('child-gone'),
+      taskRef: z.literal('auto'),
+      client,
+      childId: text,
+      evidence: text,
+      // baton: the gone child's own record, when the client's payload leads to it (as on hook-stop).
+      usageRecord: z.optional(text),
+      usageFormat: z.optional(z.enum(USAGE_RECORD_FORMATS)),
+    }),
     z.strictObject({ intent: z.literal('stage-completed'), taskRef, agent: text }),
     z.strictObject({
       intent: z.literal('complete-stage'),

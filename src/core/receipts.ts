@@ -1,6 +1,7 @@
 // Delegation receipts (docs/lifecycle.md §6): the evidence trail of one delegated stage,
 // prepared → activated → stage-completed → sealed → consumed (or aborted, a baton addition).
 // Every function is pure: it returns a new frozen receipt or a coded failure, and takes time from options.
+import type { UsageRecordRef } from './stageCost.ts';
 import type { ErrorCode } from './errorCodes.ts';
 import { stageAgentNames } from './clients.ts';
 import { ACTIVE_TASKS_PATH, RUN_FILE_NAME, TASK_FILE_NAME } from './taskLayout.ts';
@@ -35,6 +36,8 @@ export type ActivationEvent = {
   spawnMode: string;
   actualModel?: string | null;
   modelFallbackReason?: string | null;
+  /** baton: where the child's client records its requests, from SubagentStart (a seal without a stop reads it). */
+  usageRecord?: UsageRecordRef;
 };
 
 export type StageCompletionEvent = { stage: string; round: number; artifact: string; agent: string };
@@ -196,6 +199,7 @@ export function activateDelegation(receipt: DelegationReceipt, event: Activation
     actualModel,
     modelFallbackReason: fallbackReason,
     activatedAt: options.now(),
+    ...(event.usageRecord ? { usageRecord: event.usageRecord } : {}),
   });
 }
 

@@ -2,6 +2,7 @@ import * as z from 'zod/mini';
 import './zodEnglish.ts';
 import { DELEGATION_ROLES, DELEGATION_STAGES, RECEIPT_STATUSES, RECONCILIATION_KINDS } from './types.ts';
 import type { DelegationReceipt, OrchestrationRun } from './types.ts';
+import { stageCostSchema, usageRecordRefSchema } from './stageCost.ts';
 
 // Validation of `orchestration.json` (schema v1). agent-infra 0.9.2 read the file with a bare
 // JSON.parse; baton validates it so one corrupt file is reported instead of crashing a scan
@@ -46,6 +47,9 @@ export const delegationReceiptSchema = z.looseObject({
   // later profile: the activation deadline (absent in 0.9.2 files).
   activationDeadlineAt: z.optional(nullableString),
   childStoppedAt: z.optional(nullableString),
+  // baton addition: the stage's cost by the client's record (absent in 0.9.2 files).
+  cost: z.optional(stageCostSchema),
+  usageRecord: z.optional(usageRecordRefSchema),
 });
 
 export const orchestrationRunSchema = z.looseObject({

@@ -1,3 +1,4 @@
+import type { StageCost, UsageRecordRef } from './stageCost.ts';
 import type { ErrorCode } from './errorCodes.ts';
 // Shared vocabulary of the lifecycle engine (docs/lifecycle.md §6–§8). Types only: no behaviour here.
 
@@ -54,6 +55,13 @@ export type DelegationReceipt = Readonly<{
    * positive evidence that it ended which `recover-started` acts on. Absent under agent-infra-0.9.2.
    */
   childStoppedAt?: string | null;
+  /**
+   * baton addition: what the stage cost by the client's own record, read by the worker at the seal
+   * (src/core/stageCost.ts; docs/run-view.md "What a stage cost"). Absent on receipts sealed before it.
+   */
+  cost?: StageCost;
+  /** baton addition: where the child's client records its requests, from SubagentStart (read by a seal without a stop). */
+  usageRecord?: UsageRecordRef;
 }>;
 
 export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;

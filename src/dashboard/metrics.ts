@@ -19,12 +19,20 @@ export type MetricsSnapshot = Readonly<{
   repositories: readonly DashboardRepository[];
   events: Readonly<Record<string, string>>;
   latency: Readonly<Record<string, string>>;
+  costs: Readonly<Record<string, string>>;
   queueCounts: ReadonlyMap<string, Record<string, number>>;
   heartbeats: ReadonlyMap<string, readonly (readonly [string, number])[]>;
   runs: ReadonlyMap<string, readonly RunRow[] | null>;
   spool: ReadonlyMap<string, number | null>;
   now: number;
 }>;
+
+const TOKEN_KINDS: Readonly<Record<string, string>> = {
+  input: 'input',
+  output: 'output',
+  cacheRead: 'cache_read',
+  cacheCreation: 'cache_creation',
+};
 
 const QUEUE_STATES = ['waiting', 'active', 'delayed', 'prioritized', 'waiting-children', 'failed', 'completed'] as const;
 
@@ -88,6 +96,33 @@ export function createMetrics(
     ['kind'],
     (intent, outcome) =>
       intent === 'reconcile' && outcome.startsWith('reconciled:') ? { kind: outcome.slice('reconciled:'.length) } : null,
+  );
+  /** A counter over the workers' costs hash (`<checkout id>\t<role>\t<model>\t<kind>` → count); `kinds` picks and names what it counts. */
+  const costCounter = (name: string, help: string, extra: readonly string[], labels: (kind: string) => Labels | null) =>
+    new Counter({
+      ...perRepository(name, help, ['role', 'model', ...extra]),
+      collect() {
+        this.reset();
+        const repos = byId();
+        for (const [field, value] of Object.entries(snapshot?.costs ?? {})) {
+          const [id, role, model, kind] = field.split('\t');
+          const repo = repos.get(id ?? '');
+          const counted = repo && role && model && kind ? labels(kind) : null;
+          if (repo && counted) this.inc({ ...labelsOf(repo), role: role!, model: model!, ...counted }, Number(value));
+        }
+      },
+    });
+  costCounter(
+    'baton_stage_tokens_total',
+    'Tokens of the children\'s model requests at each seal, by the client\'s own record (docs/run-view.md "What a stage cost"), per repository, role, model and kind (input, output, cache_read, cache_creation).',
+    ['kind'],
+    (kind) => (TOKEN_KINDS[kind] ? { kind: TOKEN_KINDS[kind] } : null),
+  );
+  costCounter(
+    'baton_stage_requests_total',
+    "The children's model requests at each seal, by the client's own record, per repository, role and model.",
+    [],
+    (kind) => (kind === 'requests' ? {} : null),
   );
   // The histogram's buckets are counted by the workers; prom-client formats them.
   registry.registerMetric({
@@ -227,13 +262,14 @@ async function takeSnapshot(repositories: readonly DashboardRepository[]): Promi
   const first = repositories[0];
   const redis: Redis | null = first ? await redisOf(first) : null;
   const prefix = first?.queue.opts.prefix ?? DEFAULT_PREFIX;
-  const [events, latency, liveWorkers] = redis
+  const [events, latency, costs, liveWorkers] = redis
     ? await Promise.all([
         redis.hgetall(metricsKey(prefix, 'events')),
         redis.hgetall(metricsKey(prefix, 'latency')),
+        redis.hgetall(metricsKey(prefix, 'costs')),
         redis.zrangebyscore(workersKey(prefix), now, '+inf', 'WITHSCORES'),
       ])
-    : [{}, {}, []];
+    : [{}, {}, {}, []];
   const queueCounts = new Map<string, Record<string, number>>();
   const heartbeats = new Map<string, (readonly [string, number])[]>();
   const runs = new Map<string, RunRow[] | null>();
@@ -267,7 +303,7 @@ async function takeSnapshot(repositories: readonly DashboardRepository[]): Promi
       }
     }),
   );
-  return { repositories, events, latency, queueCounts, heartbeats, runs, spool, now };
+  return { repositories, events, latency, costs, queueCounts, heartbeats, runs, spool, now };
 }
 
 /** The queue's own Redis connection (BullMQ's Redis backend exposes it). */

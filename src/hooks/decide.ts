@@ -1,4 +1,4 @@
-import type { GoneTool, SpawnTool } from '../clients/hook.ts';
+import type { GoneTool, SpawnTool, UsageRecord } from '../clients/hook.ts';
 import { CLIENT_ADAPTERS } from '../clients/registry.ts';
 import type { ClientId } from '../clients/registry.ts';
 import type { LifecycleEvent } from '../core/events.ts';
@@ -175,12 +175,19 @@ export function decideHook(client: ClientId, payload: HookPayload, eventOption?:
   if (!childId) return { kind: 'error', message: 'Managed lifecycle hook event has no child identity (agent_id)' };
   const idParts = [client, phase, text(payload.session_id), childId, nativeAgent, turnIdentity(payload, options)];
   if (phase === 'stop') {
-    return { kind: 'event', idParts, event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId } };
+    return {
+      kind: 'event',
+      idParts,
+      event: { intent: 'hook-stop', taskRef: 'auto', client, nativeAgent, childId, ...usageRecordOf(client, payload) },
+    };
   }
   const parentId = firstText(payload.parent_id, payload.parent_session_id, payload.session_id);
   if (!parentId) return { kind: 'error', message: 'Managed lifecycle hook event has no parent identity (session_id)' };
   // Neither client reports a spawn mode on SubagentStart; forks are refused at PreToolUse.
-  const event = startEvent(client, nativeAgent, childId, parentId, firstText(payload.spawn_mode) || 'fresh', payload);
+  const event: LifecycleEvent = {
+    ...startEvent(client, nativeAgent, childId, parentId, firstText(payload.spawn_mode) || 'fresh', payload),
+    ...goneUsageRecordOf(client, payload, childId),
+  };
   return { kind: 'event', idParts, event };
 }
 
@@ -198,6 +205,31 @@ export function isolationRefusal(isolation: string, nativeAgent: string): string
       ? "Claude Code would run it in a new worktree made from HEAD (.claude/worktrees/agent-<id>), which has neither the task's .agents/workspace/ nor this checkout's uncommitted changes, and its changes would stay on that worktree's branch, outside the checkout the next stages run in"
       : `isolation '${isolation}' would run it outside this checkout, where baton cannot measure its changes`;
   return `baton: DELEGATION_ISOLATION_FORBIDDEN: ${nativeAgent} with isolation '${isolation}': ${where}. Spawn it without isolation; to run agents side by side, give each task its own worktree (baton new --worktree <branch>) and start the agent there.`;
+}
+
+const USAGE_RECORDS: ReadonlyMap<string, UsageRecord> = new Map(
+  CLIENT_ADAPTERS.flatMap((client) => (client.hook.usageRecord ? [[client.id, client.hook.usageRecord] as const] : [])),
+);
+
+/**
+ * Where the stop payload names the child's own record of its requests (ClientHook.usageRecord): only
+ * its path goes into the event, the worker reads it (the hook stays fast). Not part of the event id.
+ */
+function usageRecordOf(client: ClientId, payload: HookPayload): { usageRecord?: string; usageFormat?: UsageRecord['format'] } {
+  const spec = USAGE_RECORDS.get(client);
+  const file = spec ? firstText(...spec.fields.map((field) => payload[field])) : '';
+  return spec && file ? { usageRecord: file, usageFormat: spec.format } : {};
+}
+
+/** The record of a child its payload names only by its id (SubagentStart, a gone tool's PostToolUse: UsageRecord.ofChild). */
+function goneUsageRecordOf(
+  client: ClientId,
+  payload: HookPayload,
+  childId: string,
+): { usageRecord?: string; usageFormat?: UsageRecord['format'] } {
+  const spec = USAGE_RECORDS.get(client);
+  const file = spec?.ofChild?.(payload, childId);
+  return spec && file ? { usageRecord: file, usageFormat: spec.format } : {};
 }
 
 /** An id for this hook invocation, where the payload has nothing that tells invocations apart. */
@@ -275,6 +307,6 @@ function decideGone(client: ClientId, payload: HookPayload, options: DecideOptio
   return {
     kind: 'event',
     idParts: [client, 'gone', text(payload.session_id), childId, callId],
-    event: { intent: 'child-gone', taskRef: 'auto', client, childId, evidence: toolName },
+    event: { intent: 'child-gone', taskRef: 'auto', client, childId, evidence: toolName, ...goneUsageRecordOf(client, payload, childId) },
   };
 }

@@ -16,6 +16,7 @@ import { HookReport } from './report.ts';
 import type { HookRun } from './report.ts';
 import { claimSpawn } from './spawnClaim.ts';
 import { profileModel } from './agentModel.ts';
+import { otlpTracesUrl } from '../base/traceContext.ts';
 
 // One native hook event, from the client's arguments and payload to the exit code and output
 // (`baton hook`, docs/hooks.md): the payload and the pure decision (payload.ts, decide.ts), the
@@ -115,21 +116,47 @@ export async function handleHook(request: HookRequest, readInput: () => Promise<
     };
     return blocked(report.finish(await claimSpawn(report, claim, noRedisAdvice(root)), adapter.hook), adapter.hook);
   }
-  const target = pendingReceiptOf(root, client);
-  if (decision.headlessReceipt !== undefined && decision.headlessReceipt !== target) {
+  const pending = pendingDelegationOf(root, client);
+  if (decision.headlessReceipt !== undefined && decision.headlessReceipt !== (pending?.id ?? null)) {
     // A headless reviewer whose delegation was released (timed out, aborted): its session is no child of anything.
     report.say(
       `baton: this session was started for delegation ${decision.headlessReceipt}, which is not the pending delegation of ${client} here; the event was not recorded\n`,
     );
     return report.finish(0, adapter.hook);
   }
-  const envelope = envelopeFor(decision.event, repo, 'hook', nativeEventId(decision, target));
-  if (!queue) return report.finish(await spoolUnconfigured(report, envelope), adapter.hook);
-  const outcome = await deliver(envelope, { queue, budgetMs: request.budgetMs }, { waitForResult: request.verbose });
-  // The result goes to stderr, never stdout: stdout is the client's hook-output channel.
-  if (outcome.stdout) report.say(`baton: ${outcome.stdout}`);
-  if (outcome.stderr) report.notice(outcome.stderr);
-  return report.finish(outcome.exitCode, adapter.hook);
+  // Traces (docs/architecture.md "Traces"): only an OTLP endpoint in the environment loads anything.
+  const tracesUrl = otlpTracesUrl(process.env);
+  const spans = tracesUrl ? await import('./otlpSpan.ts') : null;
+  const span = spans?.startHookSpan() ?? null;
+  const envelope = envelopeFor(decision.event, repo, 'hook', nativeEventId(decision, pending?.id ?? null), new Date(), span?.traceparent);
+  let exitCode: number;
+  if (!queue) exitCode = await spoolUnconfigured(report, envelope);
+  else {
+    const outcome = await deliver(envelope, { queue, budgetMs: request.budgetMs }, { waitForResult: request.verbose });
+    // The result goes to stderr, never stdout: stdout is the client's hook-output channel.
+    if (outcome.stdout) report.say(`baton: ${outcome.stdout}`);
+    if (outcome.stderr) report.notice(outcome.stderr);
+    exitCode = outcome.exitCode;
+  }
+  if (spans && span && tracesUrl) {
+    const body = spans.hookSpanRequest(
+      span,
+      { name: `baton.hook ${envelope.intent}`, endMs: performance.timeOrigin + performance.now(), ok: exitCode === 0 },
+      {
+        'baton.checkout': repo.id,
+        'baton.client': client,
+        'baton.intent': envelope.intent,
+        'baton.event_id': envelope.eventId,
+        'baton.task': pending?.taskId ?? envelope.taskRef,
+        'baton.stage': pending?.stage,
+        'baton.exit_code': exitCode,
+      },
+    );
+    // A quarter of the budget at most; an unreachable collector never fails or holds up the event.
+    const problem = await spans.postSpans(tracesUrl, body, Math.min(1_000, request.budgetMs / 4));
+    if (problem && request.verbose) report.say(`baton: the hook's span was not exported to ${tracesUrl}: ${problem}\n`);
+  }
+  return report.finish(exitCode, adapter.hook);
 }
 
 /**
@@ -165,11 +192,17 @@ function blocked(run: HookRun, hook: ClientHook): HookRun {
  * the event id: the worker validates everything it applies.
  */
 export function pendingReceiptOf(root: string, client: string): string | null {
-  const found: string[] = [];
+  return pendingDelegationOf(root, client)?.id ?? null;
+}
+
+/** The one pending delegation of `client` (its receipt id, and for the hook's span its task and stage), read as pendingReceiptOf reads it. */
+export function pendingDelegationOf(root: string, client: string): { id: string; taskId?: string; stage?: string } | null {
+  const found: Array<{ id: string; taskId?: string; stage?: string }> = [];
   for (const { dir } of activeTaskDirs(root)) {
     try {
       const pending = record(record(JSON.parse(fs.readFileSync(runFilePath(dir), 'utf8'))).pendingDelegation);
-      if (pending.client === client && typeof pending.id === 'string') found.push(pending.id);
+      if (pending.client === client && typeof pending.id === 'string')
+        found.push({ id: pending.id, taskId: text(pending.taskId), stage: text(pending.stage) });
     } catch {
       // No run, or not readable: the worker reports it.
     }

@@ -19,6 +19,8 @@ export type JobEnvelope = {
   taskRef: string;
   args: Record<string, unknown>;
   enqueuedAt: string;
+  /** The W3C traceparent of the caller's span, when it traces (docs/architecture.md "Traces"); the worker's spans are its children. */
+  trace?: string;
 };
 
 export function envelopeFor(
@@ -27,6 +29,7 @@ export function envelopeFor(
   source: JobEnvelope['source'],
   eventId: string,
   now: Date = new Date(),
+  trace?: string,
 ): JobEnvelope {
   const { intent, taskRef, ...args } = event;
   return {
@@ -38,5 +41,6 @@ export function envelopeFor(
     taskRef,
     args,
     enqueuedAt: now.toISOString(),
+    ...(trace === undefined ? {} : { trace }),
   };
 }

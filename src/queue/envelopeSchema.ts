@@ -7,6 +7,7 @@ import { describeSchemaError as describe } from '../core/runSchema.ts';
 import { ENVELOPE_VERSION } from './envelope.ts';
 import type { JobEnvelope } from './envelope.ts';
 import { EVENT_ID_PATTERN } from './eventIds.ts';
+import { TRACEPARENT_PATTERN } from '../base/traceContext.ts';
 
 // The job envelope's validation (docs/architecture.md "Job envelope"), on both sides: a caller
 // checks what it queues, a worker refuses anything that does not parse.
@@ -27,6 +28,7 @@ export const jobEnvelopeSchema: z.ZodMiniType<JobEnvelope> = z.strictObject({
   taskRef: envelopeTaskRefSchema,
   args: z.record(z.string(), z.unknown()),
   enqueuedAt: z.string().check(z.minLength(1)),
+  trace: z.optional(z.string().check(z.regex(TRACEPARENT_PATTERN, 'trace must be a W3C traceparent (00-<trace id>-<span id>-<flags>)'))),
 });
 
 export type EnvelopeCheck = { ok: true; envelope: JobEnvelope; event: LifecycleEvent } | { ok: false; message: string };

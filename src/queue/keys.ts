@@ -182,7 +182,7 @@ export const JOB_OPTIONS = {
  * Counters the workers keep for /metrics, shared by every worker process (a hash per metric; see
  * workers/jobRecords.ts for the fields). Kept in Redis so any dashboard can serve them.
  */
-export function metricsKey(prefix: string, metric: 'events' | 'latency'): string {
+export function metricsKey(prefix: string, metric: 'events' | 'latency' | 'costs'): string {
   return `${prefix}:baton:metrics:${metric}`;
 }
 

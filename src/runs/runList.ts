@@ -15,6 +15,11 @@ import {
   taskFilePath,
 } from '../core/taskLayout.ts';
 import type { RunFiles } from '../core/taskLayout.ts';
+import { readPriceTable } from './prices.ts';
+import { compact, describeRunCost, formatPrice } from './runCost.ts';
+import type { RunCost } from './runCost.ts';
+import { reviewVerdict } from './runView.ts';
+import { totalTokens } from '../core/stageCost.ts';
 import { shortIdsByTask } from '../core/taskRef.ts';
 import { outdatedPause } from '../core/nextSteps.ts';
 import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from '../core/types.ts';
@@ -63,6 +68,8 @@ export type RunRow =
       clock: string | null;
       /** The run's latest reconciliation, when the worker settled one of its delegations itself. */
       reconciled: string | null;
+      /** What the run cost so far (runCost.ts): null until a receipt holds figures. */
+      cost: RunCostSummary | null;
       updatedAt: string;
     }>
   | Readonly<{
@@ -184,6 +191,9 @@ export async function listRuns(
   const shorts = shortIdsByTask(repoRoot, files);
   const rows: RunRow[] = [];
   const readOptions = profileRunReadOptions(repoRoot);
+  // The user's prices (docs/run-view.md "Prices"); a table that does not read prices nothing here (`baton cost` says why).
+  const priceRead = readPriceTable(repoRoot, files.readText);
+  const prices = priceRead.ok ? priceRead.prices : null;
   for (const { state, dir } of taskDirectories(repoRoot, files)) {
     const read = readRun(dir, files, readOptions);
     if (read.kind === 'missing') continue;
@@ -230,10 +240,42 @@ export async function listRuns(
         : null,
       clock: receipt ? delegationClock(receipt, graces, nowMs) : null,
       reconciled: latestReconciliation(run),
+      cost: costSummary(describeRunCost({ run, prices, verdictOf: (r) => reviewVerdict(r, dir, files.readText) })),
       updatedAt: run.updatedAt,
     });
   }
   return rows;
+}
+
+/** A run's cost in the listing: the run's total and its review rounds that did not pass. */
+export type RunCostSummary = Readonly<{
+  requests: number;
+  tokens: number;
+  failedReviewTokens: number;
+  price: number | null;
+  currency: string | null;
+  /** Rounds that started and hold no figures (docs/run-view.md "What a stage cost"). */
+  unrecorded: number;
+}>;
+
+function costSummary(cost: RunCost): RunCostSummary | null {
+  const { total } = cost;
+  if (total.receipts === total.unrecorded) return null;
+  return {
+    requests: total.requests,
+    tokens: totalTokens(total.tokens),
+    failedReviewTokens: totalTokens(cost.failedReviews.tokens),
+    price: cost.currency === null ? null : total.price,
+    currency: cost.currency,
+    unrecorded: total.unrecorded,
+  };
+}
+
+/** The COST cell: `5.3k tok`, with the price when the table prices all of it. */
+function costCell(cost: RunCostSummary | null): string {
+  if (!cost) return '-';
+  const price = cost.price !== null && cost.currency !== null ? ` ${formatPrice(cost.price, cost.currency)}` : '';
+  return `${compact(cost.tokens)} tok${price}`;
 }
 
 export type RunFilter = Readonly<{ status?: string | null; search?: string | null }>;
@@ -252,10 +294,10 @@ export function filterRuns<T extends RunRow>(rows: readonly T[], filter: RunFilt
 }
 
 export function formatRunsTable(rows: readonly RunRow[]): string {
-  const header = ['TASK', 'ID', 'STATE', 'STATUS', 'STAGE', 'ROUND', 'STEPS', 'PENDING', 'PAUSE / NOTE'];
+  const header = ['TASK', 'ID', 'STATE', 'STATUS', 'STAGE', 'ROUND', 'STEPS', 'COST', 'PENDING', 'PAUSE / NOTE'];
   const lines = rows.map((row) => {
     const short = row.shortId ? `#${row.shortId}` : '-';
-    if (row.status === 'corrupt') return [row.taskId, short, row.state, 'corrupt', '-', '-', '-', '-', row.error];
+    if (row.status === 'corrupt') return [row.taskId, short, row.state, 'corrupt', '-', '-', '-', '-', '-', row.error];
     const pending = row.pending ? `${row.pending.id.slice(0, 8)} ${row.pending.role} ${row.pending.status} ${row.pending.client}` : '-';
     const said = row.pause
       ? `${row.pause.code}: ${row.pause.message}${row.pause.recoverable ? '' : ' (not recoverable)'}${row.pause.outdated ? ` [${row.pause.outdated}]` : ''}`
@@ -269,6 +311,7 @@ export function formatRunsTable(rows: readonly RunRow[]): string {
       row.stage ?? '-',
       row.round === null ? '-' : String(row.round),
       `${row.steps.done}/${row.steps.max}`,
+      costCell(row.cost),
       pending,
       note,
     ];

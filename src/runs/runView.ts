@@ -79,9 +79,14 @@ function millis(at: string | null): number | null {
 }
 
 function verdictOf(receipt: DelegationReceipt, input: RunViewInput): string | null {
+  return reviewVerdict(receipt, input.taskDir, input.readText);
+}
+
+/** A review round's overall verdict, from its artifact's summary (null: not a finished review, or no summary). */
+export function reviewVerdict(receipt: DelegationReceipt, taskDir: string, readText: (file: string) => string | null): string | null {
   if (receipt.role !== 'reviewer' || !['stage-completed', 'sealed', 'consumed'].includes(receipt.status)) return null;
   try {
-    const text = input.readText(path.join(input.taskDir, receipt.artifact));
+    const text = readText(path.join(taskDir, receipt.artifact));
     if (text === null) return null;
     const parsed = parseReviewSummary(text);
     return parsed.ok ? parsed.summary.verdict : null;

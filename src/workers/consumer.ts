@@ -4,6 +4,7 @@ import { LIFECYCLE_INTENTS } from '../core/intents.ts';
 import { recordApplied, recordFailed } from './jobRecords.ts';
 import { processJobData } from './processor.ts';
 import { trace } from './trace.ts';
+import { jobTracer } from './jobTrace.ts';
 import type { ProcessedJob, ServedRepository } from './processor.ts';
 import type { ServedCheckouts, WorkerScope } from './serving.ts';
 
@@ -53,7 +54,17 @@ export class QueueConsumers {
         const started = performance.now();
         trace('fetched', { checkout: repository.id, job: job.id, processedOn: job.processedOn });
         this.#applying += 1;
-        const processed = await processJobData(repository, job.data).finally(() => {
+        const span = (await jobTracer())?.job(
+          (job.data as { trace?: string } | undefined)?.trace,
+          {
+            'baton.checkout': repository.id,
+            'baton.event_id': job.id,
+            'baton.intent': (job.data as { intent?: string } | undefined)?.intent,
+            'baton.queue': queueName,
+          },
+          { addedAt: job.timestamp, takenAt: job.processedOn },
+        );
+        const processed = await processJobData(repository, job.data, span).finally(() => {
           this.#applying -= 1;
         });
         trace('applied', { checkout: repository.id, job: job.id });

@@ -22,6 +22,11 @@ export function latencyBucketField(checkoutId: string, seconds: number): string 
   return `${checkoutId}\t${bucket === undefined ? '+Inf' : String(bucket)}`;
 }
 
+/** Field of the costs hash: checkout id, role, model and kind (a token kind, or `requests`), tab-separated. */
+export function costsField(checkoutId: string, role: string, model: string, kind: string): string {
+  return `${checkoutId}\t${role}\t${model.replace(/\s/g, ' ')}\t${kind}`;
+}
+
 /** `intent · TASK-…`: what bull-board lists for the job once its task is known. */
 export function jobNameFor(intent: string, taskId: string | null): string {
   return taskId ? `${intent} · ${taskId}` : intent;
@@ -70,6 +75,14 @@ export function recordApplied(
     envelope.intent === 'reconcile' && result.changed && !replayed ? (envelope.args as { kind?: unknown }).kind : undefined;
   if (typeof reconciled === 'string')
     pipeline.hincrby(metricsKey(prefix, 'events'), eventsField(repository.id, 'reconcile', `reconciled:${reconciled}`), 1);
+  // What the stage this job sealed cost, by role and model (docs/run-view.md "Metrics").
+  for (const model of processed.sealedCost?.cost.models ?? []) {
+    const role = processed.sealedCost!.role;
+    const costs = metricsKey(prefix, 'costs');
+    for (const kind of ['input', 'output', 'cacheRead', 'cacheCreation', 'requests'] as const) {
+      if (model[kind] > 0) pipeline.hincrby(costs, costsField(repository.id, role, model.model, kind), model[kind]);
+    }
+  }
   if (!replayed) {
     const latency = metricsKey(prefix, 'latency');
     pipeline.hincrby(latency, latencyBucketField(repository.id, seconds), 1);
@@ -91,7 +104,7 @@ export async function forgetRepositoryMetrics(
   prefix: string,
   checkoutId: string,
 ): Promise<void> {
-  for (const metric of ['events', 'latency'] as const) {
+  for (const metric of ['events', 'latency', 'costs'] as const) {
     const key = metricsKey(prefix, metric);
     const fields = (await connection.hkeys(key)).filter((field) => field.startsWith(`${checkoutId}\t`));
     if (fields.length > 0) await connection.hdel(key, ...fields);

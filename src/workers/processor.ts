@@ -7,8 +7,11 @@ import { parseEnvelope } from '../queue/envelopeSchema.ts';
 import type { JobEnvelope } from '../queue/envelope.ts';
 import { READ_ONLY_INTENTS } from '../core/intents.ts';
 import { EventJournal } from './journal.ts';
+import { stopCostOf } from './stageCost.ts';
+import type { SpanAttributes, SpanHandle } from './jobSpans.ts';
 import type { OrchestrationResult, WorkspaceFingerprinter } from '../core/types.ts';
 import type { LifecycleEvent } from '../core/events.ts';
+import type { StageCost } from '../core/stageCost.ts';
 
 // What the worker does with one job of one repository: validate, refuse what is not ours, apply
 // through the engine exactly once (journal), retry transient faults in place, and pause the run
@@ -39,7 +42,13 @@ export function servedRepository(
   };
 }
 
-export type ProcessedJob = Readonly<{ envelope: JobEnvelope; result: OrchestrationResult; replayed: boolean }>;
+export type ProcessedJob = Readonly<{
+  envelope: JobEnvelope;
+  result: OrchestrationResult;
+  replayed: boolean;
+  /** The cost this job sealed a receipt with (for /metrics, counted once: the seal, not a later turn). */
+  sealedCost?: Readonly<{ role: string; cost: StageCost }>;
+}>;
 
 /** Filesystem errors worth another try in place (BullMQ-level retries would reorder the queue). */
 const TRANSIENT_CODES = new Set(['EBUSY', 'EAGAIN', 'EMFILE', 'ENFILE', 'EINTR', 'ETIMEDOUT']);
@@ -64,7 +73,63 @@ async function withTransientRetry<T>(work: () => Promise<T>): Promise<T> {
 export const EVENT_FAILED_CODE = 'BATON_EVENT_FAILED';
 export const CHECKOUT_MISMATCH_CODE = 'BATON_CHECKOUT_MISMATCH';
 
-export async function processJobData(repository: ServedRepository, data: unknown): Promise<ProcessedJob> {
+export async function processJobData(repository: ServedRepository, data: unknown, span?: SpanHandle): Promise<ProcessedJob> {
+  try {
+    const processed = await processJob(repository, data, span);
+    span?.set(spanOutcome(processed));
+    if (sealedNow(processed)) span?.rename('baton.seal');
+    span?.end();
+    return processed;
+  } catch (error) {
+    span?.end(error);
+    throw error;
+  }
+}
+
+const SEALING_INTENTS: ReadonlySet<string> = new Set(['hook-stop', 'reconcile', 'child-gone']);
+
+/** The job sealed its receipt (a stop, a reconciliation or the client's report; a later turn of a sealed child too). */
+function sealedNow({ envelope, result }: ProcessedJob): boolean {
+  return SEALING_INTENTS.has(envelope.intent) && result.changed && result.run?.pendingDelegation?.status === 'sealed';
+}
+
+/** What a job's span says of it once applied: its task, the receipt it left, the result. */
+function spanOutcome({ result, replayed }: ProcessedJob): SpanAttributes {
+  const receipt = result.run?.pendingDelegation ?? result.run?.receipts.at(-1);
+  return {
+    'baton.task': result.taskId,
+    'baton.stage': receipt?.stage,
+    'baton.round': receipt?.round,
+    'baton.role': receipt?.role,
+    'baton.receipt.status': receipt?.status,
+    'baton.result': result.status,
+    'baton.changed': result.changed,
+    'baton.replayed': replayed,
+    'baton.error_code': result.error?.code,
+  };
+}
+
+/** The fingerprints of a job, each capture and diff a span of its own. */
+function tracedFingerprinter(fingerprinter: WorkspaceFingerprinter, span: SpanHandle | undefined): WorkspaceFingerprinter {
+  if (!span) return fingerprinter;
+  const traced = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    const child = span.child(name);
+    try {
+      const value = await work();
+      child.end();
+      return value;
+    } catch (error) {
+      child.end(error);
+      throw error;
+    }
+  };
+  return {
+    capture: (root) => traced('baton.fingerprint.capture', () => fingerprinter.capture(root)),
+    diff: (root, before, after) => traced('baton.fingerprint.diff', () => fingerprinter.diff(root, before, after)),
+  };
+}
+
+async function processJob(repository: ServedRepository, data: unknown, span: SpanHandle | undefined): Promise<ProcessedJob> {
   const check = parseEnvelope(data);
   if (!check.ok) throw new UnrecoverableError(`${check.message}; nothing was changed`);
   const { envelope, event } = check;
@@ -77,11 +142,32 @@ export async function processJobData(repository: ServedRepository, data: unknown
     );
   }
   try {
+    // A stop's cost, from the client's record it names (read here, at the edge: the engine gets the figures).
+    const recordSpan =
+      'usageRecord' in event && event.usageRecord && event.intent !== 'hook-start'
+        ? span?.child('baton.usage_record', { 'baton.usage_record.format': event.usageFormat })
+        : undefined;
+    const stopCost = await stopCostOf(event);
+    recordSpan?.set({
+      'baton.usage_record.read': stopCost?.read,
+      'baton.usage_record.requests': stopCost?.requests,
+      'baton.usage_record.note': stopCost?.note,
+    });
+    recordSpan?.end();
+    const fingerprinter = tracedFingerprinter(repository.fingerprinter, span);
     const outcome = await withTransientRetry(() => {
-      const prepared = prepareEvent(event, { repoRoot: repository.root, fingerprinter: repository.fingerprinter });
+      const prepared = prepareEvent(event, {
+        repoRoot: repository.root,
+        fingerprinter,
+        ...(stopCost ? { stopCost } : {}),
+      });
       return repository.journal.apply(envelope.eventId, prepared.apply, envelope.intent, prepared.target());
     });
-    return { envelope, ...outcome };
+    // The engine stored the very figures it was given on the receipt it sealed now; a later turn's stop
+    // leaves the receipt's earlier figures (another object) in place.
+    const sealed = outcome.result.run?.pendingDelegation;
+    const sealedCost = stopCost && !outcome.replayed && sealed?.cost === stopCost ? { role: sealed.role, cost: stopCost } : undefined;
+    return { envelope, ...outcome, ...(sealedCost ? { sealedCost } : {}) };
   } catch (error) {
     await pauseAfterFailure(repository, event, envelope, error);
     throw error;

@@ -40,7 +40,18 @@ export function dueReconcileJobs(
     if (!due || due.dueAt > nowMs) continue;
     envelopes.push(
       envelopeFor(
-        { intent: 'reconcile', taskRef: taskId, receiptId: receipt.id, kind: due.kind, since: due.since, graceMs: due.graceMs },
+        {
+          intent: 'reconcile',
+          taskRef: taskId,
+          receiptId: receipt.id,
+          kind: due.kind,
+          since: due.since,
+          graceMs: due.graceMs,
+          // A seal reads the child's record SubagentStart named (docs/run-view.md "What a stage cost").
+          ...(due.kind === 'sealed' && receipt.usageRecord
+            ? { childId: receipt.childId ?? undefined, usageRecord: receipt.usageRecord.file, usageFormat: receipt.usageRecord.format }
+            : {}),
+        },
         { id: repository.id, root: repository.root },
         'worker',
         reconcileEventId(receipt.id, due.kind, due.since),

@@ -27,6 +27,7 @@ import { ServedCheckouts } from './serving.ts';
 import { SPARE_CONNECTIONS, keepSpareConnections } from './spareConnections.ts';
 import type { WorkerLog, WorkerScope } from './serving.ts';
 import { closeWorker } from './shutdown.ts';
+import { flushJobTraces } from './jobTrace.ts';
 import { drainSpools } from './spoolDrain.ts';
 import { RepositoryWorktrees } from './worktrees.ts';
 
@@ -201,7 +202,11 @@ export async function startBatonWorker(options: BatonWorkerOptions): Promise<Bat
       closing = true;
       for (const timer of timers) clearInterval(timer);
       spares.close();
-      return closeWorker(scope, { consumers, checkouts, applying: () => queueConsumers.applying }, deadlineMs);
+      // The spans still pending go out last (docs/architecture.md "Traces"; nothing when not tracing).
+      return closeWorker(scope, { consumers, checkouts, applying: () => queueConsumers.applying }, deadlineMs).then(async (closed) => {
+        await flushJobTraces();
+        return closed;
+      });
     },
   };
 }

@@ -174,6 +174,10 @@ describe.concurrent('real Claude Code: a subagent killed with TaskStop is reconc
         reconciliations: [{ kind: 'sealed', since: receipt.stageCompletedAt, graceMs: 0, evidence: 'TaskStop' }],
       });
       expect(receipt.changedPaths).toContain(ANALYSIS);
+      // Its cost from the subagent's transcript the TaskStop led to: the request that completed the stage (the next one never ended).
+      const [first] = w.server.byRole('executor');
+      expect(receipt.cost).toMatchObject({ format: 'claude-code-transcript', read: true, requests: 1, models: [{ model: first!.model }] });
+      expect(receipt.cost.tokens.input).toBe(first!.reported!.input);
       expect(Date.parse(receipt.reconciliations[0].at) - hooks[2]!.at).toBeLessThan(SOON_MS);
       const advanced = await w.task('advance');
       expect(advanced, JSON.stringify(advanced)).toMatchObject({ status: 'running', error: null });

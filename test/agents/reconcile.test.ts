@@ -117,7 +117,11 @@ function verboseResult(stderr: string): Record<string, any> {
 describe.concurrent('real clients: a delegation whose stop never comes is sealed by the worker', { timeout: 180_000 }, () => {
   for (const version of [claude!, codex!, copilot!] as ClientVersion[]) {
     it(`${version.label}: the parent is killed after the child's complete-stage; no SubagentStop reaches baton; the worker seals after the stop-grace; advance consumes it`, async (context) => {
-      const w = await worldFor(context, version, { record: true, workerArgs: [...WORKER_ARGS, '--dashboard', '--port', '0'] });
+      const w = await worldFor(context, version, {
+        record: true,
+        keepSessions: true,
+        workerArgs: [...WORKER_ARGS, '--dashboard', '--port', '0'],
+      });
       await preparedAnalysis(w);
       const kill = new AbortController();
       let atKill: Record<string, any> | null = null;
@@ -171,6 +175,15 @@ describe.concurrent('real clients: a delegation whose stop never comes is sealed
       const receipt = await sealedByWorker(context, w);
       expect(receipt.childId).toBe(hooks[1]!.payload.agent_id ?? hooks[1]!.payload.agentId);
       expectSealedAfterGrace(receipt);
+      // Its cost from the record SubagentStart named (docs/run-view.md "What a stage cost"). A client killed
+      // with SIGKILL may not have written all of it (Copilot CLI writes its events file in batches).
+      const format = { 'claude-code': 'claude-code-transcript', codex: 'codex-rollout', 'copilot-cli': 'copilot-events' }[version.client];
+      expect(receipt.usageRecord).toMatchObject({ format });
+      expect(receipt.cost).toMatchObject({ format, file: receipt.usageRecord.file });
+      if (version.client === 'claude-code') {
+        expect(receipt.cost).toMatchObject({ read: true, note: null, models: [{ model: w.server.byRole('executor')[0]!.model }] });
+        expect(receipt.cost.requests).toBeGreaterThanOrEqual(1);
+      }
       expect(w.runFile()).toMatchObject({ status: 'running', pause: null });
       // The worker's /metrics counts it.
       const metrics = new URL('/metrics', URL_PATTERN.exec(w.worker!.output())![1]);

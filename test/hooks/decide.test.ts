@@ -45,9 +45,56 @@ describe('decideHook', () => {
     const start = decideHook('claude-code', payload(claudeStart), undefined, { invocationId: 'one' });
     expect(start.kind).toBe('event');
     if (start.kind !== 'event') return;
-    expect(start.event).toEqual(nativeStart({ role: 'reviewer', childId: 'claude-child', parentId: 'claude-parent' }));
+    expect(start.event).toEqual({
+      ...nativeStart({ role: 'reviewer', childId: 'claude-child', parentId: 'claude-parent' }),
+      // baton: the subagent's transcript beside the session's, kept on the receipt for a seal without a stop.
+      usageRecord: '/t/subagents/agent-claude-child.jsonl',
+      usageFormat: 'claude-code-transcript',
+    });
     const stop = decideHook('claude-code', payload(claudeStop));
-    expect(stop.kind === 'event' && stop.event).toEqual(nativeStop({ role: 'reviewer', childId: 'claude-child' }));
+    expect(stop.kind === 'event' && stop.event).toEqual({
+      ...nativeStop({ role: 'reviewer', childId: 'claude-child' }),
+      // baton: the child's own record, which the worker reads the stage's cost from.
+      usageRecord: '/a.jsonl',
+      usageFormat: 'claude-code-transcript',
+    });
+  });
+
+  it('a stop names the child’s own record of its requests (ClientHook.usageRecord), outside the event id', () => {
+    const codexStop = { ...claudeStop, turn_id: 'turn-1', agent_transcript_path: '/r/rollout-child.jsonl' };
+    const codex = decideHook('codex', payload(codexStop));
+    expect(codex.kind === 'event' && codex.event).toMatchObject({ usageRecord: '/r/rollout-child.jsonl', usageFormat: 'codex-rollout' });
+    // An --ephemeral Codex session sends null: nothing is named, and the seal notes it.
+    const ephemeral = decideHook('codex', payload({ ...codexStop, agent_transcript_path: null }));
+    expect(ephemeral.kind === 'event' && 'usageRecord' in ephemeral.event).toBe(false);
+    // Claude Code's transcript_path is the parent's: never taken for the child's.
+    const noAgentRecord = decideHook('claude-code', payload({ ...claudeStop, agent_transcript_path: undefined }));
+    expect(noAgentRecord.kind === 'event' && 'usageRecord' in noAgentRecord.event).toBe(false);
+    const elsewhere = decideHook('codex', payload({ ...codexStop, agent_transcript_path: '/elsewhere.jsonl' }));
+    expect(codex.kind === 'event' && elsewhere.kind === 'event' && nativeEventId(codex, null) === nativeEventId(elsewhere, null)).toBe(
+      true,
+    );
+    // Copilot CLI's session events file (transcriptPath, camelCase).
+    const copilot = decideHook(
+      'copilot-cli',
+      copilotPayload({
+        hook_event_name: 'subagentStop',
+        agentId: 'c1',
+        agentName: 'agent-infra-lifecycle-executor',
+        sessionId: 's',
+        transcriptPath: '/s/events.jsonl',
+      }),
+    );
+    expect(copilot.kind === 'event' && copilot.event).toMatchObject({ usageRecord: '/s/events.jsonl', usageFormat: 'copilot-events' });
+    // SubagentStart: Codex's transcript_path is the child's rollout only when named by the child's thread id.
+    const codexStart = { ...claudeStart, agent_id: 'thread-9', turn_id: 't' };
+    const named = decideHook('codex', payload({ ...codexStart, transcript_path: '/s/rollout-2026-thread-9.jsonl' }));
+    expect(named.kind === 'event' && named.event).toMatchObject({
+      usageRecord: '/s/rollout-2026-thread-9.jsonl',
+      usageFormat: 'codex-rollout',
+    });
+    const parents = decideHook('codex', payload({ ...codexStart, transcript_path: '/s/rollout-2026-parent.jsonl' }));
+    expect(parents.kind === 'event' && 'usageRecord' in parents.event).toBe(false);
   });
 
   it('event ids carry the turn: Codex turn_id, else one id per hook invocation (Claude Code resumes repeat every id)', () => {

@@ -26,6 +26,26 @@ describe('decideHook: PostToolUse of a gone tool', () => {
     });
   });
 
+  it('names the stopped subagent’s transcript beside the session’s (UsageRecord.ofChild), for the seal’s cost', () => {
+    const decision = decideHook('claude-code', { ...taskStop, transcript_path: '/home/u/.claude/projects/-repo/parent-session.jsonl' });
+    expect(decision).toMatchObject({
+      kind: 'event',
+      idParts: ['claude-code', 'gone', 'parent-session', 'a1b2c3', 'toolu_1'],
+      event: {
+        usageRecord: '/home/u/.claude/projects/-repo/parent-session/subagents/agent-a1b2c3.jsonl',
+        usageFormat: 'claude-code-transcript',
+      },
+    });
+    // An id that is not a plain name is not made into a path.
+    const odd = decideHook('claude-code', {
+      ...taskStop,
+      tool_input: { task_id: '../x' },
+      tool_response: { task_id: '../x' },
+      transcript_path: '/t/s.jsonl',
+    });
+    expect(odd.kind === 'event' && 'usageRecord' in odd.event).toBe(false);
+  });
+
   it('reads the id from the input when the response has none; ignores other tools, other clients, and a call with no id', () => {
     const fromInput = decideHook('claude-code', { ...taskStop, tool_response: 'stopped' });
     expect(fromInput).toMatchObject({ kind: 'event', event: { childId: 'a1b2c3' } });

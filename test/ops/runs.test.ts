@@ -77,7 +77,7 @@ describe('baton runs', () => {
     expect(run.code, run.stderr).toBe(0);
     const lines = run.stdout.trimEnd().split('\n');
     const header = lines[0]!;
-    expect(header).toMatch(/^TASK\s+ID\s+STATE\s+STATUS\s+STAGE\s+ROUND\s+STEPS\s+PENDING\s+PAUSE \/ NOTE$/);
+    expect(header).toMatch(/^TASK\s+ID\s+STATE\s+STATUS\s+STAGE\s+ROUND\s+STEPS\s+COST\s+PENDING\s+PAUSE \/ NOTE$/);
     expect(lines).toHaveLength(8); // header + 5 runs (the task without a run is not listed), blank, checkout
     const checkout = JSON.parse(fs.readFileSync(path.join(repo.root, '.git', 'baton', 'checkout.json'), 'utf8'));
     expect(lines[7]).toBe(`queue baton-${checkout.id} · checkout ${checkout.id} on ${os.hostname()}:${fs.realpathSync(repo.root)}`);
@@ -89,6 +89,8 @@ describe('baton runs', () => {
     expect(column(row(ACTIVE_PENDING), 'STAGE')).toBe('analysis');
     expect(column(row(ACTIVE_PENDING), 'ROUND')).toBe('1');
     expect(column(row(ACTIVE_PENDING), 'STEPS')).toBe('0/24');
+    // No receipt holds figures yet (docs/run-view.md "What a stage cost").
+    expect(column(row(ACTIVE_PENDING), 'COST')).toBe('-');
     expect(column(row(ACTIVE_PENDING), 'PENDING')).toBe('receipt- executor prepared claude-code');
     expect(column(row(ACTIVE_CORRUPT), 'STATUS')).toBe('corrupt');
     expect(row(ACTIVE_CORRUPT)).toContain('is not valid JSON');

@@ -56,6 +56,22 @@ describe('job envelope', () => {
     if (!check.ok) expect(check.message).toContain(fragment);
   });
 
+  it('carries the caller’s traceparent when it traces; anything else in `trace` is refused', () => {
+    const traced = envelopeFor(
+      { intent: 'advance', taskRef: '01' },
+      repo,
+      'hook',
+      'h-1',
+      new Date(0),
+      `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`,
+    );
+    const parsed = parseEnvelope(traced);
+    expect(parsed.ok && parsed.envelope.trace).toBe(`00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`);
+    expect('trace' in envelopeFor({ intent: 'advance', taskRef: '01' }, repo, 'cli', 'c-1')).toBe(false);
+    const bad = parseEnvelope({ ...traced, trace: 'not-a-traceparent' });
+    expect(bad.ok === false && bad.message).toMatch(/^malformed job envelope: trace: trace must be a W3C traceparent/);
+  });
+
   it('event ids are valid BullMQ job ids', () => {
     for (const id of [randomEventId(), eventIdForKey('deploy:1'), eventIdForKey('12345')]) {
       expect(id).not.toContain(':');

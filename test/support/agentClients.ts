@@ -280,6 +280,8 @@ export type ClientOptions = {
   timeoutMs?: number;
   extraArgs?: readonly string[];
   signal?: AbortSignal;
+  /** Codex: keep its session rollouts in $CODEX_HOME/sessions (the tests run it `--ephemeral` otherwise). */
+  keepSessions?: boolean;
 };
 
 export const CLAUDE_MODEL = 'claude-sonnet-4-5';
@@ -361,7 +363,8 @@ exporter = "none"
 }
 
 export function runCodex(options: ClientOptions): Promise<ClientRun & { events: any[] }> {
-  return runWithArgs(options, ['exec', '--json', '--ephemeral', ...(options.extraArgs ?? []), options.prompt]);
+  const ephemeral = options.keepSessions ? [] : ['--ephemeral'];
+  return runWithArgs(options, ['exec', '--json', ...ephemeral, ...(options.extraArgs ?? []), options.prompt]);
 }
 
 // ---------------------------------------------------------------------------------------------

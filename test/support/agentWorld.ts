@@ -73,6 +73,8 @@ export type WorldOptions = {
   adopt?: { title: string; description?: string };
   /** Extra arguments of the `baton worker` the world starts (`--stop-grace 3s`). */
   workerArgs?: readonly string[];
+  /** Codex keeps its session rollouts (the record baton reads a stage's cost from); otherwise it runs `--ephemeral`. */
+  keepSessions?: boolean;
 };
 
 const RECORD_HOOK = path.join(PROJECT_ROOT, 'test', 'support', 'recordHook.sh');
@@ -257,7 +259,13 @@ export async function agentWorld(version: ClientVersion, options: WorldOptions =
     },
     async run(prompt, script, timeoutMs = 60_000, runOptions = {}) {
       const agentEnv = options.agentKnowsRedis === false ? { PATH: env.PATH! } : env;
-      return runScripted({ version, home, server, cwd: repo.root, env: agentEnv }, prompt, script, timeoutMs, runOptions);
+      return runScripted(
+        { version, home, server, cwd: repo.root, env: agentEnv, keepSessions: options.keepSessions },
+        prompt,
+        script,
+        timeoutMs,
+        runOptions,
+      );
     },
     runFile() {
       return JSON.parse(fs.readFileSync(path.join(repo.taskDir, 'orchestration.json'), 'utf8')) as Record<string, any>;
@@ -287,7 +295,7 @@ export function expectCleanRun(world: AgentWorld, run: ClientRun): void {
 
 /** Runs the client headless in `at.cwd` with `prompt`, its model server answering from `script`. */
 function runScripted(
-  at: { version: ClientVersion; home: ClientHome; server: ModelServer; cwd: string; env: Record<string, string> },
+  at: { version: ClientVersion; home: ClientHome; server: ModelServer; cwd: string; env: Record<string, string>; keepSessions?: boolean },
   prompt: string,
   script: Script,
   timeoutMs: number,

@@ -7,3 +7,5 @@ export const FIXTURES_DIR = fileURLToPath(new URL('../fixtures/', import.meta.ur
 export const EXAMPLE_AGENTS_DIR = `${FIXTURES_DIR}repo/.agents`;
 export const EXAMPLE_TASK_DIR = `${EXAMPLE_AGENTS_DIR}/workspace/active/TASK-20260101-000001`;
 export const EXAMPLE_HOOKS_DIR = `${FIXTURES_DIR}hooks`;
+/** The clients' records of a child's model requests, from real runs of the pinned clients (test/core/usageRecords.test.ts). */
+export const EXAMPLE_USAGE_DIR = `${FIXTURES_DIR}usage`;

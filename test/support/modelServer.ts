@@ -19,7 +19,15 @@ export type Role = 'parent' | 'executor' | 'reviewer' | 'subagent' | 'side';
 
 /** A tool call; `name` may be `namespace.name` for a Codex namespaced tool (`multi_agent_v1.spawn_agent`). */
 export type ToolCall = { name: string; input: Record<string, unknown> };
-export type Turn = { text?: string; toolCalls?: ToolCall[] };
+/**
+ * The token usage a response reports, in the Anthropic API's terms (the OpenAI answer maps them:
+ * `input_tokens` there counts cached ones too, `cached_tokens` is `cacheRead`). Left out, a
+ * response reports 10 input and 10 output tokens.
+ */
+export type Usage = { input: number; output: number; cacheRead?: number; cacheCreation?: number };
+export type Turn = { text?: string; toolCalls?: ToolCall[]; usage?: Usage };
+
+const DEFAULT_USAGE: Usage = { input: 10, output: 10 };
 
 export type ModelRequest = {
   api: Api;
@@ -38,6 +46,10 @@ export type ModelRequest = {
   /** When the request arrived (ms since the epoch). */
   at: number;
   body: any;
+  /** The usage its response reported (set once the script's turn is known). */
+  reported?: Usage;
+  /** The model its response named. */
+  model?: string;
 };
 
 /** Per conversation, the next turn; it may be async (a test can change the world between turns). */
@@ -156,6 +168,15 @@ function sse(response: http.ServerResponse, events: ReadonlyArray<[string, unkno
   response.end();
 }
 
+function anthropicUsage(usage: Usage): Record<string, number> {
+  return {
+    input_tokens: usage.input,
+    cache_creation_input_tokens: usage.cacheCreation ?? 0,
+    cache_read_input_tokens: usage.cacheRead ?? 0,
+    output_tokens: usage.output,
+  };
+}
+
 function anthropicMessage(body: any, turn: Turn): { message: any; stopReason: string } {
   const content: any[] = [];
   if (turn.text) content.push({ type: 'text', text: turn.text });
@@ -169,7 +190,7 @@ function anthropicMessage(body: any, turn: Turn): { message: any; stopReason: st
     content,
     stop_reason: stopReason,
     stop_sequence: null,
-    usage: { input_tokens: 10, output_tokens: 10 },
+    usage: anthropicUsage(turn.usage ?? DEFAULT_USAGE),
   };
   return { message, stopReason };
 }
@@ -184,7 +205,8 @@ function answerAnthropic(response: http.ServerResponse, body: any, turn: Turn): 
   const events: Array<[string, unknown]> = [
     [
       'message_start',
-      { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } },
+      // As the API streams it: message_start has the input side and a first output count, message_delta the final output count.
+      { type: 'message_start', message: { ...message, content: [], stop_reason: null, usage: { ...message.usage, output_tokens: 1 } } },
     ],
   ];
   message.content.forEach((block: any, index: number) => {
@@ -205,7 +227,11 @@ function answerAnthropic(response: http.ServerResponse, body: any, turn: Turn): 
   });
   events.push([
     'message_delta',
-    { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 10 } },
+    {
+      type: 'message_delta',
+      delta: { stop_reason: stopReason, stop_sequence: null },
+      usage: { output_tokens: message.usage.output_tokens },
+    },
   ]);
   events.push(['message_stop', { type: 'message_stop' }]);
   sse(response, events);
@@ -239,12 +265,14 @@ function answerOpenAI(response: http.ServerResponse, turn: Turn): void {
     events.push(['response.output_item.added', { type: 'response.output_item.added', output_index: index, item }]);
     events.push(['response.output_item.done', { type: 'response.output_item.done', output_index: index, item }]);
   });
+  const reported = turn.usage ?? DEFAULT_USAGE;
+  const input = reported.input + (reported.cacheRead ?? 0);
   const usage = {
-    input_tokens: 10,
-    input_tokens_details: { cached_tokens: 0 },
-    output_tokens: 10,
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: reported.cacheRead ?? 0 },
+    output_tokens: reported.output,
     output_tokens_details: { reasoning_tokens: 0 },
-    total_tokens: 20,
+    total_tokens: input + reported.output,
   };
   events.push([
     'response.completed',
@@ -296,7 +324,11 @@ export async function startModelServer(dir: string = fs.mkdtempSync(path.join(os
       const role = roleOf(api, described);
       const recorded: ModelRequest = { api, path: url.pathname, role, at: Date.now(), body, ...described };
       requests.push(recorded);
-      const answer = (turn: Turn) => (api === 'anthropic' ? answerAnthropic(response, body, turn) : answerOpenAI(response, turn));
+      const answer = (turn: Turn) => {
+        recorded.reported = turn.usage ?? DEFAULT_USAGE;
+        recorded.model = api === 'anthropic' ? (body.model ?? 'claude-scripted') : body.model;
+        return api === 'anthropic' ? answerAnthropic(response, body, turn) : answerOpenAI(response, turn);
+      };
       Promise.resolve()
         .then(() => script[role]?.(recorded) ?? { text: 'ok' })
         .then(answer, (error: Error) => {

@@ -8,6 +8,17 @@ import type { Profile } from '../installer.ts';
 
 const LIFECYCLE_AGENTS = 'agent-infra-lifecycle-(executor|reviewer)';
 
+/**
+ * A subagent's transcript beside its session's (2.1.26 and 2.1.337 alike): `<dir>/<session>.jsonl`
+ * → `<dir>/<session>/subagents/agent-<agent_id>.jsonl`. For TaskStop's PostToolUse, which names
+ * only the session's transcript; a file that is not there is noted on the receipt.
+ */
+function subagentTranscript(payload: Readonly<Record<string, unknown>>, childId: string): string | undefined {
+  const session = payload.transcript_path;
+  if (typeof session !== 'string' || !session.endsWith('.jsonl') || !/^[A-Za-z0-9_-]+$/.test(childId)) return undefined;
+  return `${session.slice(0, -'.jsonl'.length)}/subagents/agent-${childId}.jsonl`;
+}
+
 export const claudeCode = {
   id: 'claude-code',
   displayName: 'Claude Code',
@@ -36,6 +47,8 @@ export const claudeCode = {
     // TaskStop of a background subagent sends no SubagentStop (anthropics/claude-code#92716); its
     // PostToolUse names the task, whose id is the subagent's agent_id (docs/clients.md).
     goneTools: [{ name: 'taskstop', childIdFields: ['task_id', 'shell_id'] }],
+    // SubagentStop's `agent_transcript_path` is the subagent's own transcript (`transcript_path` is the parent's).
+    usageRecord: { fields: ['agent_transcript_path'], format: 'claude-code-transcript', ofChild: subagentTranscript },
     notice: systemMessageNotice,
     // `isolation: "worktree"` (refused at PreToolUse): `<main>/.claude/worktrees/agent-<agent_id>`,
     // observed with 2.1.337 (docs/clients.md "Worktree isolation").

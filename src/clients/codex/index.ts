@@ -24,6 +24,12 @@ function codexLoggedIn(env: Readonly<Record<string, string | undefined>>, read: 
   return envKey === undefined || Boolean(env[envKey]);
 }
 
+/** The child thread's rollout as SubagentStart names it: a rollout file named by the child's thread id, never another's. */
+function childRollout(payload: Readonly<Record<string, unknown>>, childId: string): string | undefined {
+  const file = payload.transcript_path;
+  return typeof file === 'string' && file.endsWith(`-${childId}.jsonl`) ? file : undefined;
+}
+
 export const codex = {
   id: 'codex',
   displayName: 'Codex',
@@ -47,6 +53,9 @@ export const codex = {
       { name: 'collaborationspawn_agent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' },
       { name: 'collaboration.spawn_agent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' },
     ],
+    // SubagentStop's `agent_transcript_path` is the child thread's rollout (null for an `--ephemeral` session).
+    // SubagentStart's `transcript_path` is the child's rollout (kept on the receipt for a seal without a stop).
+    usageRecord: { fields: ['agent_transcript_path'], format: 'codex-rollout', ofChild: childRollout },
     notice: systemMessageNotice,
   },
   install: {

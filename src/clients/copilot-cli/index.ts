@@ -21,6 +21,7 @@ const FIELD_NAMES: ReadonlyArray<readonly [from: string, to: string]> = [
   ['toolName', 'tool_name'],
   ['toolArgs', 'tool_input'],
   ['toolResult', 'tool_response'],
+  ['transcriptPath', 'transcript_path'],
 ];
 
 /** `toolArgs` is an object in the releases seen; a JSON string is read as one too. */
@@ -62,6 +63,12 @@ export const copilotCli = {
     // `task` (name, agent_type, prompt, description, mode): it has no fork or isolation option, and
     // its required `name` only labels the child (not a teammate), so nothing of it is refused.
     spawnTools: [{ name: 'task' }],
+    // subagentStop's `transcriptPath` is the session's events.jsonl; the child's usage records carry its agentId.
+    usageRecord: {
+      fields: ['transcript_path'],
+      format: 'copilot-events',
+      ofChild: (payload) => (typeof payload.transcript_path === 'string' ? payload.transcript_path : undefined),
+    },
     payload: copilotPayload,
     // Copilot honours a deny on stdout with exit 0 and shows the model the reason; exit 2 blocks too,
     // but the model is told only "hook exited with code 2" (docs/clients.md "Copilot CLI").

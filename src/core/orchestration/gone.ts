@@ -39,7 +39,8 @@ export async function childGone(ctx: OrchestrationContext, client: string, event
   const mark: EvidenceMark = { kind, since, graceMs: 0, at: ctx.now(), evidence: event.evidence };
   const marked: DelegationReceipt = { ...receipt, reconciliations: [...(receipt.reconciliations ?? []), mark] };
   const markedRun: OrchestrationRun = { ...run, pendingDelegation: marked };
-  if (kind === 'sealed') return sealMeasured(ctx, task.value, markedRun, marked);
+  // The client's record of the child, when its report led to one (ctx.stopCost); else the seal notes that none was named.
+  if (kind === 'sealed') return sealMeasured(ctx, task.value, markedRun, marked, ctx.stopCost);
   if (run.status === 'paused') {
     // Already paused for its own reason: that pause says more; the evidence is recorded.
     ctx.warnings.push(`${describeDelegation(marked)}: ${gone(event)}; the run stays paused (${run.pause?.code ?? 'no code'})`);

@@ -38,7 +38,7 @@ export async function reconcile(ctx: OrchestrationContext, taskRef: string, even
       // Later profile: no seal without the child's stop (lifecycleRecovery.ts).
       return ctx.rules.recoveryFromEvidence
         ? pauseIncompleteRecovery(ctx, task, markedRun, marked, event.graceMs)
-        : sealMeasured(ctx, task, markedRun, marked);
+        : sealMeasured(ctx, task, markedRun, marked, ctx.stopCost);
     case 'stalled':
       return pauseStalled(ctx, task, markedRun, marked, event.graceMs);
     case 'not-started':

@@ -7,10 +7,24 @@ import { consumedReceiptOfChild, isResult, pendingIn, scanRepository, uniqueMatc
 import { laterTurnOfSealed, turnAfterConsumed } from './laterTurns.ts';
 import { pauseForViolation } from './violations.ts';
 import { afterStopEvidence, recordStopBeforeCompletion } from './lifecycleRecovery.ts';
+import { unrecordedCost } from '../stageCost.ts';
+import type { StageCost } from '../stageCost.ts';
 
 // Sealing (SubagentStop): the workspace after the delegation, measured by baton itself.
 
 type SealEvent = { childId: string; exitCode: number; afterFingerprint: string; changedPaths: readonly string[] };
+
+/** Why a seal has no cost read from the client's record. */
+const NO_STOP_RECORD = 'sealed without a SubagentStop, and nothing named a record of the child';
+const NO_EXPLICIT_RECORD = 'an explicit hook-stop names no record of the child';
+
+/**
+ * The stage's cost for a stop: the caller's reading of the record the stop named (ctx.stopCost),
+ * else a note that none was named (an `--ephemeral` Codex session, a client without one).
+ */
+function stopCost(ctx: OrchestrationContext, client: string): StageCost {
+  return ctx.stopCost ?? unrecordedCost(null, null, `the SubagentStop payload of ${client} named no record of the child's requests`);
+}
 
 function sealLoaded(
   ctx: OrchestrationContext,
@@ -18,6 +32,7 @@ function sealLoaded(
   run: OrchestrationRun,
   receipt: DelegationReceipt,
   event: SealEvent,
+  cost: StageCost,
 ): OrchestrationResult {
   if (ctx.rules.recoveryFromEvidence && receipt.status === 'activated' && event.childId === receipt.childId && event.exitCode === 0) {
     // Later profile: the child ended without handing its stage over; the evidence recover-started needs.
@@ -37,7 +52,8 @@ function sealLoaded(
     });
   }
   if (!outcome.ok) return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
-  const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt, ...afterStopEvidence(ctx, run) });
+  const sealed: DelegationReceipt = { ...outcome.receipt, cost };
+  const updated = withUpdates(ctx, run, { pendingDelegation: sealed, ...afterStopEvidence(ctx, run) });
   save(ctx, task, updated);
   return reportRun(task.taskId, updated, true);
 }
@@ -61,6 +77,7 @@ export async function sealMeasured(
   task: Resolved,
   run: OrchestrationRun,
   receipt: DelegationReceipt,
+  cost: StageCost = unrecordedCost(null, null, NO_STOP_RECORD),
 ): Promise<OrchestrationResult> {
   let change: { afterFingerprint: string; changedPaths: string[] };
   try {
@@ -68,7 +85,7 @@ export async function sealMeasured(
   } catch (error) {
     return pauseRun(ctx, task, run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
   }
-  return sealLoaded(ctx, task, run, receipt, { childId: receipt.childId ?? '', exitCode: 0, ...change });
+  return sealLoaded(ctx, task, run, receipt, { childId: receipt.childId ?? '', exitCode: 0, ...change }, cost);
 }
 
 /**
@@ -90,7 +107,7 @@ export async function sealExplicit(
   } catch (error) {
     return pauseRun(ctx, task, run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
   }
-  return sealLoaded(ctx, task, run, receipt, { ...event, ...change });
+  return sealLoaded(ctx, task, run, receipt, { ...event, ...change }, unrecordedCost(null, null, NO_EXPLICIT_RECORD));
 }
 
 export async function sealMatching(
@@ -139,5 +156,12 @@ export async function sealMatching(
     return pauseRun(ctx, task.value, matched.run, 'ORCHESTRATION_SNAPSHOT_FAILED', errorMessage(error), true);
   }
   // Native stop payloads carry no exit status: 0.9.2 hard-wires 0.
-  return sealLoaded(ctx, task.value, matched.run, matched.receipt, { childId: event.childId, exitCode: 0, ...change });
+  return sealLoaded(
+    ctx,
+    task.value,
+    matched.run,
+    matched.receipt,
+    { childId: event.childId, exitCode: 0, ...change },
+    stopCost(ctx, client),
+  );
 }

@@ -4,6 +4,7 @@ import type { RunTransaction } from '../runStore.ts';
 import type { ProfileRules } from '../profile.ts';
 import type { DelegationReceipt, OrchestrationNext, OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../types.ts';
 import { unhonouredUpstreamField } from './upstreamRun.ts';
+import type { StageCost } from '../stageCost.ts';
 
 // The steps every orchestration function is made of (docs/lifecycle.md §7.3): resolve the task
 // reference, load its run (a corrupt file stops the command, decision 2), require a run or a pending
@@ -22,6 +23,8 @@ export type OrchestrationContext = Readonly<{
   warnings: string[];
   /** The rules of the repository's lifecycle profile (src/core/profile.ts). */
   rules: ProfileRules;
+  /** A stop's fact: what the stage cost by the client's record, read by the caller (EngineDeps.stopCost). */
+  stopCost?: StageCost;
 }>;
 
 export type Resolved = Extract<ReturnType<typeof resolveTaskRef>, { ok: true }>;

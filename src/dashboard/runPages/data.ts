@@ -13,7 +13,10 @@ import {
 import { shortIdsByTask } from '../../core/taskRef.ts';
 import type { RunPosition, RunRow } from '../../runs/runList.ts';
 import { parseRunLog, runLogFile } from '../../runs/runLog.ts';
-import { describeRun } from '../../runs/runView.ts';
+import { describeRun, reviewVerdict } from '../../runs/runView.ts';
+import { describeRunCost } from '../../runs/runCost.ts';
+import type { RunCost } from '../../runs/runCost.ts';
+import { readPriceTable } from '../../runs/prices.ts';
 import type { RunView } from '../../runs/runView.ts';
 import { runFilePath, taskFilePath } from '../../core/taskLayout.ts';
 import type { RunFiles } from '../../core/taskLayout.ts';
@@ -76,6 +79,9 @@ export type RunDetail = Readonly<{
   /** The pending delegation's clock (docs/architecture.md "Reconciliation"). */
   clock: string | null;
   view: RunView;
+  /** What the run cost by its receipts' figures (docs/run-view.md "What a stage cost"), and why the price table does not read, if it does not. */
+  cost: RunCost;
+  pricesProblem: string | null;
   /** bull-board page of each job on the timeline. */
   jobLinks: Readonly<Record<string, string>>;
   /** bull-board page of the repository's queue. */
@@ -129,6 +135,13 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
   const log = parseRunLog(logFile ? nodeRunFiles.readText(logFile) : null);
   const position = await currentPosition(repo.root, run, files);
   const view = describeRun({ run, taskDir: found.dir, position, log, taskRef: shortId ?? taskId, readText: files.readText });
+  // What it cost, priced by the repository's table only (docs/run-view.md "Prices").
+  const prices = readPriceTable(repo.root, files.readText);
+  const cost = describeRunCost({
+    run,
+    prices: prices.ok ? prices.prices : null,
+    verdictOf: (receipt) => reviewVerdict(receipt, found.dir, files.readText),
+  });
   const jobLinks: Record<string, string> = {};
   for (const step of view.timeline) if (step.job) jobLinks[step.job.id] = boardJobPath(repo, step.job.id);
   let title: string | null = null;
@@ -157,6 +170,8 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
       ? delegationClock(run.pendingDelegation, readEndpoint(repo.root)?.graces ?? DEFAULT_GRACES, Date.now())
       : null,
     view,
+    cost,
+    pricesProblem: prices.ok ? null : prices.message,
     jobLinks,
     queueLink: boardQueuePath(repo),
   };

@@ -36,6 +36,7 @@ form.filters input, form.filters select { padding:5px 8px; border:1px solid var(
 .error { color:var(--bad); }
 .note { color:var(--pause); } .stage .note { font-size:12px; margin-top:4px; } .outdated { color:var(--run); }
 .files { overflow-wrap:anywhere; margin-top:3px; }
+table.cost td.num { text-align:right; font-variant-numeric:tabular-nums; } table.cost th.group { background:#f6f8fb; color:var(--muted); font-weight:600; }
 `;
 
 const LIVE_SCRIPT = `

@@ -1,8 +1,10 @@
 import { html } from 'hono/html';
 import { FIRST_RUN_HINT, RUN_ROW_STATUSES } from '../../runs/runList.ts';
 import type { RunRow } from '../../runs/runList.ts';
-import type { StageView, TimelineStep } from '../../runs/runView.ts';
+import type { StageRound, StageView, TimelineStep } from '../../runs/runView.ts';
 import { repositoryGroups } from './data.ts';
+import { formatFigures } from '../../runs/runCost.ts';
+import type { CostFigures, RoundCost, RunCost } from '../../runs/runCost.ts';
 import type { RepositoryRuns, RunDetail } from './data.ts';
 import type { Escaped } from './layout.ts';
 
@@ -76,17 +78,29 @@ function checkoutSection(repo: RepositoryRuns, filtered: boolean): Escaped {
       ? html`<p class="muted">The task files of this repository are not readable from here.</p>`
       : repo.runs.length === 0
         ? html`<p class="muted" data-empty>No runs${filtered ? ' match' : ' yet'}.</p>${filtered ? '' : html`<p data-hint>${FIRST_RUN_HINT}</p>`}`
-        : html`<table><thead><tr><th>Task</th><th>Title</th><th>Status</th><th>Stage</th><th>Steps</th><th>Pending delegation</th><th>Pause / note</th><th>Updated</th></tr></thead><tbody>
+        : html`<table><thead><tr><th>Task</th><th>Title</th><th>Status</th><th>Stage</th><th>Steps</th><th>Cost</th><th>Pending delegation</th><th>Pause / note</th><th>Updated</th></tr></thead><tbody>
     ${repo.runs.map((row) => runRow(repo, row))}
   </tbody></table>`
   }
 </section>`;
 }
 
+function runCostCell(row: Extract<RunRow, { cost: unknown }>): Escaped {
+  const cost = row.cost;
+  if (!cost) return html`<span class="muted">-</span>`;
+  const figures = `${cost.tokens.toLocaleString('en-US')} tokens`;
+  const price = cost.price !== null && cost.currency !== null ? html`<br>${cost.currency} ${cost.price.toFixed(4)}` : '';
+  const failed =
+    cost.failedReviewTokens > 0
+      ? html`<br><span class="muted">${cost.failedReviewTokens.toLocaleString('en-US')} in reviews that did not pass</span>`
+      : '';
+  return html`${figures}${price}${failed}`;
+}
+
 function runRow(repo: RepositoryRuns, row: RunRow): Escaped {
   const link = html`<a href="/runs/${encodeURIComponent(repo.id)}/${encodeURIComponent(row.taskId)}">${row.taskId}</a>${row.shortId ? html` <span class="muted">#${row.shortId}</span>` : ''}`;
   if (row.status === 'corrupt') {
-    return html`<tr data-task="${row.taskId}"><td>${link}</td><td>${row.title ?? ''}</td><td>${badge('corrupt')}</td><td colspan="5" class="error">${row.error}</td></tr>`;
+    return html`<tr data-task="${row.taskId}"><td>${link}</td><td>${row.title ?? ''}</td><td>${badge('corrupt')}</td><td colspan="6" class="error">${row.error}</td></tr>`;
   }
   const pending = row.pending
     ? html`${row.pending.role} · ${row.pending.client}${row.pending.childId ? html` · child <code>${row.pending.childId}</code>` : ''}<br><span class="muted">${row.pending.status} since ${ago(row.pending.since)}</span>`
@@ -99,7 +113,7 @@ function runRow(repo: RepositoryRuns, row: RunRow): Escaped {
   return html`<tr data-task="${row.taskId}" data-status="${row.status}">
   <td>${link}<br><span class="muted">${row.state}</span></td><td>${row.title ?? ''}</td><td>${badge(row.status)}</td>
   <td>${row.stage ?? '-'}${row.round === null ? '' : html` <span class="muted">round ${row.round}</span>`}</td>
-  <td>${row.steps.done}/${row.steps.max}</td><td>${pending}</td><td>${pause}</td><td>${ago(row.updatedAt)}</td></tr>`;
+  <td>${row.steps.done}/${row.steps.max}</td><td data-cost>${runCostCell(row)}</td><td>${pending}</td><td>${pause}</td><td>${ago(row.updatedAt)}</td></tr>`;
 }
 
 export function runBody(detail: RunDetail): Escaped {
@@ -112,6 +126,7 @@ ${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}
   <div><span>stage</span>${detail.position.stage ?? '-'}${detail.position.round === null ? '' : ` round ${detail.position.round}`}${detail.position.note ? html` <span class="note" data-note>— ${detail.position.note}</span>` : ''}</div>
   ${detail.clock ? html`<div data-clock><span>clock</span>${detail.clock}</div>` : ''}
   <div><span>steps</span>${run.stepCount}/${run.maxSteps}</div>
+  <div data-run-cost><span>cost</span>${costFigures(detail.cost.total, detail.cost.currency)}</div>
   <div><span>run</span><code>${run.runId}</code></div>
   <div><span>directory</span><code>${detail.dir}</code></div>
   <div><span>updated</span>${ago(run.updatedAt)}</div>
@@ -119,7 +134,9 @@ ${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}
 </div>
 ${pauseBox(detail)}
 <h2>Stages</h2>
-<div class="pipeline">${view.stages.map((stage) => stageCard(stage, detail.dir, stage.stage === detail.position.stage ? detail.position.note : null))}</div>
+<div class="pipeline">${view.stages.map((stage) => stageCard(stage, detail.dir, stage.stage === detail.position.stage ? detail.position.note : null, detail.cost))}</div>
+<h2>Cost</h2>
+${costTables(detail.cost, detail.pricesProblem)}
 <h2>Receipt timeline</h2>
 ${timelineTable(detail)}`;
 }
@@ -154,7 +171,7 @@ function outdated(note: string | null): Escaped | string {
 }
 
 /** `note`: why the run is at this stage's round (a review before it that does not count). */
-function stageCard(stage: StageView, taskDir: string, note: string | null): Escaped {
+function stageCard(stage: StageView, taskDir: string, note: string | null, cost: RunCost): Escaped {
   const label = { done: 'done', current: 'in progress', next: 'next', upcoming: 'not started' }[stage.state];
   return html`<div class="stage st-${stage.state}" data-stage="${stage.stage}" data-state="${stage.state}">
   <h3>${stage.stage}</h3><div class="state">${label}</div>
@@ -166,10 +183,55 @@ function stageCard(stage: StageView, taskDir: string, note: string | null): Esca
     <div>${round.client}${round.agent ? ` · ${round.agent}` : ''}</div>
     <div class="muted">model ${round.actualModel ?? round.requestedModel ?? 'not reported'}</div>
     <div>${duration(round.durationMs)}${round.changedPaths.length > 0 ? ` · ${round.changedPaths.length} file(s)` : ''}</div>
+    ${roundCost(round, cost)}
     ${round.changedPaths.length > 0 ? html`<div class="mono files" title="files changed (task files relative to the task directory)">${round.changedPaths.map((file) => html`<div title="${file}">${shownPath(file, taskDir)}</div>`)}</div>` : ''}
   </div>`,
   )}
 </div>`;
+}
+
+/** `1,234 tokens · USD 0.0123`, or what is not known: not recorded, no price. */
+function costFigures(figures: CostFigures, currency: string | null): Escaped {
+  if (figures.receipts === 0) return html`<span class="muted">-</span>`;
+  if (figures.receipts === figures.unrecorded) return html`<span class="muted">not recorded</span>`;
+  const unpriced =
+    currency !== null && figures.price === null ? html` <span class="muted">(no price: ${figures.unpriced.join(', ')})</span>` : '';
+  const partly =
+    figures.unrecorded > 0 ? html` <span class="muted">(${figures.unrecorded} of ${figures.receipts} rounds not recorded)</span>` : '';
+  return html`${formatFigures(figures, currency)} · ${figures.requests} requests${unpriced}${partly}`;
+}
+
+/** A round's cost in its stage card: requests, tokens, the models, or why nothing was recorded. */
+function roundCost(round: StageRound, cost: RunCost): Escaped | string {
+  const entry: RoundCost | undefined = cost.rounds.find((candidate) => candidate.receiptId === round.receiptId);
+  if (!entry) return '';
+  if (entry.figures.unrecorded > 0) return html`<div class="muted" data-cost="none" title="${entry.note ?? ''}">cost not recorded</div>`;
+  return html`<div data-cost="${entry.figures.requests}">${formatFigures(entry.figures, cost.currency)}</div><div class="muted">${entry.models.join(', ')} · ${entry.figures.requests} requests</div>`;
+}
+
+function costTables(cost: RunCost, pricesProblem: string | null): Escaped {
+  if (cost.rounds.length === 0) return html`<p class="muted">No delegation has started yet.</p>`;
+  const row = (name: string, figures: CostFigures) =>
+    html`<tr><td>${name}</td><td class="num">${figures.requests}</td><td class="num">${figures.tokens.input.toLocaleString('en-US')}</td><td class="num">${figures.tokens.output.toLocaleString('en-US')}</td><td class="num">${figures.tokens.cacheRead.toLocaleString('en-US')}</td><td class="num">${figures.tokens.cacheCreation.toLocaleString('en-US')}</td><td>${costFigures(figures, cost.currency)}</td></tr>`;
+  const group = (title: string, rows: ReadonlyArray<readonly [string, CostFigures]>) =>
+    html`<tr><th colspan="7" class="group">${title}</th></tr>${rows.map(([name, figures]) => row(name, figures))}`;
+  return html`${pricesProblem ? html`<p class="error">${pricesProblem}</p>` : cost.currency === null ? html`<p class="muted">Tokens only: no prices in .agents/baton.json (docs/run-view.md "Prices").</p>` : ''}
+<table class="cost" data-cost-table><thead><tr><th></th><th>Requests</th><th>Input</th><th>Output</th><th>Cache read</th><th>Cache write</th><th>Total</th></tr></thead><tbody>
+${group(
+  'by stage',
+  cost.byStage.map(({ stage, figures }) => [stage, figures] as const),
+)}
+${group(
+  'by role',
+  cost.byRole.map(({ role, figures }) => [role, figures] as const),
+)}
+${group(
+  'by model',
+  cost.byModel.map(({ model, figures }) => [model, figures] as const),
+)}
+${group('review rounds that did not pass', [[`${cost.rounds.filter((round) => round.passed === false).length} round(s)`, cost.failedReviews] as const])}
+${group('run', [['total', cost.total] as const])}
+</tbody></table>`;
 }
 
 function timelineTable(detail: RunDetail): Escaped {
