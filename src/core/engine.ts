@@ -7,7 +7,8 @@ import type { LifecycleEvent } from './events.ts';
 import type { OrchestrationResult, WorkspaceFingerprinter } from './types.ts';
 import { profileRules } from './profile.ts';
 import type { ProfileName } from './profile.ts';
-import { ProfileError, readRepositoryProfile } from './profiles/file.ts';
+import { ProfileError, readRepositoryRecord } from './profiles/file.ts';
+import type { ReviewerVendorPolicy } from './profiles/reviewerVendor.ts';
 import { failed } from './results.ts';
 
 // The engine's one entry point: apply one lifecycle event to one repository. Everything the outcome
@@ -24,6 +25,8 @@ export type EngineDeps = Readonly<{
   readRun?: (taskDir: string) => RunRead;
   /** The lifecycle profile; defaults to the one the repository records (`.agents/baton.json`, src/core/profile.ts). */
   profile?: ProfileName;
+  /** With `profile`: the reviewer-vendor policy (default none); without, the one the repository records. */
+  reviewerVendor?: ReviewerVendorPolicy | null;
 }>;
 
 export type EngineOutcome = Readonly<{ result: OrchestrationResult; writes: RunWrite[] }>;
@@ -46,8 +49,12 @@ export type PreparedEvent = Readonly<{
 
 export function prepareEvent(event: LifecycleEvent, deps: EngineDeps): PreparedEvent {
   let profile: ProfileName;
+  let reviewerVendor: ReviewerVendorPolicy | null;
   try {
-    profile = deps.profile ?? readRepositoryProfile(deps.repoRoot);
+    const record = deps.profile
+      ? { profile: deps.profile, reviewerVendor: deps.reviewerVendor ?? null }
+      : readRepositoryRecord(deps.repoRoot);
+    ({ profile, reviewerVendor } = record);
   } catch (error) {
     if (!(error instanceof ProfileError)) throw error;
     // A profile baton cannot read changes nothing: which rules would apply is unknown.
@@ -63,6 +70,8 @@ export function prepareEvent(event: LifecycleEvent, deps: EngineDeps): PreparedE
     tx: new RunTransaction(deps.readRun ?? ((taskDir) => readRunFile(taskDir, { laterUpstream: rules.laterUpstreamRuns }))),
     warnings: [],
     rules,
+    // Under agent-infra-0.9.2 a recorded policy is not enforced (baton doctor says so).
+    reviewerVendor: rules.reviewerVendorPolicy ? reviewerVendor : null,
   };
   return {
     target: () => (event.taskRef === 'auto' ? nativeEventTarget(ctx, event) : undefined),

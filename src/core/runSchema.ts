@@ -46,6 +46,8 @@ export const delegationReceiptSchema = z.looseObject({
   // later profile: the activation deadline (absent in 0.9.2 files).
   activationDeadlineAt: z.optional(nullableString),
   childStoppedAt: z.optional(nullableString),
+  // baton addition: the vendor of the child (absent before activation and in 0.9.2 files).
+  vendor: z.optional(nullableString),
 });
 
 export const orchestrationRunSchema = z.looseObject({

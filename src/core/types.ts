@@ -54,6 +54,12 @@ export type DelegationReceipt = Readonly<{
    * positive evidence that it ended which `recover-started` acts on. Absent under agent-infra-0.9.2.
    */
   childStoppedAt?: string | null;
+  /**
+   * baton addition (issue 43): the vendor the child ran in, set at its activation from its client and
+   * the model its client reported (src/core/vendors.ts): anthropic, openai, github… Absent before
+   * activation and in 0.9.2 files.
+   */
+  vendor?: string | null;
 }>;
 
 export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;

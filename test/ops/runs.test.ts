@@ -89,7 +89,7 @@ describe('baton runs', () => {
     expect(column(row(ACTIVE_PENDING), 'STAGE')).toBe('analysis');
     expect(column(row(ACTIVE_PENDING), 'ROUND')).toBe('1');
     expect(column(row(ACTIVE_PENDING), 'STEPS')).toBe('0/24');
-    expect(column(row(ACTIVE_PENDING), 'PENDING')).toBe('receipt- executor prepared claude-code');
+    expect(column(row(ACTIVE_PENDING), 'PENDING')).toBe('receipt- executor prepared claude-code/anthropic');
     expect(column(row(ACTIVE_CORRUPT), 'STATUS')).toBe('corrupt');
     expect(row(ACTIVE_CORRUPT)).toContain('is not valid JSON');
     expect(column(row(BLOCKED_PAUSED), 'STATE')).toBe('blocked');
@@ -124,7 +124,15 @@ describe('baton runs', () => {
       stage: 'analysis',
       round: 1,
       steps: { done: 0, max: 24 },
-      pending: { id: 'receipt-1a2b3c4d', role: 'executor', stage: 'analysis', round: 1, status: 'prepared', client: 'claude-code' },
+      pending: {
+        id: 'receipt-1a2b3c4d',
+        role: 'executor',
+        stage: 'analysis',
+        round: 1,
+        status: 'prepared',
+        client: 'claude-code',
+        vendor: 'anthropic',
+      },
       pause: null,
     });
     expect(byId.get(ACTIVE_CORRUPT)).toMatchObject({
