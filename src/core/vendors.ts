@@ -1,11 +1,12 @@
 import { knownClient } from './clients.ts';
 import type { DelegationReceipt } from './types.ts';
 
-// The vendor of a delegation's model (docs/clients.md "A reviewer from another vendor"): who made the
-// model its client reports, or the one it requested, read from the model's name; without a model
-// (or with a name of no known family), the client's own vendor (src/clients/facts.ts `vendor`). A
-// receipt records it at activation (`vendor`), and the reviewer-vendor policy compares it
-// (src/core/orchestration/vendorPolicy.ts).
+// The vendor of a delegation's model (docs/clients.md "The reviewer-vendor policy"). A client that
+// runs its own maker's models (src/clients/facts.ts `vendor`: Claude Code anthropic, Codex openai)
+// is that vendor whatever model name it is given; a client that serves several makers' models
+// (Copilot CLI: github) is the maker of the model it reports or asks for, read from the model's name,
+// else its own. A receipt records it at activation (`vendor`), and the reviewer-vendor policy
+// compares it (src/core/orchestration/vendorPolicy.ts).
 
 /** The model makers baton tells apart by their models' names. */
 export const MODEL_VENDORS = ['anthropic', 'openai', 'google', 'xai', 'mistral', 'meta', 'deepseek'] as const;
@@ -34,11 +35,12 @@ export function modelVendor(model: string | null | undefined): string | null {
 
 export type Vendor = Readonly<{ vendor: string | null; from: 'model' | 'client' | null }>;
 
-/** The vendor of `client` running `model`: the model's maker when its name says, else the client's. */
+/** The vendor of `client` running `model`: a model maker's client is its maker; another, the model's maker when its name says, else the client's. */
 export function vendorOf(client: string, model: string | null | undefined): Vendor {
+  const fromClient = knownClient(client)?.vendor ?? null;
+  if (fromClient !== null && (MODEL_VENDORS as readonly string[]).includes(fromClient)) return { vendor: fromClient, from: 'client' };
   const fromModel = modelVendor(model);
   if (fromModel) return { vendor: fromModel, from: 'model' };
-  const fromClient = knownClient(client)?.vendor ?? null;
   return { vendor: fromClient, from: fromClient ? 'client' : null };
 }
 

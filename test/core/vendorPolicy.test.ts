@@ -44,7 +44,7 @@ async function analysedBy(client: 'codex' | 'claude-code', profile: ProfileName 
 }
 
 describe('modelVendor, vendorOf: the vendor of a client running a model', () => {
-  it("reads the model's family or provider prefix, else the client's own vendor", () => {
+  it("a model maker's client is its maker; Copilot CLI is the maker of the model's family or provider prefix, else github", () => {
     expect(modelVendor('claude-sonnet-4-5')).toBe('anthropic');
     expect(modelVendor('us.anthropic.claude-opus-4-1')).toBe('anthropic');
     expect(modelVendor('gpt-5-codex')).toBe('openai');
@@ -52,6 +52,8 @@ describe('modelVendor, vendorOf: the vendor of a client running a model', () => 
     expect(modelVendor('gemini-2.5-pro')).toBe('google');
     expect(modelVendor('exec-model')).toBeNull();
     expect(vendorOf('codex', 'exec-model')).toEqual({ vendor: 'openai', from: 'client' });
+    // Claude Code runs Anthropic's models, whatever name it is given.
+    expect(vendorOf('claude-code', 'gpt-5')).toEqual({ vendor: 'anthropic', from: 'client' });
     expect(vendorOf('copilot-cli', null)).toEqual({ vendor: 'github', from: 'client' });
     expect(vendorOf('copilot-cli', 'claude-sonnet-4-5')).toEqual({ vendor: 'anthropic', from: 'model' });
   });
@@ -80,7 +82,7 @@ describe('prepare, claim-spawn, hook-start under reviewerVendor (issue 43)', () 
       `the review-analysis would run in openai, the vendor of its executor (delegation receipt-exec: codex on exec-model): codex on review-model (prepared for it); the repository's policy (${PROFILE_FILE} "reviewerVendor": "different") asks for a reviewer of another vendor; have another vendor review it: baton task ${TASK_ID} review --client claude-code; nothing was prepared`,
     );
     expect(readRun(dir).pendingDelegation).toBeNull();
-    // A model of another family, requested for the executor's client, is another vendor.
+    // Claude Code is another vendor.
     expect((await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' })).error).toBeNull();
     expect(readRun(dir).pendingDelegation).toMatchObject({ role: 'reviewer', client: 'claude-code', status: 'prepared' });
   });
@@ -88,17 +90,12 @@ describe('prepare, claim-spawn, hook-start under reviewerVendor (issue 43)', () 
   it("hook-start: a reviewer whose client reports a model of the executor's vendor pauses the run (BATON_REVIEWER_VENDOR_REQUIRED)", async () => {
     record(LATER_PROFILE, 'different');
     const h = await analysedBy('codex');
-    await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    await h.apply(
-      startEvent('claude-code', 'reviewer', 'child-review', {
-        parentId: 'baton-headless:receipt-review',
-        actualModel: 'gpt-5',
-        fallbackReason: 'routed through a gateway',
-      }),
-    );
+    // Copilot CLI serves several vendors' models: the model requested names none, so it prepares.
+    expect((await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'copilot-cli' })).error).toBeNull();
+    await h.apply(startEvent('copilot-cli', 'reviewer', 'child-review', { actualModel: 'gpt-5', fallbackReason: 'its default' }));
     const run = readRun(dir);
     expect(run).toMatchObject({ status: 'paused', pause: { code: 'BATON_REVIEWER_VENDOR_REQUIRED', recoverable: true } });
-    expect(run.pause?.message).toContain('claude-code on gpt-5 (reported at its start)');
+    expect(run.pause?.message).toContain('copilot-cli on gpt-5 (reported at its start)');
     expect(run.pause?.message).toContain(`child child-review does not count: stop it, then baton task ${TASK_ID} abort`);
     expect(run.pendingDelegation?.status).toBe('prepared');
   });
@@ -106,12 +103,12 @@ describe('prepare, claim-spawn, hook-start under reviewerVendor (issue 43)', () 
   it("claim-spawn: a reviewer spawn asking for a model of the executor's vendor is refused, nothing claimed", async () => {
     record(LATER_PROFILE, 'different');
     const h = await analysedBy('codex');
-    await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'claude-code' });
-    const refused = await h.apply(claimEvent('claude-code', 'reviewer', 'gpt-5'));
+    await h.apply({ intent: 'prepare', taskRef: TASK_ID, client: 'copilot-cli' });
+    const refused = await h.apply(claimEvent('copilot-cli', 'reviewer', 'gpt-5'));
     expect(refused.error?.code).toBe('BATON_REVIEWER_VENDOR_REQUIRED');
     expect(refused.error?.message).toContain('(asked by the spawning call)');
     expect(readRun(dir).pendingDelegation?.spawnClaim).toBeUndefined();
-    expect((await h.apply(claimEvent('claude-code', 'reviewer'))).error).toBeNull();
+    expect((await h.apply(claimEvent('copilot-cli', 'reviewer', 'claude-sonnet-4-5'))).error).toBeNull();
   });
 
   it('prepare: reviewerVendor naming a client refuses a review by any other client', async () => {

@@ -30,15 +30,11 @@ export function activate(ctx: OrchestrationContext, taskRef: string, event: Acti
     const wayOn = `; child ${event.childId} does not count: stop it, then baton task ${task.taskId} abort --reason "reviewer on the executor's model" and prepare again`;
     return pauseRun(ctx, task, run, separation.code, `${separation.message}${wayOn}`, true);
   }
-  // Later profile: the reviewer-vendor policy against the model its client reports (vendorPolicy.ts).
+  // Later profile: the reviewer-vendor policy against the model its client reports, when it reports
+  // one (prepare and the spawn claim checked the rest; vendorPolicy.ts).
   const vendor =
-    managedDelegationRole(event.nativeAgent) && receipt.status === 'prepared'
-      ? vendorRefusal(
-          ctx,
-          run,
-          { ...receipt, model: event.actualModel ?? receipt.requestedModel, taskId: task.taskId },
-          'reported at its start',
-        )
+    managedDelegationRole(event.nativeAgent) && receipt.status === 'prepared' && event.actualModel
+      ? vendorRefusal(ctx, run, { ...receipt, model: event.actualModel, taskId: task.taskId }, 'reported at its start')
       : null;
   if (vendor) {
     const wayOn = `; child ${event.childId} does not count: stop it, then baton task ${task.taskId} abort --reason "reviewer of the executor's vendor" and prepare again`;

@@ -98,7 +98,7 @@ export function claimSpawn(
   const vendor = vendorRefusal(
     ctx,
     target.run,
-    { ...target.receipt, model: event.model ?? target.receipt.requestedModel, taskId: target.taskId },
+    { ...target.receipt, model: event.model ?? null, taskId: target.taskId },
     'asked by the spawning call',
   );
   if (vendor) return failed(vendor.code, vendor.message, target.taskId);
