@@ -21,8 +21,9 @@ import { batonHookPositions, batonOfHookCommand, parseSettings } from '../instal
 import { parseCommand } from './options.ts';
 import { wiredClients } from './wiredClients.ts';
 import { batonVersion } from '../base/batonPackage.ts';
-import { PROFILE_NAMES } from '../core/profile.ts';
-import { PROFILE_FILE, profileFile, readRepositoryProfile } from '../core/profiles/file.ts';
+import { LATER_PROFILE, PROFILE_NAMES, profileRules } from '../core/profile.ts';
+import { PROFILE_FILE, profileFile, readRepositoryRecord } from '../core/profiles/file.ts';
+import { reviewerVendorText } from '../core/profiles/reviewerVendor.ts';
 
 // `baton doctor [--json]` (docs/adopting.md "baton doctor"): is this repository ready for an agent to
 // run a task through its lifecycle? One line per check, each saying what to do when it fails: Redis
@@ -134,12 +135,21 @@ function spoolCheck(root: string): Check {
       };
 }
 
-/** The lifecycle profile the worker and `baton task` apply here (src/core/profile.ts). */
+/** The lifecycle profile the worker and `baton task` apply here (src/core/profile.ts), and its reviewer-vendor policy. */
 function profileCheck(root: string): Check {
   try {
-    const name = readRepositoryProfile(root);
+    const { profile: name, reviewerVendor } = readRepositoryRecord(root);
     const recorded = fs.existsSync(profileFile(root)) ? `recorded in ${PROFILE_FILE}` : `the default: ${PROFILE_FILE} records none`;
-    return { check: 'profile', status: 'ok', message: `${name} (${recorded})` };
+    const message = `${name} (${recorded})`;
+    if (reviewerVendor === null) return { check: 'profile', status: 'ok', message };
+    if (!profileRules(name).reviewerVendorPolicy) {
+      return {
+        check: 'profile',
+        status: 'warn',
+        message: `${message}; its reviewerVendor "${reviewerVendor}" is not enforced under ${name}: run baton init --profile ${LATER_PROFILE}`,
+      };
+    }
+    return { check: 'profile', status: 'ok', message: `${message}; reviewer vendor: ${reviewerVendorText(reviewerVendor)}` };
   } catch (error) {
     return {
       check: 'profile',

@@ -15,7 +15,7 @@ import { originalOf } from '../install/uninstall.ts';
 import { parseCommand } from './options.ts';
 import { DEFAULT_PROFILE, PROFILE_NAMES, parseProfileName } from '../core/profile.ts';
 import type { ProfileName } from '../core/profile.ts';
-import { PROFILE_FILE, profileFile, profileRecordText, readRepositoryProfile } from '../core/profiles/file.ts';
+import { PROFILE_FILE, profileFile, profileRecordText, readRepositoryProfile, recordFields } from '../core/profiles/file.ts';
 import { writeFileAtomic } from '../base/atomicFile.ts';
 
 // `baton init`: sets a project up for baton (docs/adopting.md): for each chosen client what
@@ -154,7 +154,8 @@ export async function run(argv: string[]): Promise<number> {
     applyInstall(root.root, { files: [gitignore] });
     if (profile !== null) {
       fs.mkdirSync(path.dirname(profileFile(root.root)), { recursive: true });
-      writeFileAtomic(profileFile(root.root), profileRecordText(profile));
+      // The repository's policies beside the profile (reviewerVendor) are kept.
+      writeFileAtomic(profileFile(root.root), profileRecordText(profile, recordFields(root.root)));
     }
   }
   report(root.root, plans, files, command.command, dryRun);

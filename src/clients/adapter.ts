@@ -8,7 +8,8 @@ import type { ClientInstall } from './installer.ts';
 // object per client, in parts by who reads them:
 //
 //   facts (top level)  id, display name, 0.9.2's capability levels,     the lifecycle rules (core),
-//                      the agent names its subagents report (facts.ts)   every help text
+//                      the agent names its subagents report, the vendor  every help text
+//                      of its models when none is reported (facts.ts)
 //   hook               its subagent-spawning tools, its output format   `baton hook` (hooks/)
 //                      (hook.ts)
 //   install            the hooks it registers, its instructions file,   the installer (src/install/):
@@ -16,9 +17,9 @@ import type { ClientInstall } from './installer.ts';
 //                      and a lazily loaded installer (installer.ts)      uninstall, doctor
 //   demo               the fields its SubagentStart/Stop payloads carry  the demo driver
 //                      besides the common ones
-//   headless           its vendor, how to start it headless as a         `baton task … review`
-//                      reviewer (headless.ts); absent: it cannot review   (src/cli/headlessReview.ts)
-//                      for another client
+//   headless           how to start it headless as a reviewer            `baton task … review`
+//                      (headless.ts); absent: it cannot review for       (src/cli/headlessReview.ts)
+//                      another client
 //
 // An adapter is data and pure functions and imports nothing else of baton: core reads the registry
 // for the lifecycle facts, and `baton hook` loads it on every event, so it must stay light. Whatever

@@ -24,6 +24,11 @@ export type ClientFacts<Id extends string = string> = Readonly<{
   capabilities: Readonly<Record<CapabilityId, SupportLevel>>;
   /** Agent names `complete-stage --agent` accepts from this client's subagents, the usual one first. */
   stageAgents: readonly [string, ...string[]];
+  /**
+   * baton: who serves the client's models when its model is not known (src/core/vendors.ts): the
+   * maker of its own models (anthropic, openai, google), or the platform that picks one (github).
+   */
+  vendor: string;
 }>;
 
 /**

@@ -16,8 +16,6 @@ export type HeadlessInput = Readonly<{
 }>;
 
 export type ClientHeadless = Readonly<{
-  /** Who makes the client's models: the vendor the reviewer-vendor policy compares. */
-  vendor: string;
   /** The command on PATH that starts the client (a variable named after the client overrides it, docs/clients.md). */
   command: string;
   /** The arguments of one headless run (the client's own non-interactive mode). */

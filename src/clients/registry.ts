@@ -31,8 +31,8 @@ const NO_ORCHESTRATION = {
  * `prepare --client` accepts their ids and refuses them as unable to orchestrate.
  */
 const UNADAPTED_CLIENTS = [
-  { id: 'gemini-cli', displayName: 'Gemini CLI', capabilities: NO_ORCHESTRATION, stageAgents: ['gemini-cli'] },
-  { id: 'opencode', displayName: 'OpenCode', capabilities: NO_ORCHESTRATION, stageAgents: ['opencode'] },
+  { id: 'gemini-cli', displayName: 'Gemini CLI', capabilities: NO_ORCHESTRATION, stageAgents: ['gemini-cli'], vendor: 'google' },
+  { id: 'opencode', displayName: 'OpenCode', capabilities: NO_ORCHESTRATION, stageAgents: ['opencode'], vendor: 'opencode' },
 ] as const satisfies readonly ClientFacts[];
 
 /** The lifecycle facts of every client 0.9.2's registry knows: baton's adapted clients, then the others. */

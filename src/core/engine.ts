@@ -7,7 +7,8 @@ import type { LifecycleEvent } from './events.ts';
 import type { OrchestrationResult, WorkspaceFingerprinter } from './types.ts';
 import { profileRules } from './profile.ts';
 import type { ProfileName } from './profile.ts';
-import { ProfileError, readRepositoryProfile } from './profiles/file.ts';
+import { ProfileError, readRepositoryRecord } from './profiles/file.ts';
+import type { ReviewerVendorPolicy } from './profiles/reviewerVendor.ts';
 import { failed } from './results.ts';
 import type { StageCost } from './stageCost.ts';
 
@@ -30,6 +31,8 @@ export type EngineDeps = Readonly<{
    * the file the stop named (src/workers/stageCost.ts): a fact, so the engine opens no client file.
    */
   stopCost?: StageCost;
+  /** With `profile`: the reviewer-vendor policy (default none); without, the one the repository records. */
+  reviewerVendor?: ReviewerVendorPolicy | null;
 }>;
 
 export type EngineOutcome = Readonly<{ result: OrchestrationResult; writes: RunWrite[] }>;
@@ -52,8 +55,12 @@ export type PreparedEvent = Readonly<{
 
 export function prepareEvent(event: LifecycleEvent, deps: EngineDeps): PreparedEvent {
   let profile: ProfileName;
+  let reviewerVendor: ReviewerVendorPolicy | null;
   try {
-    profile = deps.profile ?? readRepositoryProfile(deps.repoRoot);
+    const record = deps.profile
+      ? { profile: deps.profile, reviewerVendor: deps.reviewerVendor ?? null }
+      : readRepositoryRecord(deps.repoRoot);
+    ({ profile, reviewerVendor } = record);
   } catch (error) {
     if (!(error instanceof ProfileError)) throw error;
     // A profile baton cannot read changes nothing: which rules would apply is unknown.
@@ -70,6 +77,8 @@ export function prepareEvent(event: LifecycleEvent, deps: EngineDeps): PreparedE
     warnings: [],
     rules,
     ...(deps.stopCost ? { stopCost: deps.stopCost } : {}),
+    // Under agent-infra-0.9.2 a recorded policy is not enforced (baton doctor says so).
+    reviewerVendor: rules.reviewerVendorPolicy ? reviewerVendor : null,
   };
   return {
     target: () => (event.taskRef === 'auto' ? nativeEventTarget(ctx, event) : undefined),

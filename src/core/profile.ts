@@ -27,6 +27,8 @@ export type ProfileRules = Readonly<{
   recoveryFromEvidence: boolean;
   /** A run file of the later upstream shape (schemaVersion 2) is read; what baton cannot honour in it is refused naming the field. */
   laterUpstreamRuns: boolean;
+  /** baton (issue 43): the repository's reviewer-vendor policy (`.agents/baton.json` "reviewerVendor") is enforced. */
+  reviewerVendorPolicy: boolean;
 }>;
 
 const RULES: Readonly<Record<ProfileName, ProfileRules>> = {
@@ -37,6 +39,7 @@ const RULES: Readonly<Record<ProfileName, ProfileRules>> = {
     modelSeparation: false,
     recoveryFromEvidence: false,
     laterUpstreamRuns: false,
+    reviewerVendorPolicy: false,
   },
   'agent-infra-0.11.3': {
     name: 'agent-infra-0.11.3',
@@ -45,6 +48,7 @@ const RULES: Readonly<Record<ProfileName, ProfileRules>> = {
     modelSeparation: true,
     recoveryFromEvidence: true,
     laterUpstreamRuns: true,
+    reviewerVendorPolicy: true,
   },
 };
 

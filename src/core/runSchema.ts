@@ -50,6 +50,8 @@ export const delegationReceiptSchema = z.looseObject({
   // baton addition: the stage's cost by the client's record (absent in 0.9.2 files).
   cost: z.optional(stageCostSchema),
   usageRecord: z.optional(usageRecordRefSchema),
+  // baton addition: the vendor of the child (absent before activation and in 0.9.2 files).
+  vendor: z.optional(nullableString),
 });
 
 export const orchestrationRunSchema = z.looseObject({

@@ -62,6 +62,12 @@ export type DelegationReceipt = Readonly<{
   cost?: StageCost;
   /** baton addition: where the child's client records its requests, from SubagentStart (read by a seal without a stop). */
   usageRecord?: UsageRecordRef;
+  /**
+   * baton addition (issue 43): the vendor the child ran in, set at its activation from its client and
+   * the model its client reported (src/core/vendors.ts): anthropic, openai, github… Absent before
+   * activation and in 0.9.2 files.
+   */
+  vendor?: string | null;
 }>;
 
 export type SpawnClaim = Readonly<{ toolCallId: string; claimedAt: string }>;

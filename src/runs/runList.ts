@@ -22,6 +22,7 @@ import { reviewVerdict } from './runView.ts';
 import { totalTokens } from '../core/stageCost.ts';
 import { shortIdsByTask } from '../core/taskRef.ts';
 import { outdatedPause } from '../core/nextSteps.ts';
+import { receiptVendor } from '../core/vendors.ts';
 import type { OrchestrationRun, TaskState, WorkspaceFingerprinter } from '../core/types.ts';
 import { DEFAULT_GRACES, delegationClock, reconciliationNote } from '../core/reconciliation.ts';
 import type { Graces } from '../core/reconciliation.ts';
@@ -41,6 +42,8 @@ export type PendingSummary = Readonly<{
   round: number;
   status: string;
   client: string;
+  /** The vendor it runs in (src/core/vendors.ts). */
+  vendor: string | null;
   childId: string | null;
   /** When the delegation was prepared. */
   since: string;
@@ -231,6 +234,7 @@ export async function listRuns(
             round: receipt.round,
             status: receipt.status,
             client: receipt.client,
+            vendor: receiptVendor(receipt),
             childId: receipt.childId,
             since: receipt.createdAt,
           }
@@ -298,7 +302,9 @@ export function formatRunsTable(rows: readonly RunRow[]): string {
   const lines = rows.map((row) => {
     const short = row.shortId ? `#${row.shortId}` : '-';
     if (row.status === 'corrupt') return [row.taskId, short, row.state, 'corrupt', '-', '-', '-', '-', '-', row.error];
-    const pending = row.pending ? `${row.pending.id.slice(0, 8)} ${row.pending.role} ${row.pending.status} ${row.pending.client}` : '-';
+    const pending = row.pending
+      ? `${row.pending.id.slice(0, 8)} ${row.pending.role} ${row.pending.status} ${row.pending.client}${row.pending.vendor ? `/${row.pending.vendor}` : ''}`
+      : '-';
     const said = row.pause
       ? `${row.pause.code}: ${row.pause.message}${row.pause.recoverable ? '' : ' (not recoverable)'}${row.pause.outdated ? ` [${row.pause.outdated}]` : ''}`
       : (row.note ?? '');

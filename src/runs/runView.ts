@@ -6,6 +6,7 @@ import type { RunLogEntry } from './runLog.ts';
 import type { DelegationReceipt, DelegationStage, OrchestrationRun, ReceiptStatus, ReconciliationKind } from '../core/types.ts';
 import { reconciliationNote } from '../core/reconciliation.ts';
 import { DELEGATION_STAGES } from '../core/types.ts';
+import { receiptVendor } from '../core/vendors.ts';
 
 // What the run page shows, computed from a run, its job log and its review artifacts: the seven
 // stages as a pipeline with their rounds, the receipt timeline with the jobs that made each step,
@@ -20,6 +21,8 @@ export type StageRound = Readonly<{
   agent: string | null;
   requestedModel: string | null;
   actualModel: string | null;
+  /** The vendor it ran in (the receipt's `vendor`, else from its client and reported model; src/core/vendors.ts). */
+  vendor: string | null;
   childId: string | null;
   preparedAt: string;
   /** Agent time: activation → seal (or → now/consumption when the seal is missing). */
@@ -108,6 +111,7 @@ function roundOf(receipt: DelegationReceipt, input: RunViewInput): StageRound {
     agent: receipt.agent,
     requestedModel: receipt.requestedModel,
     actualModel: receipt.actualModel,
+    vendor: receiptVendor(receipt),
     childId: receipt.childId,
     preparedAt: receipt.createdAt,
     durationMs: start !== null && end !== null ? Math.max(0, end - start) : null,

@@ -79,6 +79,34 @@ describe('profiles through the CLI', () => {
     expect(broken.error.code).toBe('BATON_PROFILE_INVALID');
   }, 60_000);
 
+  it('baton doctor shows the reviewerVendor policy, warns where agent-infra-0.9.2 does not enforce it; baton init --profile keeps it', async () => {
+    await setUp();
+    const file = path.join(fixture.root, '.agents/baton.json');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, '{"profile":"agent-infra-0.9.2","reviewerVendor":"different"}');
+    const profileCheck = async () =>
+      jsonOf(await baton(['doctor', '--json'])).checks.find((check: { check: string }) => check.check === 'profile');
+    expect(await profileCheck()).toEqual({
+      check: 'profile',
+      status: 'warn',
+      message:
+        'agent-infra-0.9.2 (recorded in .agents/baton.json); its reviewerVendor "different" is not enforced under agent-infra-0.9.2: run baton init --profile agent-infra-0.11.3',
+    });
+    await choose('agent-infra-0.11.3');
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ profile: 'agent-infra-0.11.3', reviewerVendor: 'different' });
+    expect(await profileCheck()).toEqual({
+      check: 'profile',
+      status: 'ok',
+      message:
+        "agent-infra-0.11.3 (recorded in .agents/baton.json); reviewer vendor: different (a review runs in another vendor than its stage's executor, else BATON_REVIEWER_VENDOR_REQUIRED)",
+    });
+    fs.writeFileSync(file, '{"profile":"agent-infra-0.11.3","reviewerVendor":"elsewhere"}');
+    expect(await profileCheck()).toMatchObject({
+      status: 'fail',
+      message: expect.stringContaining('unknown reviewer-vendor policy "elsewhere"'),
+    });
+  }, 60_000);
+
   it('paused run releases the guard under agent-infra-0.11.3, not under agent-infra-0.9.2', async () => {
     for (const profile of ['agent-infra-0.9.2', 'agent-infra-0.11.3']) {
       await setUp();

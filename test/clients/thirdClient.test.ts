@@ -27,6 +27,7 @@ export const stub = {
   displayName: 'Stub Agent',
   capabilities: { instructions: 'integrated', skills: 'compatible', commands: 'compatible', hooks: 'experimental', subagents: 'experimental', orchestration: 'experimental', sandbox: 'compatible', verification: 'compatible' },
   stageAgents: ['stub'],
+  vendor: 'stub',
   hook: {
     spawnTools: [{ name: 'spawn_subagent', forkTurnsDefaultToAll: true, freshHint: ' (fork_turns: "none")' }],
     notice: (text: string) => \`\${JSON.stringify({ stub_notice: text })}\\n\`,

@@ -7,6 +7,7 @@ import { listRuns } from '../../src/runs/runList.ts';
 import {
   TASK_ID,
   TASK_ID_2,
+  claimEvent,
   engineHarness,
   fakeFingerprinter,
   readRun,
@@ -38,6 +39,7 @@ describe('profiles', () => {
       modelSeparation: false,
       recoveryFromEvidence: false,
       laterUpstreamRuns: false,
+      reviewerVendorPolicy: false,
     });
     expect(profileRules(LATER_PROFILE)).toEqual({
       name: 'agent-infra-0.11.3',
@@ -46,6 +48,7 @@ describe('profiles', () => {
       modelSeparation: true,
       recoveryFromEvidence: true,
       laterUpstreamRuns: true,
+      reviewerVendorPolicy: true,
     });
   });
 
@@ -317,15 +320,14 @@ describe('rule modelSeparation (agent-infra #783): model separation', () => {
 
   it("later profile: Claude Code's spawning call asking for the executor's model is refused at the claim", async () => {
     const h = await reviewerPrepared(LATER_PROFILE, 'claude-code');
-    const claim = claimSpawn('toolu_1', { role: 'reviewer' });
-    const refused = await h.apply({ ...claim, model: 'gpt-exec' });
+    const refused = await h.apply(claimEvent('claude-code', 'reviewer', 'gpt-exec'));
     expect(refused.error?.code).toBe('ORCHESTRATION_MODEL_SEPARATION_REQUIRED');
     expect(refused.error?.message).toContain('(asked by the spawning call, or set by its agent profile)');
     expect(refused.error?.message).toContain(
       'Set model: gpt-review in the frontmatter of .claude/agents/agent-infra-lifecycle-reviewer.md',
     );
     expect(readRun(dir).pendingDelegation?.spawnClaim).toBeUndefined();
-    expect((await h.apply({ ...claim, model: 'gpt-review' })).error).toBeNull();
+    expect((await h.apply(claimEvent('claude-code', 'reviewer', 'gpt-review'))).error).toBeNull();
   });
 
   it('0.9.2: no policy is asked for or kept, and a reviewer on any model activates', async () => {

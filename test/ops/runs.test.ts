@@ -91,7 +91,7 @@ describe('baton runs', () => {
     expect(column(row(ACTIVE_PENDING), 'STEPS')).toBe('0/24');
     // No receipt holds figures yet (docs/run-view.md "What a stage cost").
     expect(column(row(ACTIVE_PENDING), 'COST')).toBe('-');
-    expect(column(row(ACTIVE_PENDING), 'PENDING')).toBe('receipt- executor prepared claude-code');
+    expect(column(row(ACTIVE_PENDING), 'PENDING')).toBe('receipt- executor prepared claude-code/anthropic');
     expect(column(row(ACTIVE_CORRUPT), 'STATUS')).toBe('corrupt');
     expect(row(ACTIVE_CORRUPT)).toContain('is not valid JSON');
     expect(column(row(BLOCKED_PAUSED), 'STATE')).toBe('blocked');
@@ -126,7 +126,15 @@ describe('baton runs', () => {
       stage: 'analysis',
       round: 1,
       steps: { done: 0, max: 24 },
-      pending: { id: 'receipt-1a2b3c4d', role: 'executor', stage: 'analysis', round: 1, status: 'prepared', client: 'claude-code' },
+      pending: {
+        id: 'receipt-1a2b3c4d',
+        role: 'executor',
+        stage: 'analysis',
+        round: 1,
+        status: 'prepared',
+        client: 'claude-code',
+        vendor: 'anthropic',
+      },
       pause: null,
     });
     expect(byId.get(ACTIVE_CORRUPT)).toMatchObject({

@@ -198,3 +198,36 @@ export function engineHarness(
 export function uniquePrefix(label = 't'): string {
   return `bt-${label}-${randomUUID().slice(0, 8)}`;
 }
+
+type NativeClient = 'claude-code' | 'codex' | 'copilot-cli';
+
+/** A native SubagentStart of a fresh lifecycle child of `role` (parent-1), with `extra` fields (actualModel, fallbackReason, parentId). */
+export function startEvent(
+  client: NativeClient,
+  role: 'executor' | 'reviewer',
+  childId: string,
+  extra: Readonly<{ actualModel?: string; fallbackReason?: string; parentId?: string }> = {},
+): LifecycleEvent {
+  return {
+    intent: 'hook-start',
+    taskRef: 'auto',
+    client,
+    nativeAgent: `agent-infra-lifecycle-${role}`,
+    childId,
+    parentId: 'parent-1',
+    spawnMode: 'fresh',
+    ...extra,
+  };
+}
+
+/** The PreToolUse spawn claim of a lifecycle child of `role` by tool call toolu_1. */
+export function claimEvent(client: NativeClient, role: 'executor' | 'reviewer', model?: string): LifecycleEvent {
+  return {
+    intent: 'claim-spawn',
+    taskRef: 'auto',
+    client,
+    nativeAgent: `agent-infra-lifecycle-${role}`,
+    toolCallId: 'toolu_1',
+    ...(model ? { model } : {}),
+  };
+}

@@ -37,14 +37,20 @@ export function batonEnv(env: BatonEnv, extra: Record<string, string> = {}): Nod
 }
 
 /** Runs a command to completion; `input` goes to stdin. */
-export function runProcess(
-  command: string,
-  args: readonly string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
-): Promise<CliRun> {
+export type RunOptions = {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  timeoutMs?: number;
+  /** Sends the process SIGINT when it aborts (a user's Ctrl-C); the run still resolves with its exit. */
+  interrupt?: AbortSignal;
+};
+
+export function runProcess(command: string, args: readonly string[], options: RunOptions = {}): Promise<CliRun> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    options.interrupt?.addEventListener('abort', () => child.kill('SIGINT'), { once: true });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -60,10 +66,7 @@ export function runProcess(
   });
 }
 
-export function runBaton(
-  args: readonly string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
-): Promise<CliRun> {
+export function runBaton(args: readonly string[], options: RunOptions = {}): Promise<CliRun> {
   return runProcess(process.execPath, [BATON_BIN, ...args], options);
 }
 

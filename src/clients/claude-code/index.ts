@@ -35,6 +35,7 @@ export const claudeCode = {
   },
   // Claude Code's skills report `claude`; `claude-code` is accepted too.
   stageAgents: ['claude', 'claude-code'],
+  vendor: 'anthropic',
   hook: {
     // It forks only with `subagent_type: "fork"`, which is never a lifecycle agent; `isolation` is
     // refused for every tool.
@@ -85,7 +86,6 @@ export const claudeCode = {
   // `claude -p`: the profile appended to the system prompt; the session hooks given on the command
   // line (--settings adds them to the project's), so no session of the user runs them.
   headless: {
-    vendor: 'anthropic',
     command: 'claude',
     sessionHooksInstalled: false,
     // An API key or token, a cloud provider, or the login `claude` stored.

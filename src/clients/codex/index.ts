@@ -45,6 +45,7 @@ export const codex = {
     verification: 'compatible',
   },
   stageAgents: ['codex'],
+  vendor: 'openai',
   hook: {
     // v1 `spawn_agent` forks with `fork_context: true`; the v2 collaboration tools copy `fork_turns`
     // turns of the parent's conversation, all of them when it is left out.
@@ -104,7 +105,6 @@ export const codex = {
   // `codex exec`: the profile as the session's developer instructions; its SessionStart and Stop
   // hooks are the installed ones (trusted with the others).
   headless: {
-    vendor: 'openai',
     command: 'codex',
     sessionHooksInstalled: true,
     loggedIn: codexLoggedIn,

@@ -59,6 +59,7 @@ export const copilotCli = {
     verification: 'compatible',
   },
   stageAgents: ['copilot', 'copilot-cli'],
+  vendor: 'github',
   hook: {
     // `task` (name, agent_type, prompt, description, mode): it has no fork or isolation option, and
     // its required `name` only labels the child (not a teammate), so nothing of it is refused.

@@ -9,6 +9,8 @@ import { consumedReceiptOfChild, isResult, pendingIn, scanRepository, uniqueMatc
 import type { ActiveRun } from './scan.ts';
 import { activationTooLate, releaseTimedOut } from './activationDeadline.ts';
 import { separationRefusal } from './modelPolicy.ts';
+import { vendorRefusal } from './vendorPolicy.ts';
+import { vendorOf } from '../vendors.ts';
 
 // Activation (SubagentStart): the prepared delegation gets its child.
 
@@ -28,12 +30,26 @@ export function activate(ctx: OrchestrationContext, taskRef: string, event: Acti
     const wayOn = `; child ${event.childId} does not count: stop it, then baton task ${task.taskId} abort --reason "reviewer on the executor's model" and prepare again`;
     return pauseRun(ctx, task, run, separation.code, `${separation.message}${wayOn}`, true);
   }
+  // Later profile: the reviewer-vendor policy against the model its client reports, when it reports
+  // one (prepare and the spawn claim checked the rest; vendorPolicy.ts).
+  const vendor =
+    managedDelegationRole(event.nativeAgent) && receipt.status === 'prepared' && event.actualModel
+      ? vendorRefusal(ctx, run, { ...receipt, model: event.actualModel, taskId: task.taskId }, 'reported at its start')
+      : null;
+  if (vendor) {
+    const wayOn = `; child ${event.childId} does not count: stop it, then baton task ${task.taskId} abort --reason "reviewer of the executor's vendor" and prepare again`;
+    return pauseRun(ctx, task, run, vendor.code, `${vendor.message}${wayOn}`, true);
+  }
   const outcome = activateDelegation(receipt, event, { now: ctx.now });
   if (!outcome.ok) {
     if (outcome.code === 'DELEGATION_IGNORED') return reportRun(task.taskId, run, false);
     return pauseRun(ctx, task, run, outcome.code, outcome.message, true);
   }
-  const updated = withUpdates(ctx, run, { pendingDelegation: outcome.receipt });
+  // Later profile: the vendor it runs in, from its client and the model it reported (src/core/vendors.ts).
+  const activated = ctx.rules.reviewerVendorPolicy
+    ? { ...outcome.receipt, vendor: vendorOf(receipt.client, outcome.receipt.actualModel).vendor }
+    : outcome.receipt;
+  const updated = withUpdates(ctx, run, { pendingDelegation: activated });
   save(ctx, task, updated);
   return reportRun(task.taskId, updated, true);
 }

@@ -7,6 +7,7 @@ import type { OrchestrationContext } from './steps.ts';
 import { guardHolders } from './guard.ts';
 import { policyModel, requestedModelRefusal, runPolicyOf } from './modelPolicy.ts';
 import { route } from './run.ts';
+import { vendorRefusal } from './vendorPolicy.ts';
 import { refusedForRepository, repositoryViolation } from './violations.ts';
 
 // prepare: a new delegation for the routed stage, under the one-pending-per-repository guard.
@@ -50,6 +51,10 @@ export async function prepare(
   const policyModelOfRole = policyModel(policy.policy, next.role);
   const wrongModel = requestedModelRefusal(policyModelOfRole, input.requestedModel, next.role);
   if (wrongModel) return failed(wrongModel.code, wrongModel.message, taskId);
+  // Later profile: the repository's reviewer-vendor policy, from the client named and the model requested (vendorPolicy.ts).
+  const requested = input.requestedModel ?? policyModelOfRole;
+  const vendor = vendorRefusal(ctx, run, { ...next, client: input.client, model: requested, taskId }, 'prepared for it');
+  if (vendor) return failed(vendor.code, `${vendor.message}; nothing was prepared`, taskId);
   let beforeFingerprint: string;
   try {
     beforeFingerprint = await ctx.fingerprinter.capture(ctx.repoRoot);

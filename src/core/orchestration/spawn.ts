@@ -8,6 +8,7 @@ import { pendingDelegations } from './scan.ts';
 import { guardHolders } from './guard.ts';
 import { withActivationDeadline } from './activationDeadline.ts';
 import { separationRefusal } from './modelPolicy.ts';
+import { vendorRefusal } from './vendorPolicy.ts';
 import type { PendingMatch } from './scan.ts';
 
 // The spawn check and claim (PreToolUse, baton addition, docs/hooks.md "Spawn claim (PreToolUse)").
@@ -93,6 +94,14 @@ export function claimSpawn(
     'asked by the spawning call, or set by its agent profile',
   );
   if (separation) return failed(separation.code, separation.message, target.taskId);
+  // Later profile: the reviewer-vendor policy against the model the spawning call asks for (vendorPolicy.ts).
+  const vendor = vendorRefusal(
+    ctx,
+    target.run,
+    { ...target.receipt, model: event.model ?? null, taskId: target.taskId },
+    'asked by the spawning call',
+  );
+  if (vendor) return failed(vendor.code, vendor.message, target.taskId);
   const outcome = claimDelegationSpawn(target.receipt, event, { now: ctx.now });
   if (!outcome.ok) {
     const hint =

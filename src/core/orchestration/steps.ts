@@ -2,6 +2,7 @@ import { failed } from '../results.ts';
 import { resolveTaskRef } from '../taskRef.ts';
 import type { RunTransaction } from '../runStore.ts';
 import type { ProfileRules } from '../profile.ts';
+import type { ReviewerVendorPolicy } from '../profiles/reviewerVendor.ts';
 import type { DelegationReceipt, OrchestrationNext, OrchestrationResult, OrchestrationRun, WorkspaceFingerprinter } from '../types.ts';
 import { unhonouredUpstreamField } from './upstreamRun.ts';
 import type { StageCost } from '../stageCost.ts';
@@ -25,6 +26,8 @@ export type OrchestrationContext = Readonly<{
   rules: ProfileRules;
   /** A stop's fact: what the stage cost by the client's record, read by the caller (EngineDeps.stopCost). */
   stopCost?: StageCost;
+  /** The repository's reviewer-vendor policy where its profile enforces one, else null (vendorPolicy.ts). */
+  reviewerVendor: ReviewerVendorPolicy | null;
 }>;
 
 export type Resolved = Extract<ReturnType<typeof resolveTaskRef>, { ok: true }>;

@@ -22,4 +22,6 @@ export const LATER_UPSTREAM_ERROR_CODES = [
   'BATON_PROFILE_INVALID',
   // baton: an intent of the later profile asked for under another
   'BATON_INTENT_NOT_IN_PROFILE',
+  // baton (issue 43): a review the repository's reviewer-vendor policy does not allow
+  'BATON_REVIEWER_VENDOR_REQUIRED',
 ] as const;

@@ -27,7 +27,9 @@ import { DEFAULT_GRACES, delegationClock } from '../../core/orchestration/index.
 import { readEndpoint } from '../../queue/endpoint.ts';
 import { boardJobPath, boardQueuePath } from '../repositories.ts';
 import type { DashboardRepository } from '../repositories.ts';
-import { profileRunReadOptions, readRepositoryProfile } from '../../core/profiles/file.ts';
+import { profileRunReadOptions, readRepositoryRecord } from '../../core/profiles/file.ts';
+import { reviewerVendorText } from '../../core/profiles/reviewerVendor.ts';
+import { profileRules } from '../../core/profile.ts';
 
 // The run view's data (docs/run-view.md): every run of the repositories a dashboard knows, one run
 // in detail (stages, receipt timeline, the bull-board page of each job), and cheap signatures of the
@@ -88,6 +90,8 @@ export type RunDetail = Readonly<{
   queueLink: string;
   /** The lifecycle profile the repository records (src/core/profile.ts), or why it cannot be read. */
   profile: string;
+  /** The repository's reviewer-vendor policy in words, where its profile enforces one (src/core/profiles/reviewerVendor.ts). */
+  reviewerVendor: string | null;
 }>;
 
 const isReadable = (root: string) => fs.existsSync(path.join(root, '.git'));
@@ -151,13 +155,20 @@ export async function runDetail(repo: DashboardRepository, taskId: string): Prom
     title = null;
   }
   let profile: string;
+  let reviewerVendor: string | null = null;
   try {
-    profile = readRepositoryProfile(repo.root);
+    const record = readRepositoryRecord(repo.root);
+    profile = record.profile;
+    if (record.reviewerVendor !== null)
+      reviewerVendor = profileRules(record.profile).reviewerVendorPolicy
+        ? reviewerVendorText(record.reviewerVendor)
+        : `"${record.reviewerVendor}" recorded, not enforced under ${record.profile}`;
   } catch (error) {
     profile = `BATON_PROFILE_INVALID (${(error as Error).message})`;
   }
   return {
     profile,
+    reviewerVendor,
     repository: { id: repo.id, root: repo.root, machine: repo.machine, queue: repo.queue.name },
     taskId,
     shortId,

@@ -119,7 +119,7 @@ function runRow(repo: RepositoryRuns, row: RunRow): Escaped {
 export function runBody(detail: RunDetail): Escaped {
   const { run, view } = detail;
   const commit = view.commit;
-  return html`<p class="muted"><a href="/runs">Runs</a> › ${detail.repository.root} <span>on ${detail.repository.machine}</span> · <a href="${detail.queueLink}" data-queue-link>queue ${detail.repository.queue} in bull-board</a> · <span data-profile>profile ${detail.profile}</span></p>
+  return html`<p class="muted"><a href="/runs">Runs</a> › ${detail.repository.root} <span>on ${detail.repository.machine}</span> · <a href="${detail.queueLink}" data-queue-link>queue ${detail.repository.queue} in bull-board</a> · <span data-profile>profile ${detail.profile}</span>${detail.reviewerVendor ? html` · <span data-reviewer-vendor>reviewer vendor: ${detail.reviewerVendor}</span>` : ''}</p>
 <h1>${detail.taskId}${detail.shortId ? html` <span class="muted">#${detail.shortId}</span>` : ''} ${badge(run.status)}</h1>
 ${detail.title ? html`<p style="margin:2px 0 8px;font-size:15px">${detail.title}</p>` : ''}
 <div class="facts">
@@ -181,7 +181,7 @@ function stageCard(stage: StageView, taskDir: string, note: string | null, cost:
     <strong>round ${round.round}</strong> ${badge(round.status)}
     ${round.verdict ? html`<div class="verdict-${round.verdict.split(' ')[0]}">verdict: ${round.verdict}</div>` : ''}
     <div>${round.client}${round.agent ? ` · ${round.agent}` : ''}</div>
-    <div class="muted">model ${round.actualModel ?? round.requestedModel ?? 'not reported'}</div>
+    <div class="muted">model ${round.actualModel ?? round.requestedModel ?? 'not reported'}${round.vendor ? html` · <span data-vendor>${round.vendor}</span>` : ''}</div>
     <div>${duration(round.durationMs)}${round.changedPaths.length > 0 ? ` · ${round.changedPaths.length} file(s)` : ''}</div>
     ${roundCost(round, cost)}
     ${round.changedPaths.length > 0 ? html`<div class="mono files" title="files changed (task files relative to the task directory)">${round.changedPaths.map((file) => html`<div title="${file}">${shownPath(file, taskDir)}</div>`)}</div>` : ''}
