@@ -21,6 +21,7 @@ beforeAll(() => {
   fs.mkdirSync(fakeBin);
   fs.writeFileSync(
     path.join(fakeBin, 'node'),
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a sh script's own ${VAR-default} expansions
     '#!/bin/sh\nprintf \'script=%s\\n\' "$1"; shift\nprintf \'arg=%s\\n\' "$@"\nprintf \'extra=%s\\n\' "${NODE_EXTRA_CA_CERTS-(unset)}"\nprintf \'handed=%s\\n\' "${BATON_NODE_EXTRA_CA_CERTS-(unset)}"\n',
     { mode: 0o755 },
   );
