@@ -28,6 +28,10 @@ beforeEach(() => {
   env = userEnvIn(work);
 });
 afterEach(() => {
+  // The linked worktrees the tests added beside the main checkout (linkedWorktree: <main>-<name>).
+  const parent = path.dirname(main.root);
+  for (const name of fs.readdirSync(parent))
+    if (name.startsWith(`${path.basename(main.root)}-`)) fs.rmSync(path.join(parent, name), { recursive: true, force: true });
   main.cleanup();
   fs.rmSync(work, { recursive: true, force: true });
 });
