@@ -50,7 +50,8 @@ async function crossWorld(
 ): Promise<AgentWorld> {
   const w = await worldFor(context, orchestrator, { record: true });
   const home = makeClientHome(reviewer, w.server);
-  context.onTestFinished(() => fs.rmSync(home.dir, { recursive: true, force: true }));
+  // The reviewer's client may still be writing there as it goes (a killed one's children).
+  context.onTestFinished(() => fs.rmSync(home.dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 }));
   // One HOME for both: Codex reads its own from CODEX_HOME.
   const { HOME: _reviewerHome, ...reviewerEnv } = home.env;
   const env = { ...process.env, ...w.env, ...w.home.env, ...reviewerEnv };
@@ -86,16 +87,26 @@ function handOver(w: AgentWorld, reviewer: ClientName): string {
   return `${w.baton} task 01 complete-stage --stage review-analysis --round 1 --artifact review-analysis.md --agent ${agentName(reviewer)} --content - <<'BATON_ARTIFACT'\n${approvedReview('analysis.md')}BATON_ARTIFACT`;
 }
 
-/** An orchestrator that runs `commands` in its shell, one a turn, then ends its turn. */
+/**
+ * Codex's shell answers a command still running after its yield time (10 s by default) with this and
+ * a session id; its model then polls the session with write_stdin, as the scripted one does.
+ */
+const STILL_RUNNING = /Process running with session ID (\d+)/;
+
+/** An orchestrator that runs `commands` in its shell, one a turn (waiting out a long one), then ends its turn. */
 function orchestrator(client: ClientName, commands: string[]): (request: ModelRequest) => Turn {
   return (request) => {
-    const command = commands[request.step];
+    const running = STILL_RUNNING.exec(request.toolResults.at(-1) ?? '');
+    if (client === 'codex' && running)
+      return { toolCalls: [{ name: 'write_stdin', input: { session_id: Number(running[1]), chars: '', yield_time_ms: 30_000 } }] };
+    const command = commands[request.toolResults.filter((result) => !STILL_RUNNING.test(result)).length];
     return command ? { toolCalls: [shell(client, command)] } : { text: 'done' };
   };
 }
 
+/** What each of the orchestrator's commands printed, once it ended (not Codex's "still running" answers). */
 function toolResults(w: AgentWorld): string[] {
-  return w.server.byRole('parent').at(-1)?.toolResults ?? [];
+  return (w.server.byRole('parent').at(-1)?.toolResults ?? []).filter((result) => !STILL_RUNNING.test(result));
 }
 
 /**
@@ -301,9 +312,14 @@ describe.concurrent('real clients: cross-vendor review (baton task review --clie
     // The reviewer's client dies (SIGKILL, as the OOM killer would): no Stop hook runs. Killed: the
     // process baton started, the one of baton's variable whose parent has it not.
     const processes = reviewerProcesses(receiptId);
+    // A process may end between the listing and this read (a hook the reviewer ran): no parent then.
     const parentOf = (pid: string) => {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      try {
+        const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1];
+      } catch {
+        return undefined;
+      }
     };
     const started = processes.filter((pid) => !processes.includes(parentOf(pid)!));
     expect(started, processes.map((pid) => `${pid} < ${parentOf(pid)}`).join(', ')).toHaveLength(1);

@@ -36,37 +36,6 @@ describe('real clients in linked worktrees', { timeout: 240_000 }, () => {
         executor: executorThatCompletes(agent.version.client, agent.baton),
       });
     const runs = await Promise.all(agents.map(drive));
-    fs.writeFileSync(
-      '/tmp/wt42b-exp/agents.json',
-      JSON.stringify(
-        {
-          runs: runs.map((r) => ({ code: r.code, stderr: r.stderr.slice(-2000) })),
-          files: agents.map((a) => a.runFile()),
-          parent: agents.map((a) => a.server.byRole('parent').map((r) => r.toolResults)),
-          exec: agents.map((a) => a.server.byRole('executor').map((r) => r.toolResults)),
-          worker: world.worker!.output(),
-          homes: agents.map((a) => {
-            const out: Record<string, string> = {};
-            const walk = (d: string) => {
-              for (const e of fs.readdirSync(d, { withFileTypes: true })) {
-                const f = path.join(d, e.name);
-                if (
-                  e.isDirectory() &&
-                  !['node_modules', 'projects', 'sessions', 'log', 'logs', 'shell_snapshots', 'cache', 'tmp'].includes(e.name)
-                )
-                  walk(f);
-                else if (/claude.json|config.toml$/.test(e.name)) out[f] = fs.readFileSync(f, 'utf8');
-              }
-            };
-            walk(a.home.dir);
-            return out;
-          }),
-          roots: agents.map((a) => a.repo.root),
-        },
-        null,
-        2,
-      ),
-    );
     for (const [index, agent] of agents.entries()) {
       expect(runs[index]!.code, runs[index]!.stderr).toBe(0);
       const receipt = agent.runFile().receipts[0];
