@@ -321,7 +321,19 @@ describe.concurrent('real clients: cross-vendor review (baton task review --clie
         return undefined;
       }
     };
-    const started = processes.filter((pid) => !processes.includes(parentOf(pid)!));
+    const commandLine = (pid: string) => {
+      try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+      } catch {
+        return '';
+      }
+    };
+    // Its parent is the waiting `baton task 01 review` itself (a process whose own parent ended, a
+    // hook's, is reparented elsewhere; one gone by now has no parent to read).
+    const started = processes.filter((pid) => {
+      const parent = parentOf(pid);
+      return parent !== undefined && !processes.includes(parent) && commandLine(parent).includes(' task 01 review ');
+    });
     expect(started, processes.map((pid) => `${pid} < ${parentOf(pid)}`).join(', ')).toHaveLength(1);
     process.kill(Number(started[0]), 'SIGKILL');
     const exited = await waiting;
