@@ -187,15 +187,11 @@ function blocked(run: HookRun, hook: ClientHook): HookRun {
 }
 
 /**
- * The id of the one pending delegation of `client` in the repository, read without validation (the
- * hook's fast path loads no schema library); null when there is none or several. Only an input to
- * the event id: the worker validates everything it applies.
+ * The one pending delegation of `client` in the repository (its receipt id, and for the hook's span
+ * its task and stage), read without validation (the hook's fast path loads no schema library); null
+ * when there is none or several. Only an input to the event id and the span: the worker validates
+ * everything it applies.
  */
-export function pendingReceiptOf(root: string, client: string): string | null {
-  return pendingDelegationOf(root, client)?.id ?? null;
-}
-
-/** The one pending delegation of `client` (its receipt id, and for the hook's span its task and stage), read as pendingReceiptOf reads it. */
 export function pendingDelegationOf(root: string, client: string): { id: string; taskId?: string; stage?: string } | null {
   const found: Array<{ id: string; taskId?: string; stage?: string }> = [];
   for (const { dir } of activeTaskDirs(root)) {

@@ -68,10 +68,15 @@ export function withTlsFiles(url: string, env: Record<string, string | undefined
 
 /** The recorded endpoint (a linked worktree without one of its own: its main repository's), or null when there is none or it cannot be read. */
 export function readEndpoint(repoRoot: string): RecordedEndpoint | null {
-  const own = readEndpointOf(repoRoot);
-  if (own) return own;
+  return ownElseMain(repoRoot, readEndpointOf);
+}
+
+/** What `read` finds for the checkout, else (a linked worktree not served yet) for its main repository. */
+function ownElseMain<T>(repoRoot: string, read: (root: string) => T | null): T | null {
+  const own = read(repoRoot);
+  if (own !== null) return own;
   const main = mainRepositoryOf(repoRoot);
-  return main ? readEndpointOf(main) : null;
+  return main ? read(main) : null;
 }
 
 function readEndpointOf(repoRoot: string): RecordedEndpoint | null {
@@ -168,10 +173,7 @@ export function defaultRedisUrl(env: Record<string, string | undefined> = proces
 
 /** The private Redis `baton start` recorded for this repository while it runs (a linked worktree: else its main repository's), if any. */
 export function privateRedisUrl(repoRoot: string): string | null {
-  const own = privateRedisUrlOf(repoRoot);
-  if (own) return own;
-  const main = mainRepositoryOf(repoRoot);
-  return main ? privateRedisUrlOf(main) : null;
+  return ownElseMain(repoRoot, privateRedisUrlOf);
 }
 
 function privateRedisUrlOf(repoRoot: string): string | null {
