@@ -104,9 +104,21 @@ function orchestrator(client: ClientName, commands: string[]): (request: ModelRe
   };
 }
 
-/** What each of the orchestrator's commands printed, once it ended (not Codex's "still running" answers). */
+/**
+ * What each of the orchestrator's commands printed: with Codex, a command still running when its shell
+ * answered is the answers up to the one that says it ended, joined (what it printed may come in any of them).
+ */
 function toolResults(w: AgentWorld): string[] {
-  return (w.server.byRole('parent').at(-1)?.toolResults ?? []).filter((result) => !STILL_RUNNING.test(result));
+  const printed: string[] = [];
+  let running = '';
+  for (const result of w.server.byRole('parent').at(-1)?.toolResults ?? []) {
+    if (STILL_RUNNING.test(result)) running += `${result}\n`;
+    else {
+      printed.push(`${running}${result}`);
+      running = '';
+    }
+  }
+  return printed;
 }
 
 /**
